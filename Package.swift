@@ -1,0 +1,80 @@
+// swift-tools-version:6.0
+// Appex: the iOS/macOS app-extension model on Linux. See Docs/architecture.md.
+import PackageDescription
+
+let package = Package(
+    name: "Appex",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "appex", targets: ["appex"]),
+        .library(name: "AppexBundle", targets: ["AppexBundle"]),
+        .library(name: "AppexPolicy", targets: ["AppexPolicy"]),
+        .library(name: "AppexActivation", targets: ["AppexActivation"]),
+        .library(name: "AppexSandbox", targets: ["AppexSandbox"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
+    ],
+    targets: [
+        // libseccomp, found with pkg-config; `make` installs libseccomp-dev when missing.
+        .systemLibrary(
+            name: "CSeccomp",
+            pkgConfig: "libseccomp",
+            providers: [.apt(["libseccomp-dev"])]
+        ),
+        // The only code that runs between fork and exec: C, async-signal-safe.
+        .target(name: "CAppexLauncher"),
+
+        // Bundles, Info.plist model, entitlements and validation.
+        .target(name: "AppexBundle"),
+        // Extension-point policies and syscall groups (YAML), effective-policy resolution.
+        .target(
+            name: "AppexPolicy",
+            dependencies: ["AppexBundle", "CSeccomp", .product(name: "Yams", package: "Yams")]
+        ),
+        // UTIs, the NSPredicate subset, dictionary activation rules.
+        .target(name: "AppexActivation", dependencies: ["AppexBundle"]),
+        // cgroup v1 and v2 backends behind one interface.
+        .target(
+            name: "AppexCgroups",
+            dependencies: [.product(name: "SystemPackage", package: "swift-system")]
+        ),
+        // Seccomp compilation, containers, the launcher driver, `run` orchestration.
+        .target(
+            name: "AppexSandbox",
+            dependencies: [
+                "AppexBundle", "AppexPolicy", "AppexCgroups", "CSeccomp", "CAppexLauncher",
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "appex",
+            dependencies: [
+                "AppexBundle", "AppexPolicy", "AppexActivation", "AppexSandbox",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+
+        // Shipped example extensions (their bundles live in Examples/).
+        .executableTarget(name: "AppexExampleShare"),
+        .executableTarget(name: "AppexExampleBalloon"),
+
+        .testTarget(name: "AppexBundleTests", dependencies: ["AppexBundle"]),
+        .testTarget(name: "AppexPolicyTests", dependencies: ["AppexPolicy"]),
+        .testTarget(
+            name: "AppexActivationTests",
+            dependencies: [
+                "AppexActivation", "AppexBundle",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(name: "AppexCgroupsTests", dependencies: ["AppexCgroups"]),
+        .testTarget(name: "AppexSandboxTests", dependencies: ["AppexSandbox", "AppexPolicy", "AppexCgroups"]),
+        .testTarget(name: "AppexCLITests", dependencies: ["appex"]),
+    ]
+)

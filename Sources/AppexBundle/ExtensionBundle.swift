@@ -1,0 +1,56 @@
+import Foundation
+
+/// A `Name.appex/` directory: `Info.plist`, the executable it names, optional entitlements.
+///
+/// Entitlements live in the code signature on Apple systems; on Linux a bundle carries them as
+/// `Entitlements.plist` (or a single `*.entitlements` file) at its top level.
+public struct ExtensionBundle: Sendable {
+    public var path: String
+    public var info: InfoPlist
+    public var entitlements: Entitlements
+    /// Where the entitlements were read from, when the bundle has them.
+    public var entitlementsPath: String?
+    /// The containing app's bundle identifier, when loaded from its `PlugIns/`.
+    public var containingAppIdentifier: String?
+
+    public var infoPlistPath: String { (path as NSString).appendingPathComponent("Info.plist") }
+
+    /// The executable's path, when `CFBundleExecutable` names one without escaping the bundle.
+    public var executablePath: String? {
+        guard let name = info.executable, !name.isEmpty, !name.contains("/"), name != "..", name != "." else { return nil }
+        return (path as NSString).appendingPathComponent(name)
+    }
+
+    public init(path: String, info: InfoPlist, entitlements: Entitlements = Entitlements(),
+                entitlementsPath: String? = nil, containingAppIdentifier: String? = nil) {
+        self.path = path
+        self.info = info
+        self.entitlements = entitlements
+        self.entitlementsPath = entitlementsPath
+        self.containingAppIdentifier = containingAppIdentifier
+    }
+
+    /// Loads a bundle directory. Throws only when `Info.plist` cannot be read or parsed;
+    /// everything else is a validation finding.
+    public static func load(path: String, buildSettings: [String: String] = [:],
+                            containingAppIdentifier: String? = nil) throws -> ExtensionBundle {
+        let standardized = (path as NSString).standardizingPath
+        let info = try InfoPlist.load(path: (standardized as NSString).appendingPathComponent("Info.plist"),
+                                      buildSettings: buildSettings)
+        var entitlements = Entitlements()
+        let entitlementsPath = findEntitlements(in: standardized)
+        if let entitlementsPath {
+            entitlements = try Entitlements.load(path: entitlementsPath, buildSettings: buildSettings)
+        }
+        return ExtensionBundle(path: standardized, info: info, entitlements: entitlements,
+                               entitlementsPath: entitlementsPath, containingAppIdentifier: containingAppIdentifier)
+    }
+
+    static func findEntitlements(in bundle: String) -> String? {
+        let fm = FileManager.default
+        let fixed = (bundle as NSString).appendingPathComponent("Entitlements.plist")
+        if fm.fileExists(atPath: fixed) { return fixed }
+        let candidates = ((try? fm.contentsOfDirectory(atPath: bundle)) ?? []).filter { $0.hasSuffix(".entitlements") }.sorted()
+        return candidates.first.map { (bundle as NSString).appendingPathComponent($0) }
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+
+/// Errors reading a property-list file. They name the file; the plist parser's own message
+/// says where inside it the syntax broke.
+public enum PropertyListFileError: Error, Sendable, CustomStringConvertible, Equatable {
+    case unreadable(path: String, reason: String)
+    case malformed(path: String, reason: String)
+    case notADictionary(path: String, found: String)
+    case unsupportedValue(path: String)
+
+    public var description: String {
+        switch self {
+        case .unreadable(let path, let reason): "\(path): cannot read: \(reason)"
+        case .malformed(let path, let reason): "\(path): not a property list: \(reason)"
+        case .notADictionary(let path, let found): "\(path): top level is \(found), expected dictionary"
+        case .unsupportedValue(let path): "\(path): contains a value a property list cannot hold"
+        }
+    }
+}
+
+/// Reads XML or binary property lists with Foundation, returning a typed top-level dictionary.
+public enum PropertyListFile {
+    /// Property lists larger than this are refused before parsing: Info.plists are kilobytes.
+    public static let maximumSize = 4 << 20
+
+    public static func readDictionary(at path: String) throws -> [String: PlistValue] {
+        let data: Data
+        do {
+            let attributes = try FileManager.default.attributesOfItem(atPath: path)
+            if let size = attributes[.size] as? NSNumber, size.intValue > maximumSize {
+                throw PropertyListFileError.unreadable(path: path, reason: "larger than \(maximumSize) bytes")
+            }
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch let error as PropertyListFileError {
+            throw error
+        } catch {
+            throw PropertyListFileError.unreadable(path: path, reason: (error as NSError).localizedDescription)
+        }
+        return try parseDictionary(data, path: path)
+    }
+
+    public static func parseDictionary(_ data: Data, path: String) throws -> [String: PlistValue] {
+        let object: Any
+        do {
+            object = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
+        } catch {
+            let ns = error as NSError
+            let detail = (ns.userInfo[NSDebugDescriptionErrorKey] as? String) ?? ns.localizedDescription
+            throw PropertyListFileError.malformed(path: path, reason: detail)
+        }
+        guard let value = PlistValue(foundation: object) else {
+            throw PropertyListFileError.unsupportedValue(path: path)
+        }
+        guard case .dictionary(let dictionary) = value else {
+            throw PropertyListFileError.notADictionary(path: path, found: value.typeName)
+        }
+        return dictionary
+    }
+}

@@ -1,0 +1,49 @@
+/// Memory limits of one extension point. Limits apply to the extension's footprint (see
+/// Docs/policies.md); `active` while it serves a request, `inactive` while it idles.
+public struct MemoryPolicy: Sendable, Hashable {
+    public var activeHardLimit: ByteSize
+    public var activeSoftLimit: ByteSize
+    public var inactiveHardLimit: ByteSize
+    public var inactiveSoftLimit: ByteSize
+    /// Clean page cache (mapped libraries) the cgroup may hold above the footprint limit: the
+    /// kernel charges it to the cgroup but reclaims it first, so a tight limit must leave room.
+    public var pageCacheAllowance: ByteSize
+    /// Where the numbers come from (Apple's published or reported limits), for people.
+    public var source: String
+}
+
+/// A denied syscall group and what the filter does with its calls.
+public struct SyscallDenial: Sendable, Hashable {
+    public var group: String
+    public var action: SyscallAction
+}
+
+/// Whether the extension shares the host's network.
+public enum NetworkAccess: String, Sendable, Hashable {
+    /// A private network namespace with loopback only.
+    case none
+    /// The host network, only when the bundle holds a network entitlement this policy grants.
+    case entitled
+}
+
+/// One fully resolved extension-point policy: the defaults with the point's file layered on.
+public struct ExtensionPointPolicy: Sendable, Hashable {
+    /// The identifiers this policy covers; empty for the defaults.
+    public var extensionPoints: [String]
+    public var title: String
+    public var memory: MemoryPolicy
+    public var jetsamBand: JetsamBand
+    public var idleBand: JetsamBand
+    public var launchDeadline: Duration
+    public var requestTimeout: Duration
+    public var idleTimeout: Duration
+    public var maxInstances: Int
+    public var pidsLimit: Int
+    public var openFilesLimit: Int
+    public var grantableEntitlements: [String]
+    public var readOnlyPaths: [String]
+    public var network: NetworkAccess
+    public var deniedSyscalls: [SyscallDenial]
+    /// Files that made this policy, defaults first.
+    public var files: [String]
+}

@@ -1,0 +1,67 @@
+import Foundation
+
+/// The shared corpus of real Info.plist and entitlements files, beside the package (`../shared`).
+enum Corpus {
+    static let root: String = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("../shared/corpus").standardizedFileURL.path
+
+    static func path(_ relative: String) -> String { (root as NSString).appendingPathComponent(relative) }
+
+    static func files(in dir: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: path(dir))) ?? []).sorted().map { "\(dir)/\($0)" }
+    }
+
+    /// SOURCES.tsv: the corpus's own record of each file's extension point and rule kind,
+    /// written when the files were collected: an oracle independent of Appex's parser.
+    struct Source { var file: String; var extensionPoint: String; var ruleKind: String; var notes: String }
+
+    static let sources: [Source] = {
+        guard let text = try? String(contentsOfFile: path("SOURCES.tsv"), encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").dropFirst().map { line in
+            let cols = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+            return Source(file: cols[0], extensionPoint: cols[4], ruleKind: cols[5], notes: cols.count > 6 ? cols[6] : "")
+        }
+    }()
+}
+
+/// A scratch directory removed when the test ends.
+final class TemporaryDirectory {
+    let path: String
+    init() throws {
+        path = NSTemporaryDirectory() + "appex-bundle-test-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    func write(_ relative: String, _ contents: String, mode: Int = 0o644) throws {
+        try write(relative, Data(contents.utf8), mode: mode)
+    }
+
+    func write(_ relative: String, _ data: Data, mode: Int = 0o644) throws {
+        let full = (path as NSString).appendingPathComponent(relative)
+        try FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try data.write(to: URL(fileURLWithPath: full))
+        try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: full)
+    }
+
+    func sub(_ relative: String) -> String { (path as NSString).appendingPathComponent(relative) }
+}
+
+/// A minimal Info.plist for synthetic bundles; `extra` is raw XML inserted into the top dict.
+func infoPlistXML(identifier: String? = "com.example.host.share", executable: String? = "share",
+                  point: String = "com.apple.share-services", extra: String = "",
+                  rule: String = "<key>NSExtensionActivationRule</key><string>TRUEPREDICATE</string>") -> String {
+    var body = ""
+    if let identifier { body += "<key>CFBundleIdentifier</key><string>\(identifier)</string>" }
+    if let executable { body += "<key>CFBundleExecutable</key><string>\(executable)</string>" }
+    body += "<key>CFBundlePackageType</key><string>XPC!</string><key>CFBundleVersion</key><string>1</string>"
+    body += extra
+    body += "<key>NSExtension</key><dict><key>NSExtensionPointIdentifier</key><string>\(point)</string>"
+    body += "<key>NSExtensionAttributes</key><dict>\(rule)</dict></dict>"
+    return """
+    <?xml version="1.0" encoding="UTF-8"?>
+    <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+    <plist version="1.0"><dict>\(body)</dict></plist>
+    """
+}
