@@ -1,0 +1,38 @@
+# Appex. `make demo` runs the shipped examples under full governance; `make test` runs the tests.
+# Both install missing system packages (libseccomp-dev) when run as root.
+
+SWIFT      ?= swift
+EXAMPLES   := .build/examples
+DEMO_STATE := .build/demo-state
+
+.PHONY: all deps build test demo examples bench bench-launch bench-activation fuzz clean
+
+all: build
+
+deps:
+	@scripts/ensure-deps.sh
+
+build: deps
+	$(SWIFT) build
+
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+examples: deps
+	@scripts/assemble-examples.sh $(EXAMPLES) >/dev/null
+
+demo: deps examples
+	$(SWIFT) build --product appex
+	@scripts/demo.sh $(EXAMPLES)/ExampleHost.app $(DEMO_STATE)
+
+bench: bench-activation bench-launch
+
+bench-activation: deps
+	cd Benchmarks && $(SWIFT) build -c release --product activation-bench && $$($(SWIFT) build -c release --show-bin-path)/activation-bench
+
+bench-launch: deps
+	cd Benchmarks && $(SWIFT) build -c release --product launch-bench && $$($(SWIFT) build -c release --show-bin-path)/launch-bench
+
+clean:
+	rm -rf .build Benchmarks/.build

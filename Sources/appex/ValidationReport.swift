@@ -1,0 +1,25 @@
+import AppexBundle
+import AppexPolicy
+
+/// Everything `appex validate` checks about one bundle or plist: Apple's bundle rules, the
+/// activation rule, and what its policy will and will not grant.
+enum ValidationReport {
+    static func findings(info: InfoPlist, bundle: ExtensionBundle?, policies: PolicySet?) -> [Finding] {
+        let points = Set(policies?.byExtensionPoint.keys.map { $0 } ?? [])
+        var out = bundle.map { BundleValidator.validate(bundle: $0, extraExtensionPoints: points) }
+            ?? BundleValidator.validate(info: info, extraExtensionPoints: points)
+        out += ActivationValidation.findings(for: info, bundle: bundle)
+        if let policies, let point = info.extensionInfo?.pointIdentifier, BuildVariables.references(in: point).isEmpty {
+            let effective = EffectivePolicy(extensionPoint: point, entitlements: bundle?.entitlements ?? Entitlements(), in: policies)
+            if effective.usesDefaults, ExtensionPointCatalog.isKnown(point) {
+                out.append(.warning("policy.defaults", at: "NSExtension:NSExtensionPointIdentifier",
+                                    "no policy in Policies/ covers \"\(point)\"; the defaults apply"))
+            }
+            for refused in effective.refusedEntitlements {
+                out.append(.warning("policy.entitlement-refused", at: PlistKeyPath([refused]),
+                                    "the \(effective.policy.title) policy does not grant \(refused); it is ignored"))
+            }
+        }
+        return out.sorted { ($1.severity, $0.keyPath.description) < ($0.severity, $1.keyPath.description) }
+    }
+}

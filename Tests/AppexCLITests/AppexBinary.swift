@@ -1,0 +1,59 @@
+import Foundation
+
+/// Runs the built `appex` executable, which sits beside the test bundle in the products dir.
+enum AppexBinary {
+    static let path: String = {
+        let products = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for candidate in [products, products.deletingLastPathComponent()] {
+            let exe = candidate.appendingPathComponent("appex").path
+            if FileManager.default.isExecutableFile(atPath: exe) { return exe }
+        }
+        // `swift test` from the package root: the default debug products directory.
+        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent(".build/debug/appex").path
+    }()
+
+    static let packageRoot: String = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+
+    static let corpus: String = URL(fileURLWithPath: packageRoot).appendingPathComponent("../shared/corpus").standardizedFileURL.path
+
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+        func json() throws -> Any { try JSONSerialization.jsonObject(with: Data(stdout.utf8)) }
+    }
+
+    static func run(_ arguments: [String], environment: [String: String]? = nil) throws -> Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        // Read before waiting so a large output cannot fill the pipe and stall the child.
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+                      stderr: String(decoding: errData, as: UTF8.self))
+    }
+
+    static func corpusFiles(_ dir: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: corpus + "/" + dir)) ?? []).sorted().map { "\(corpus)/\(dir)/\($0)" }
+    }
+
+    /// SOURCES.tsv rows: file → (extension point, rule kind).
+    static let sources: [String: (point: String, kind: String)] = {
+        guard let text = try? String(contentsOfFile: corpus + "/SOURCES.tsv", encoding: .utf8) else { return [:] }
+        var out: [String: (String, String)] = [:]
+        for line in text.split(separator: "\n").dropFirst() {
+            let c = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+            out[c[0]] = (c[4], c[5])
+        }
+        return out
+    }()
+}

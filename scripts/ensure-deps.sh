@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the system packages Appex builds against, when missing. As root it installs them;
+# otherwise it prints the one command to run and fails.
+set -euo pipefail
+
+missing=()
+command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+if ! pkg-config --exists libseccomp 2>/dev/null; then missing+=(libseccomp-dev); fi
+command -v cc >/dev/null 2>&1 || missing+=(gcc)
+
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -eq 0 ]; then
+    echo "ensure-deps: installing ${missing[*]}" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null 2>&1 || {
+        apt-get update >/dev/null
+        apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null
+    }
+else
+    echo "ensure-deps: missing ${missing[*]}; run:" >&2
+    echo "  sudo apt-get install -y ${missing[*]}" >&2
+    exit 1
+fi
