@@ -17,11 +17,7 @@ public struct Entitlements: Sendable, Equatable {
     }
 
     public static func load(path: String, buildSettings: [String: String] = [:]) throws -> Entitlements {
-        var dict = try PropertyListFile.readDictionary(at: path)
-        if !buildSettings.isEmpty {
-            dict = dict.mapValues { BuildVariables.substitute($0, with: buildSettings) }
-        }
-        return Entitlements(dict)
+        Entitlements(try PropertyListFile.readDictionary(at: path, buildSettings: buildSettings))
     }
 
     /// Boolean entitlements set to true (network client, server, …), sorted.

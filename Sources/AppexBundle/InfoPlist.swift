@@ -49,11 +49,7 @@ public struct InfoPlist: Sendable, Equatable {
 
     /// Loads `path`, substituting the given build settings first (see `BuildVariables`).
     public static func load(path: String, buildSettings: [String: String] = [:]) throws -> InfoPlist {
-        var dict = try PropertyListFile.readDictionary(at: path)
-        if !buildSettings.isEmpty {
-            dict = dict.mapValues { BuildVariables.substitute($0, with: buildSettings) }
-        }
-        return InfoPlist(dict)
+        InfoPlist(try PropertyListFile.readDictionary(at: path, buildSettings: buildSettings))
     }
 }
 

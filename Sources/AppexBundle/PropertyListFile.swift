@@ -39,6 +39,12 @@ public enum PropertyListFile {
         return try parseDictionary(data, path: path)
     }
 
+    /// Reads `path` and substitutes Xcode build settings in every string (see `BuildVariables`).
+    public static func readDictionary(at path: String, buildSettings: [String: String]) throws -> [String: PlistValue] {
+        let dict = try readDictionary(at: path)
+        return buildSettings.isEmpty ? dict : dict.mapValues { BuildVariables.substitute($0, with: buildSettings) }
+    }
+
     public static func parseDictionary(_ data: Data, path: String) throws -> [String: PlistValue] {
         let object: Any
         do {
