@@ -1,0 +1,35 @@
+// swift-tools-version:6.0
+// Appex benchmarks: a separate package so `make test` never builds them.
+// Each harness measures Appex side by side with its floor and peers in one run and prints ratios.
+import Foundation
+import PackageDescription
+
+// SwiftPM names a path dependency after its directory, which differs between clones.
+let appex = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().lastPathComponent
+
+let package = Package(
+    name: "AppexBenchmarks",
+    platforms: [.macOS(.v13)],
+    dependencies: [
+        .package(path: ".."),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "activation-bench",
+            dependencies: [
+                .product(name: "AppexActivation", package: appex),
+                .product(name: "AppexBundle", package: appex),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ]
+        ),
+        .executableTarget(
+            name: "launch-bench",
+            dependencies: [
+                .product(name: "AppexSandbox", package: appex),
+                .product(name: "AppexPolicy", package: appex),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ]
+        ),
+    ]
+)

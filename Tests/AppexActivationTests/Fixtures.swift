@@ -1,0 +1,45 @@
+import Foundation
+import AppexActivation
+
+/// The shared corpus, found relative to this file so tests run from any directory.
+enum Corpus {
+    static let root: URL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent()   // AppexActivationTests
+        .deletingLastPathComponent()   // Tests
+        .deletingLastPathComponent()   // package root
+        .appendingPathComponent("../shared/corpus")
+        .standardizedFileURL
+
+    static func plist(_ name: String) -> String { root.appendingPathComponent("plists/\(name)").path }
+
+    static func predicates() throws -> [String] {
+        let data = try Data(contentsOf: root.appendingPathComponent("predicates.json"))
+        return try JSONDecoder().decode([String].self, from: data)
+    }
+}
+
+/// The item sets every corpus rule is evaluated against. Column order of the expectation
+/// strings in the tests.
+enum ItemSets {
+    static func attachment(_ types: String...) -> ExtensionAttachment { ExtensionAttachment(registeredTypeIdentifiers: types) }
+    static func one(_ attachments: [ExtensionAttachment], text: String? = nil) -> ActivationItems {
+        ActivationItems(extensionItems: [ExtensionItem(attachments: attachments, attributedContentText: text)])
+    }
+
+    static let all: [(name: String, items: ActivationItems)] = [
+        ("empty", ActivationItems(extensionItems: [])),
+        ("oneImage", one([attachment("public.jpeg")])),
+        ("tenImages", one(Array(repeating: attachment("public.jpeg"), count: 10))),
+        ("fileURL", one([attachment("public.file-url")])),
+        ("webURL", one([attachment("public.url")])),
+        ("textContent", one([], text: "hello")),
+        ("textAttachment", one([attachment("public.plain-text")])),
+        ("mixed", one([attachment("public.jpeg"), attachment("public.url"), attachment("public.plain-text")])),
+        ("twoItems", ActivationItems(extensionItems: [ExtensionItem(attachments: [attachment("public.url")]),
+                                                      ExtensionItem(attachments: [attachment("public.url")])])),
+        ("manyImages", one(Array(repeating: attachment("public.png"), count: 50))),
+        ("pdf", one([attachment("com.adobe.pdf")])),
+        ("movie", one([attachment("com.apple.quicktime-movie")])),
+        ("safariPage", one([attachment("com.apple.property-list", "public.url")])),
+    ]
+}

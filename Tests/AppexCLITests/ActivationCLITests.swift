@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+
+/// `appex activation eval` and `appex extensions-for`, through the real binary.
+@Suite struct ActivationCLITests {
+    static func itemsFile(_ types: [[String]]) throws -> String {
+        let path = NSTemporaryDirectory() + "appex-items-" + UUID().uuidString + ".json"
+        let object = ["extensionItems": [["attachments": types.map { ["registeredTypeIdentifiers": $0] }]]]
+        try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    @Test func evalAnswersTrueAndFalseFromACorpusPlist() throws {
+        // 013 (DuckDuckGo): SUBQUERY(items, SUBQUERY(attachments, url OR plain-text).@count <= 2).@count == 1,
+        // so one item with one URL activates, and one item with three URLs does not.
+        let plist = AppexBinary.corpus + "/plists/013-duckduckgo-share.plist"
+        let one = try Self.itemsFile([["public.url"]])
+        defer { try? FileManager.default.removeItem(atPath: one) }
+        let r = try AppexBinary.run(["activation", "eval", "--plist", plist, "--items", one])
+        #expect(r.status == 0 && r.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "true")
+
+        let three = try Self.itemsFile([["public.url"], ["public.url"], ["public.url"]])
+        defer { try? FileManager.default.removeItem(atPath: three) }
+        let f = try AppexBinary.run(["activation", "eval", "--plist", plist, "--items", three])
+        #expect(f.status == 0 && f.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "false")
+    }
+
+    @Test func badRuleExitsTwoWithOffset() throws {
+        let items = try Self.itemsFile([["public.jpeg"]])
+        defer { try? FileManager.default.removeItem(atPath: items) }
+        let r = try AppexBinary.run(["activation", "eval", "--rule", "TRUEPREDICATE AND (", "--items", items])
+        #expect(r.status == 2)
+        #expect(r.stderr.contains("--rule:1:"))
+    }
+
+    @Test func badItemsExitTwoWithJSONPath() throws {
+        let path = NSTemporaryDirectory() + "appex-items-" + UUID().uuidString + ".json"
+        try #"{"extensionItems": [{"attachments": [{"registeredTypeIdentifiers": [7]}]}]}"#.write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let r = try AppexBinary.run(["activation", "eval", "--rule", "TRUEPREDICATE", "--items", path])
+        #expect(r.status == 2)
+        #expect(r.stderr.contains("extensionItems[0]"))
+    }
+
+    @Test func extensionsForListsOnlyMatchingBundles() throws {
+        let dir = NSTemporaryDirectory() + "appex-share-sheet-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        func bundle(_ name: String, rule: String) throws {
+            let plist = """
+                <?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict>
+                <key>CFBundleIdentifier</key><string>com.example.host.\(name.lowercased())</string>
+                <key>CFBundleExecutable</key><string>x</string>
+                <key>NSExtension</key><dict><key>NSExtensionPointIdentifier</key><string>com.apple.share-services</string>
+                <key>NSExtensionAttributes</key><dict><key>NSExtensionActivationRule</key>\(rule)</dict></dict></dict></plist>
+                """
+            try FileManager.default.createDirectory(atPath: "\(dir)/Host.app/PlugIns/\(name).appex", withIntermediateDirectories: true)
+            try plist.write(toFile: "\(dir)/Host.app/PlugIns/\(name).appex/Info.plist", atomically: true, encoding: .utf8)
+        }
+        try FileManager.default.createDirectory(atPath: "\(dir)/Host.app", withIntermediateDirectories: true)
+        try "<?xml version=\"1.0\"?><plist version=\"1.0\"><dict><key>CFBundleIdentifier</key><string>com.example.host</string></dict></plist>"
+            .write(toFile: "\(dir)/Host.app/Info.plist", atomically: true, encoding: .utf8)
+        try bundle("Images", rule: "<dict><key>NSExtensionActivationSupportsImageWithMaxCount</key><integer>3</integer></dict>")
+        try bundle("Links", rule: "<dict><key>NSExtensionActivationSupportsWebURLWithMaxCount</key><integer>1</integer></dict>")
+
+        let jpeg = try AppexBinary.run(["extensions-for", "\(dir)/Host.app", "--item", "public.jpeg", "--json"])
+        let listed = try #require(try jpeg.json() as? [String: Any])
+        let names = ((listed["extensions"] as? [[String: Any]]) ?? []).filter { $0["activated"] as? Bool == true }.compactMap { $0["bundleIdentifier"] as? String }
+        #expect(names == ["com.example.host.images"])
+
+        let url = try AppexBinary.run(["extensions-for", "\(dir)/Host.app", "--item", "public.url"])
+        #expect(url.stdout.contains("com.example.host.links") && !url.stdout.contains("com.example.host.images"))
+
+        let four = try AppexBinary.run(["extensions-for", "\(dir)/Host.app", "--item", "public.png", "--item", "public.png",
+                                        "--item", "public.png", "--item", "public.png"])
+        #expect(four.stdout.contains("no extension activates"))
+    }
+}
