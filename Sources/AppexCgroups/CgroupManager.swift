@@ -1,0 +1,356 @@
+import SystemPackage
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Creates and finds Appex's cgroups.
+///
+/// Layout: one parent cgroup (default `appex`) holding one child per running extension.
+/// v1: `<memory root>/<parent>/<name>` and `<pids root>/<parent>/<name>`, at the hierarchy
+/// roots. v2: `<unified root>/<parent>/<name>` with `memory` and `pids` enabled in the
+/// parent's `cgroup.subtree_control`.
+public struct CgroupManager: Sendable, CustomStringConvertible {
+    public let version: CgroupVersion
+    public let roots: CgroupRoots
+    public let parentName: String
+    /// Called after this manager makes a cgroup directory. Tests use it to populate a
+    /// fake tree the way cgroupfs populates a new directory.
+    let didMakeDirectory: (@Sendable (String) throws -> Void)?
+    /// Replaces rmdir for a fake tree, whose directories hold regular files.
+    let removeDirectory: (@Sendable (String) throws -> Bool)?
+
+    /// For tests and explicit configuration: drive the hierarchies at `roots`.
+    /// `parentName` may be nested (`a/b`); each component is validated like a cgroup name.
+    public init(version: CgroupVersion, roots: CgroupRoots, parentName: String = "appex") throws {
+        try self.init(version: version, roots: roots, parentName: parentName, didMakeDirectory: nil, removeDirectory: nil)
+    }
+
+    init(version: CgroupVersion, roots: CgroupRoots, parentName: String,
+         didMakeDirectory: (@Sendable (String) throws -> Void)?,
+         removeDirectory: (@Sendable (String) throws -> Bool)?) throws {
+        for part in parentName.split(separator: "/", omittingEmptySubsequences: false) {
+            try Self.validate(name: String(part))
+        }
+        switch version {
+        case .v1 where roots.memory == nil:
+            throw CgroupError("configure", path: roots.description, errno: .invalidArgument, message: "v1 needs a memory root")
+        case .v2 where roots.unified == nil:
+            throw CgroupError("configure", path: roots.description, errno: .invalidArgument, message: "v2 needs a unified root")
+        default: break
+        }
+        self.version = version
+        self.roots = roots
+        self.parentName = parentName
+        self.didMakeDirectory = didMakeDirectory
+        self.removeDirectory = removeDirectory
+    }
+
+    public var description: String { "CgroupManager(\(version), \(roots), parent \(parentName))" }
+
+    /// Cgroup names are one path component: not empty, not `.` or `..`, no `/` or NUL,
+    /// and not a name that cgroupfs could take for a control file or reserve.
+    public static func validate(name: String) throws {
+        let bad: String?
+        if name.isEmpty { bad = "empty" }
+        else if name == "." || name == ".." { bad = "a dot path" }
+        else if name.contains("/") { bad = "contains '/'" }
+        else if name.utf8.contains(0) { bad = "contains NUL" }
+        else if name.contains("..") { bad = "contains '..'" }
+        else if name.utf8.count > 200 { bad = "longer than 200 bytes" }
+        else if name.hasPrefix("cgroup.") { bad = "reserved cgroup. prefix" }
+        else if name.contains("\n") { bad = "contains a newline" }
+        else { bad = nil }
+        if let bad {
+            throw CgroupError("validate cgroup name", path: name, errno: .invalidArgument, message: bad)
+        }
+    }
+
+    // MARK: Detection
+
+    /// What the running system offers, from /proc/self/mountinfo.
+    public struct SystemProbe: Sendable, Equatable {
+        /// Mount point of the cgroup2 hierarchy, if mounted.
+        public var unifiedMount: String?
+        /// Controllers available at the cgroup2 root (`cgroup.controllers`).
+        public var unifiedControllers: Set<String> = []
+        public var memoryMount: String?
+        public var pidsMount: String?
+        /// This process's cgroup2 path (the `0::` line of /proc/self/cgroup).
+        public var ownUnifiedPath: String?
+
+        /// Whether a v2 memory controller exists, and if not, why.
+        public var v2MemoryReason: String? {
+            guard let m = unifiedMount else { return "no cgroup2 hierarchy is mounted" }
+            if !unifiedControllers.contains("memory") {
+                let list = unifiedControllers.sorted().joined(separator: " ")
+                return "cgroup2 at \(m) has no memory controller (cgroup.controllers: \"\(list)\"); memory is bound to a v1 hierarchy"
+                    + (memoryMount.map { " at \($0)" } ?? "")
+            }
+            return nil
+        }
+    }
+
+    public static func probe(mountinfo: String = "/proc/self/mountinfo") throws -> SystemProbe {
+        var p = SystemProbe()
+        for line in try Sys.readFile(mountinfo).split(separator: "\n") {
+            // "<id> <parent> <maj:min> <root> <mount point> <opts> [optional...] - <fstype> <source> <super opts>"
+            let fields = line.split(separator: " ")
+            guard fields.count > 4, let dash = fields.firstIndex(of: "-"), dash > 4, dash + 1 < fields.count else { continue }
+            let mountPoint = unescapeMount(String(fields[4]))
+            let fstype = fields[dash + 1]
+            let superOpts = dash + 3 < fields.count ? Set(fields[dash + 3].split(separator: ",").map(String.init)) : []
+            if fstype == "cgroup2" {
+                if p.unifiedMount == nil { p.unifiedMount = mountPoint }
+            } else if fstype == "cgroup" {
+                if superOpts.contains("memory"), p.memoryMount == nil { p.memoryMount = mountPoint }
+                if superOpts.contains("pids"), p.pidsMount == nil { p.pidsMount = mountPoint }
+            }
+        }
+        if let m = p.unifiedMount {
+            p.unifiedControllers = CgroupParse.controllers((try? Sys.readFile(m + "/cgroup.controllers")) ?? "")
+        }
+        if let text = try? Sys.readFile("/proc/self/cgroup") {
+            for line in text.split(separator: "\n") where line.hasPrefix("0::") {
+                p.ownUnifiedPath = String(line.dropFirst(3))
+            }
+        }
+        return p
+    }
+
+    /// mountinfo escapes space, tab, newline and backslash as octal.
+    private static func unescapeMount(_ s: String) -> String {
+        guard s.contains("\\") else { return s }
+        var out: [UInt8] = []
+        var b = Array(s.utf8)[...]
+        while let c = b.popFirst() {
+            if c == UInt8(ascii: "\\"), b.count >= 3, let v = UInt8(String(decoding: b.prefix(3), as: UTF8.self), radix: 8) {
+                out.append(v)
+                b = b.dropFirst(3)
+            } else {
+                out.append(c)
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The real system: v2 when cgroup2 has a usable memory controller (at the root, or
+    /// in the delegated subtree this process runs in); otherwise v1 memory (+ pids).
+    public static func detect(parentName: String = "appex") throws -> CgroupManager {
+        let p = try probe()
+        if let mount = p.unifiedMount, p.v2MemoryReason == nil {
+            var base = mount
+            // A delegated subtree (systemd Delegate=yes): our own cgroup, when we may write it
+            // and it offers memory. Otherwise the root of the hierarchy.
+            if let own = p.ownUnifiedPath, own != "/" {
+                let dir = mount + own
+                let controllers = CgroupParse.controllers((try? Sys.readFile(dir + "/cgroup.controllers")) ?? "")
+                if controllers.contains("memory") && Glibc.access(dir, W_OK) == 0 {
+                    base = dir
+                }
+            }
+            return try CgroupManager(version: .v2, roots: .v2(base), parentName: parentName)
+        }
+        if let memory = p.memoryMount {
+            return try CgroupManager(version: .v1, roots: .v1(memory: memory, pids: p.pidsMount), parentName: parentName)
+        }
+        throw CgroupError("detect cgroups", path: "/proc/self/mountinfo", errno: .noSuchFileOrDirectory,
+                          message: "no cgroup memory controller (v1 or v2) is mounted")
+    }
+
+    // MARK: Layout
+
+    /// The parent directory in each hierarchy (v1: memory, then pids if present).
+    public var parentPaths: [String] {
+        switch version {
+        case .v1: return [roots.memory! + "/" + parentName] + (roots.pids.map { [$0 + "/" + parentName] } ?? [])
+        case .v2: return [roots.unified! + "/" + parentName]
+        }
+    }
+
+    func handle(name: String, limits: CgroupLimits) -> ExtensionCgroup {
+        switch version {
+        case .v1:
+            return ExtensionCgroup(name: name, version: .v1, limits: limits,
+                                   memoryDir: roots.memory! + "/" + parentName + "/" + name,
+                                   pidsDir: roots.pids.map { $0 + "/" + parentName + "/" + name },
+                                   removeDirectory: removeDirectory)
+        case .v2:
+            let dir = roots.unified! + "/" + parentName + "/" + name
+            return ExtensionCgroup(name: name, version: .v2, limits: limits, memoryDir: dir, pidsDir: dir,
+                                   removeDirectory: removeDirectory)
+        }
+    }
+
+    private func makeDirectory(_ path: String) throws -> Bool {
+        let made = try Sys.mkdir(path)
+        if made { try didMakeDirectory?(path) }
+        return made
+    }
+
+    /// Makes the parent cgroup(s) if missing and, on v2, delegates memory and pids to
+    /// the extensions' level. Idempotent; `create` calls it.
+    public func prepare() throws {
+        switch version {
+        case .v1:
+            let memoryRoot = roots.memory!
+            var dir = memoryRoot
+            for part in parentName.split(separator: "/") {
+                dir += "/" + part
+                if try makeDirectory(dir) {
+                    // Hierarchical accounting so the parent sees its children (always on since 5.x;
+                    // older kernels need it before any child exists).
+                    let uh = dir + "/memory.use_hierarchy"
+                    if (try? Sys.readFile(uh).trimmingWhitespace) == "0" { try? Sys.writeFile(uh, "1") }
+                }
+            }
+            if let pidsRoot = roots.pids {
+                var d = pidsRoot
+                for part in parentName.split(separator: "/") {
+                    d += "/" + part
+                    _ = try makeDirectory(d)
+                }
+            }
+        case .v2:
+            var dir = roots.unified!
+            try enableControllers(in: dir)
+            for part in parentName.split(separator: "/") {
+                dir += "/" + part
+                _ = try makeDirectory(dir)
+                try enableControllers(in: dir)
+            }
+        }
+    }
+
+    /// v2: enable memory and pids for the children of `dir`, as far as `dir` offers them.
+    /// A non-root cgroup holding processes cannot delegate (the "no internal processes"
+    /// rule, EBUSY): then its processes move to a `supervisor` leaf, as systemd advises
+    /// for delegated services.
+    func enableControllers(in dir: String) throws {
+        let available = CgroupParse.controllers(try Sys.readFile(dir + "/cgroup.controllers"))
+        let enabled = CgroupParse.controllers(try Sys.readFile(dir + "/cgroup.subtree_control"))
+        let wanted = ["memory", "pids"].filter { available.contains($0) && !enabled.contains($0) }
+        guard !wanted.isEmpty else { return }
+        let line = wanted.map { "+" + $0 }.joined(separator: " ")
+        do {
+            try Sys.writeFile(dir + "/cgroup.subtree_control", line)
+        } catch {
+            // The root cgroup is exempt from the rule, so EBUSY there is a real error.
+            guard let e = error as? CgroupError, e.errno == .resourceBusy, dir != roots.unified! || Sys.exists(dir + "/cgroup.type") else {
+                throw error
+            }
+            let leaf = dir + "/supervisor"
+            _ = try makeDirectory(leaf)
+            for pid in CgroupParse.pids(try Sys.readFile(dir + "/cgroup.procs")) {
+                try? Sys.writeFile(leaf + "/cgroup.procs", String(pid))
+            }
+            try Sys.writeFile(dir + "/cgroup.subtree_control", line)
+        }
+    }
+
+    // MARK: Extensions
+
+    /// Makes the cgroup for one extension and applies `limits` before anything joins it.
+    /// Fails with EEXIST if a cgroup of that name exists (use `cleanupLeftovers` at start).
+    public func create(name: String, limits: CgroupLimits) throws -> ExtensionCgroup {
+        try Self.validate(name: name)
+        if version == .v2 && name == "supervisor" {
+            // Reserved for the supervisor's own leaf in a delegated subtree.
+            throw CgroupError("validate cgroup name", path: name, errno: .invalidArgument, message: "reserved on v2")
+        }
+        try prepare()
+        let cg = handle(name: name, limits: limits)
+        var made: [String] = []
+        do {
+            for p in cg.paths {
+                guard try makeDirectory(p) else {
+                    throw CgroupError("create cgroup", path: p, errno: .fileExists)
+                }
+                made.append(p)
+            }
+            try apply(limits, to: cg)
+        } catch {
+            for p in made.reversed() { _ = try? (removeDirectory ?? { try Sys.rmdir($0) })(p) }
+            throw error
+        }
+        return cg
+    }
+
+    func apply(_ l: CgroupLimits, to cg: ExtensionCgroup) throws {
+        switch version {
+        case .v1:
+            let d = cg.memoryDir
+            if l.swapOff {
+                try Sys.writeFile(d + "/memory.swappiness", "0")
+            }
+            if let max = l.memoryMax {
+                // memsw must stay >= the memory limit: memory first, then memsw.
+                try Sys.writeFile(d + "/memory.limit_in_bytes", String(max))
+                if l.swapOff && Sys.exists(d + "/memory.memsw.limit_in_bytes") {
+                    try Sys.writeFile(d + "/memory.memsw.limit_in_bytes", String(max))
+                }
+            }
+            if let high = l.memoryHigh {
+                try Sys.writeFile(d + "/memory.soft_limit_in_bytes", String(high))
+            }
+            if let pids = l.pidsMax, let pd = cg.pidsDir {
+                try Sys.writeFile(pd + "/pids.max", String(pids))
+            }
+        case .v2:
+            let d = cg.memoryDir
+            if let max = l.memoryMax { try Sys.writeFile(d + "/memory.max", String(max)) }
+            if let high = l.memoryHigh { try Sys.writeFile(d + "/memory.high", String(high)) }
+            // No memory.swap.max means no swap accounting: nothing to turn off.
+            if l.swapOff && Sys.exists(d + "/memory.swap.max") {
+                try Sys.writeFile(d + "/memory.swap.max", "0")
+            }
+            // An extension is one unit, as on iOS: an OOM kill takes all of its processes.
+            if Sys.exists(d + "/memory.oom.group") {
+                try Sys.writeFile(d + "/memory.oom.group", "1")
+            }
+            if let pids = l.pidsMax { try Sys.writeFile(d + "/pids.max", String(pids)) }
+        }
+    }
+
+    /// A handle on an existing extension cgroup (nil if it does not exist).
+    public func existing(name: String) throws -> ExtensionCgroup? {
+        try Self.validate(name: name)
+        let cg = handle(name: name, limits: CgroupLimits(swapOff: false))
+        return cg.exists ? cg : nil
+    }
+
+    /// Names of the extension cgroups under the parent, across hierarchies.
+    public func list() throws -> [String] {
+        var names = Set<String>()
+        for p in parentPaths where Sys.isDirectory(p) {
+            names.formUnion(try Sys.subdirectories(p))
+        }
+        // v2 delegation may have parked the supervisor here; it is not an extension.
+        if version == .v2 { names.remove("supervisor") }
+        return names.sorted()
+    }
+
+    /// Removes cgroups a crashed supervisor left behind: kills their processes, then
+    /// removes them. Call at start, before creating any. Returns the names removed.
+    public func cleanupLeftovers() throws -> [String] {
+        var removed: [String] = []
+        for name in try list() {
+            let cg = handle(name: name, limits: CgroupLimits(swapOff: false))
+            try cg.killAll()
+            try cg.remove()
+            removed.append(name)
+        }
+        return removed
+    }
+
+    /// Removes the (empty) parent cgroup(s), innermost first; gone is fine.
+    public func removeParent() throws {
+        let parts = parentName.split(separator: "/").map(String.init)
+        let rootList: [String] = version == .v1 ? [roots.memory!] + (roots.pids.map { [$0] } ?? []) : [roots.unified!]
+        for root in rootList {
+            for depth in stride(from: parts.count, through: 1, by: -1) {
+                let dir = root + "/" + parts.prefix(depth).joined(separator: "/")
+                _ = try (removeDirectory ?? { try Sys.rmdir($0) })(dir)
+            }
+        }
+    }
+}
