@@ -63,6 +63,7 @@ let package = Package(
         // Shipped example extensions (their bundles live in Examples/).
         .executableTarget(name: "AppexExampleShare"),
         .executableTarget(name: "AppexExampleBalloon"),
+        .executableTarget(name: "appex-probe"),
 
         .testTarget(name: "AppexBundleTests", dependencies: ["AppexBundle"]),
         .testTarget(name: "AppexPolicyTests", dependencies: ["AppexPolicy"]),

@@ -10,6 +10,7 @@ struct Appex: AsyncParsableCommand {
             InfoCommand.self,
             PolicyCommand.self,
             ActivationCommand.self, ExtensionsForCommand.self,
+            RunCommand.self,
         ]
     )
 }

@@ -1,0 +1,264 @@
+// launch-bench: launching a static `true` in Appex's full sandbox (cgroup + seccomp + mount,
+// pid, ipc, uts and net namespaces + data dir + own uid) side by side with a bare
+// posix_spawn of the same binary, `bwrap --unshare-all`, `crun run` and `firejail`, in one run.
+// Target: Appex within 1.5× of bare and ≥ 4× faster than bwrap (p50).
+//
+//   cd Benchmarks && swift build -c release --scratch-path ../.build-bench-launch
+//   sudo ../.build-bench-launch/release/launch-bench [ITERATIONS]
+//
+// Needs root. Installs its peers (apt-get install bubblewrap crun firejail) when missing.
+// Rows:
+//   bare          posix_spawn + waitpid
+//   appex launch  clone → sandbox → execve → exit, cgroup and container prepared beforehand
+//                 (what the supervisor pays per launch once an extension's cgroup exists)
+//   appex run     ExtensionRun.run: container + uid + cgroup create + launch + wait + cgroup removal
+//   bwrap / crun / firejail: spawn of the tool + wait, each doing its own namespaces and mounts
+import AppexPolicy
+import AppexSandbox
+import CAppexLauncher
+import Foundation
+import Histogram
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@inline(__always) func now() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+}
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("launch-bench: \(message)\n".utf8))
+    exit(1)
+}
+
+/// posix_spawn + waitpid; returns the exit status.
+@discardableResult
+func spawnAndWait(_ argv: [String], quiet: Bool = true) -> Int32 {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    if quiet {
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    }
+    let cargs = argv.map { strdup($0) } + [nil]
+    defer { cargs.forEach { free($0) } }
+    var pid: pid_t = 0
+    let rc = posix_spawn(&pid, argv[0], &actions, nil, cargs, environ)
+    if rc != 0 { return -1 }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    return status
+}
+
+func which(_ tool: String) -> String? {
+    for dir in ["/usr/bin", "/usr/sbin", "/bin", "/usr/local/bin"] where access(dir + "/" + tool, X_OK) == 0 {
+        return dir + "/" + tool
+    }
+    return nil
+}
+
+func newHistogram() -> Histogram<UInt64> {
+    Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
+}
+
+// MARK: crun worker (re-exec'd under `unshare -m`): crun refuses this machine's hybrid
+// cgroup layout while the cgroup2 mount is visible, so it is removed in a private namespace.
+let args = CommandLine.arguments
+if args.count == 4 && args[1] == "--crun-worker" {
+    _ = umount2("/sys/fs/cgroup/unified", Int32(MNT_DETACH))
+    let crun = which("crun")!
+    let n = Int(args[3]) ?? 100
+    for i in 0..<n {
+        let t0 = now()
+        let st = spawnAndWait([crun, "run", "--bundle", args[2], "appex-bench-\(getpid())-\(i)"])
+        let t1 = now()
+        let line = Array((st == 0 ? "\(t1 - t0)\n" : "error \(st)\n").utf8)
+        _ = line.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
+    }
+    exit(0)
+}
+
+guard geteuid() == 0 else { fail("needs root (namespaces, cgroups, uid switch)") }
+let iterations = args.count > 1 ? max(10, Int(args[1]) ?? 200) : 200
+let warmup = max(5, iterations / 10)
+
+// MARK: the static `true`
+let work = FileManager.default.temporaryDirectory.appendingPathComponent("appex-launch-bench-\(getpid())").path
+try? FileManager.default.createDirectory(atPath: work + "/rootfs", withIntermediateDirectories: true)
+chmod(work, 0o755)
+chmod(work + "/rootfs", 0o755)
+defer { try? FileManager.default.removeItem(atPath: work) }
+try! "int main(void) { return 0; }\n".write(toFile: work + "/true.c", atomically: true, encoding: .utf8)
+let truePath = work + "/rootfs/true"
+guard spawnAndWait(["/usr/bin/gcc", "-static", "-O2", "-o", truePath, work + "/true.c"], quiet: false) == 0 else {
+    fail("gcc -static failed (apt-get install gcc libc6-dev)")
+}
+
+// MARK: peers
+let missing = ["bwrap": "bubblewrap", "crun": "crun", "firejail": "firejail"].filter { which($0.key) == nil }
+if !missing.isEmpty {
+    print("installing peers: \(missing.values.sorted().joined(separator: " "))")
+    _ = spawnAndWait(["/usr/bin/apt-get", "install", "-y", "-q"] + missing.values.sorted())
+}
+
+// MARK: measurements
+struct Row {
+    var name: String
+    var histogram: Histogram<UInt64>
+    var note: String
+}
+var rows: [Row] = []
+
+@MainActor func measure(_ name: String, note: String = "", _ body: () throws -> Void) rethrows {
+    for _ in 0..<warmup { try body() }
+    var h = newHistogram()
+    for _ in 0..<iterations {
+        let t0 = now()
+        try body()
+        _ = h.record(now() - t0)
+    }
+    rows.append(Row(name: name, histogram: h, note: note))
+}
+
+// Bare.
+try measure("bare posix_spawn") {
+    guard spawnAndWait([truePath]) == 0 else { fail("bare true failed") }
+}
+
+// Appex: the shipped share-extension policy, as `appex run --extension-point` would use it.
+let policies: PolicySet
+do { policies = try PolicyLocator.load() } catch { fail("cannot load the shipped policies: \(error)") }
+let effective = EffectivePolicy(extensionPoint: "com.apple.share-services", in: policies)
+let spec = SandboxSpec(executable: truePath, policy: effective, bundleIdentifier: "com.example.launch-bench")
+let state = work + "/state"
+let options = RunOptions(stateDirectory: state)
+
+/// One sandboxed launch with its cgroup and container made beforehand; returns (spawn → exit, sandbox phase).
+@MainActor func appexLaunch() throws -> (UInt64, LaunchPhases) {
+    let run = ExtensionRun(spec: spec, options: options)
+    defer { run.cleanup() }
+    try run.prepare()
+    guard var plan = run.plan else { fail("no plan") }
+    let devnull = open("/dev/null", O_RDONLY | O_CLOEXEC)
+    defer { close(devnull) }
+    plan.stdin = devnull
+    let t0 = now()
+    let p = try Launcher.launch(plan)
+    var code: Int32 = 0, status: Int32 = 0
+    _ = appex_wait_pidfd(p.pidfd, 0, &code, &status)
+    let t1 = now()
+    close(p.pidfd)
+    guard code == CLD_EXITED && status == 0 else { fail("sandboxed true failed: code \(code) status \(status)") }
+    return (t1 - t0, p.phases)
+}
+
+do {
+    for _ in 0..<warmup { _ = try appexLaunch() }
+    var h = newHistogram()
+    var clone = newHistogram(), sandbox = newHistogram(), exec = newHistogram(), exit = newHistogram()
+    for _ in 0..<iterations {
+        let (total, phases) = try appexLaunch()
+        _ = h.record(total)
+        _ = clone.record(phases.cloneNanos)
+        _ = sandbox.record(phases.sandboxNanos)
+        _ = exec.record(phases.execNanos)
+        _ = exit.record(total > phases.totalNanos ? total - phases.totalNanos : 0)
+    }
+    rows.append(Row(name: "appex launch", histogram: h, note: "full sandbox; cgroup, container, netns made beforehand"))
+    rows.append(Row(name: "  clone phase", histogram: clone, note: "clone with mount, pid, ipc, uts namespaces"))
+    rows.append(Row(name: "  sandbox phase", histogram: sandbox, note: "child: cgroup join, netns, view, limits, uid, seccomp"))
+    rows.append(Row(name: "  exec phase", histogram: exec, note: "execve until the parent resumes"))
+    rows.append(Row(name: "  run + exit", histogram: exit, note: "true runs, exits, namespaces torn down, reaped"))
+} catch {
+    fail("appex launch: \(error)")
+}
+
+do {
+    try measure("appex run", note: "incl. container, uid, cgroup create/remove") {
+        let r = try ExtensionRun.run(spec, options: options)
+        guard r.exitStatus == 0 else { fail("appex run of true: \(r)") }
+    }
+} catch {
+    fail("appex run: \(error)")
+}
+
+if let bwrap = which("bwrap") {
+    let dir = work + "/rootfs"
+    measure("bwrap --unshare-all") {
+        _ = spawnAndWait([bwrap, "--unshare-all", "--ro-bind", dir, dir, "--dev", "/dev", "--proc", "/proc", truePath])
+    }
+} else {
+    print("bwrap: not installed, skipped")
+}
+
+if let crun = which("crun"), let unshare = which("unshare") {
+    let bundle = work + "/crun"
+    try? FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
+    _ = spawnAndWait(["/bin/sh", "-c", "cd '\(bundle)' && rm -f config.json && '\(crun)' spec"])
+    if let data = FileManager.default.contents(atPath: bundle + "/config.json"),
+       var config = try? JSONSerialization.jsonObject(with: data) as? [String: Any] {
+        var process = config["process"] as? [String: Any] ?? [:]
+        process["args"] = ["/true"]
+        process["terminal"] = false
+        config["process"] = process
+        config["root"] = ["path": work + "/rootfs", "readonly": true]
+        let out = try JSONSerialization.data(withJSONObject: config, options: [.prettyPrinted])
+        FileManager.default.createFile(atPath: bundle + "/config.json", contents: out)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: unshare)
+        p.arguments = ["-m", "--propagation", "private", CommandLine.arguments[0], "--crun-worker", bundle,
+                       String(iterations + warmup)]
+        let pipe = Pipe()
+        p.standardOutput = pipe
+        try p.run()
+        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        var h = newHistogram()
+        let lines = text.split(separator: "\n")
+        var errors = 0
+        for (i, line) in lines.enumerated() {
+            if let v = UInt64(line) { if i >= warmup { _ = h.record(v) } } else { errors += 1 }
+        }
+        if errors > 0 || h.totalCount == 0 {
+            print("crun: \(errors) failed runs (\(lines.first ?? "no output")), skipped")
+        } else {
+            rows.append(Row(name: "crun run", histogram: h, note: "in a private mount ns without cgroup2"))
+        }
+    } else {
+        print("crun: could not write an OCI config, skipped")
+    }
+} else {
+    print("crun: not installed, skipped")
+}
+
+if let firejail = which("firejail") {
+    if spawnAndWait([firejail, "--quiet", "--noprofile", truePath]) == 0 {
+        measure("firejail --noprofile") { _ = spawnAndWait([firejail, "--quiet", "--noprofile", truePath]) }
+    } else {
+        print("firejail: does not run here, skipped")
+    }
+} else {
+    print("firejail: not installed, skipped")
+}
+
+// MARK: report
+func us(_ ns: UInt64) -> String { String(format: "%.0f", Double(ns) / 1000) }
+func pad(_ s: String, _ n: Int) -> String { s.count >= n ? s : s + String(repeating: " ", count: n - s.count) }
+func lpad(_ s: String, _ n: Int) -> String { s.count >= n ? s : String(repeating: " ", count: n - s.count) + s }
+let bare = Double(rows[0].histogram.valueAtPercentile(50))
+print("launch-bench: static true, \(iterations) launches each (after \(warmup) warm-up), spawn → exit, µs")
+print(pad("", 22) + lpad("p50", 8) + lpad("p90", 8) + lpad("p99", 8) + lpad("× bare", 9) + "  notes")
+for r in rows {
+    let h = r.histogram
+    print(pad(r.name, 22) + lpad(us(h.valueAtPercentile(50)), 8) + lpad(us(h.valueAtPercentile(90)), 8)
+          + lpad(us(h.valueAtPercentile(99)), 8) + lpad(String(format: "%.2f", Double(h.valueAtPercentile(50)) / bare), 9)
+          + "  " + r.note)
+}
+let appex = rows.first { $0.name == "appex launch" }.map { Double($0.histogram.valueAtPercentile(50)) } ?? 0
+print(String(format: "appex launch / bare = %.2f× (target ≤ 1.5×)", appex / bare))
+if let bw = rows.first(where: { $0.name.hasPrefix("bwrap") }) {
+    print(String(format: "bwrap / appex launch = %.2f× (target ≥ 4×)", Double(bw.histogram.valueAtPercentile(50)) / appex))
+}

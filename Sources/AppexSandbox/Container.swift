@@ -1,0 +1,166 @@
+import AppexBundle
+import CAppexLauncher
+import SystemPackage
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One extension's private data directory on the host.
+public struct Container: Sendable, Equatable {
+    public var bundleIdentifier: String
+    /// `<state>/containers/<bundle-id>`, mounted read-write at `FilesystemView.dataPath`.
+    public var path: String
+    public var uid: UInt32
+    public var gid: UInt32
+    /// App-group directories the extension gets, with the gid their members share.
+    public var groups: [GroupDirectory]
+}
+
+public struct GroupDirectory: Sendable, Equatable {
+    public var identifier: String
+    public var path: String
+    public var gid: UInt32
+}
+
+/// The state root's layout and the private containers in it.
+///
+/// ```
+/// <state>/uids                    uid assignments (UIDAllocator)
+/// <state>/containers/             root 0711
+/// <state>/containers/<id>/        <uid> 0700: Documents/ Library/Caches/ tmp/
+/// <state>/groups/<group>/         root:<group gid> 02770
+/// <state>/logs/<id>.log           the extension's stdout and stderr
+/// <state>/rootfs/                 empty; each launch mounts its view's tmpfs here, privately
+/// ```
+///
+/// Everything below the state root is created and opened with `openat2(RESOLVE_BENEATH |
+/// RESOLVE_NO_SYMLINKS)` relative to the directory above, so a hostile identifier or a
+/// symlink planted inside a container cannot redirect it elsewhere.
+public struct ContainerStore: Sendable {
+    public let stateRoot: String
+    public let uids: UIDAllocator
+
+    public init(stateRoot: String, uidRange: ClosedRange<UInt32> = UIDAllocator.defaultRange) {
+        self.stateRoot = stateRoot
+        self.uids = UIDAllocator(stateRoot: stateRoot, range: uidRange)
+    }
+
+    public static let containerSubdirectories = ["Documents", "Library", "Library/Caches", "tmp"]
+
+    /// Rejects identifiers that are not one safe path component.
+    public static func validate(identifier: String) throws {
+        var problem = BundleIdentifierRules.pathSafetyProblem(identifier)
+        if problem == nil, identifier.utf8.contains(0) || identifier.contains("/") || identifier.contains("..") {
+            problem = "is not a single path component"
+        }
+        if let problem {
+            throw SandboxError("validate identifier", path: identifier, errno: .invalidArgument, message: "identifier \(problem)")
+        }
+    }
+
+    public func containerPath(for bundleIdentifier: String) -> String { stateRoot + "/containers/" + bundleIdentifier }
+    public func groupPath(for group: String) -> String { stateRoot + "/groups/" + group }
+    public func logPath(for bundleIdentifier: String) -> String { stateRoot + "/logs/" + bundleIdentifier + ".log" }
+    public var rootfsPath: String { stateRoot + "/rootfs" }
+
+    /// Creates (or re-checks) the container and group directories for one launch.
+    public func prepare(bundleIdentifier: String, appGroups: [String] = []) throws -> Container {
+        try Self.validate(identifier: bundleIdentifier)
+        let uid = try uids.uid(for: bundleIdentifier)
+        let root = try openStateRoot()
+        defer { Sys.close(root) }
+
+        let containers = try Self.directory(beneath: root, "containers", mode: 0o711, owner: (0, 0))
+        defer { Sys.close(containers) }
+        let container = try Self.directory(beneath: containers, bundleIdentifier, mode: 0o700, owner: (uid, uid))
+        defer { Sys.close(container) }
+        for sub in Self.containerSubdirectories {
+            let fd = try Self.directory(beneath: container, sub, mode: 0o700, owner: (uid, uid))
+            Sys.close(fd)
+        }
+
+        var groups: [GroupDirectory] = []
+        if !appGroups.isEmpty {
+            let groupsFD = try Self.directory(beneath: root, "groups", mode: 0o711, owner: (0, 0))
+            defer { Sys.close(groupsFD) }
+            for group in appGroups.sorted() {
+                let gid = try uids.gid(forGroup: group)
+                let fd = try Self.directory(beneath: groupsFD, group, mode: 0o2770, owner: (0, gid))
+                Sys.close(fd)
+                groups.append(GroupDirectory(identifier: group, path: groupPath(for: group), gid: gid))
+            }
+        }
+        let logs = try Self.directory(beneath: root, "logs", mode: 0o700, owner: (0, 0))
+        Sys.close(logs)
+        let rootfs = try Self.directory(beneath: root, "rootfs", mode: 0o755, owner: (0, 0))
+        Sys.close(rootfs)
+
+        return Container(bundleIdentifier: bundleIdentifier, path: containerPath(for: bundleIdentifier),
+                         uid: uid, gid: uid, groups: groups)
+    }
+
+    /// Opens the extension's log for appending (created 0640).
+    public func openLog(for bundleIdentifier: String) throws -> Int32 {
+        try Self.validate(identifier: bundleIdentifier)
+        let root = try openStateRoot()
+        defer { Sys.close(root) }
+        let logs = try Self.directory(beneath: root, "logs", mode: 0o700, owner: (0, 0))
+        defer { Sys.close(logs) }
+        let fd = appex_openat2(logs, bundleIdentifier + ".log",
+                               UInt64(O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC), 0o640,
+                               Self.resolveBeneath)
+        if fd < 0 { throw Sys.fail("open log", logPath(for: bundleIdentifier)) }
+        return fd
+    }
+
+    /// Removes a container and everything in it (for `appex uninstall` and tests).
+    public func removeContainer(for bundleIdentifier: String) throws {
+        try Self.validate(identifier: bundleIdentifier)
+        try Self.removeTree(containerPath(for: bundleIdentifier))
+    }
+
+    static let resolveBeneath: UInt64 = 0x08 | 0x04  // RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS
+
+    private func openStateRoot() throws -> Int32 {
+        try Sys.mkdir(stateRoot, mode: 0o755)
+        return try Sys.open(stateRoot, O_RDONLY | O_DIRECTORY)
+    }
+
+    /// mkdir + open beneath `dir` without following symlinks, then enforce owner and mode.
+    static func directory(beneath dir: Int32, _ name: String, mode: mode_t, owner: (UInt32, UInt32)) throws -> Int32 {
+        let made = mkdirat(dir, name, mode) == 0
+        if !made && errno != EEXIST { throw Sys.fail("mkdir", name) }
+        let fd = appex_openat2(dir, name, UInt64(O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW), 0, resolveBeneath)
+        if fd < 0 { throw Sys.fail("open beneath state root", name) }
+        var st = stat()
+        if fstat(fd, &st) != 0 { Sys.close(fd); throw Sys.fail("fstat", name) }
+        if st.st_uid != owner.0 || st.st_gid != owner.1 {
+            if fchown(fd, owner.0, owner.1) != 0 { Sys.close(fd); throw Sys.fail("chown", name) }
+        }
+        // chmod after chown: chown clears the setgid bit.
+        if (st.st_mode & 0o7777) != mode || st.st_uid != owner.0 || st.st_gid != owner.1 {
+            if fchmod(fd, mode) != 0 { Sys.close(fd); throw Sys.fail("chmod", name) }
+        }
+        return fd
+    }
+
+    /// rm -r without following symlinks.
+    static func removeTree(_ path: String) throws {
+        guard let st = Sys.lstat(path) else { return }
+        if Sys.isDirectory(st) {
+            guard let d = opendir(path) else { throw Sys.fail("opendir", path) }
+            var names: [String] = []
+            while let e = readdir(d) {
+                let name = withUnsafeBytes(of: e.pointee.d_name) { raw in
+                    String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+                }
+                if name != "." && name != ".." { names.append(name) }
+            }
+            closedir(d)
+            for n in names { try removeTree(path + "/" + n) }
+            if rmdir(path) != 0 { throw Sys.fail("rmdir", path) }
+        } else if unlink(path) != 0 {
+            throw Sys.fail("unlink", path)
+        }
+    }
+}

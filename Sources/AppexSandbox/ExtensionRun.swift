@@ -1,0 +1,292 @@
+import AppexCgroups
+import CAppexLauncher
+import SystemPackage
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Why Appex (or the kernel on its behalf) ended an extension.
+public enum KillReason: String, Sendable, Codable {
+    /// The kernel OOM-killed it in its own cgroup: over its hard limit.
+    case perProcessLimit = "per-process-limit"
+    /// It made a system call whose rule is `kill` (SIGSYS).
+    case seccompViolation = "seccomp-violation"
+    /// Another fatal signal.
+    case crashed
+    /// `--timeout` ran out and Appex killed it.
+    case runTimeout = "run-timeout"
+}
+
+public struct RunOptions: Sendable {
+    /// The state root: containers, uids, logs. Default `/var/lib/appex`.
+    public var stateDirectory: String
+    /// Wall time after which the extension is killed (`run-timeout`).
+    public var timeout: Duration?
+    /// cgroups to use; nil detects the system's (`CgroupManager.detect(parentName: "appex")`).
+    public var cgroups: CgroupManager?
+    public var uidRange: ClosedRange<UInt32>
+    /// Launch the child with CLONE_NEWNET when the spec does not share the host network.
+    public var isolateNetwork: Bool
+
+    public init(stateDirectory: String = "/var/lib/appex", timeout: Duration? = nil,
+                cgroups: CgroupManager? = nil, uidRange: ClosedRange<UInt32> = UIDAllocator.defaultRange,
+                isolateNetwork: Bool = true) {
+        self.stateDirectory = stateDirectory
+        self.timeout = timeout
+        self.cgroups = cgroups
+        self.uidRange = uidRange
+        self.isolateNetwork = isolateNetwork
+    }
+}
+
+/// What `appex run` reports.
+public struct RunReport: Codable, Sendable, Equatable {
+    public var bundleIdentifier: String
+    public var pid: Int32
+    public var uid: UInt32
+    /// Exit code, or nil when a signal ended it.
+    public var exitStatus: Int32?
+    public var signal: Int32?
+    public var killReason: String?
+    public var peakMemoryBytes: Int64?
+    public var oomKills: Int
+    /// Phase name → microseconds: prepare (parent side: container, uid, seccomp, cgroup),
+    /// clone, sandbox, exec, launch (clone+sandbox+exec), run (exec → exit).
+    public var phases: [String: Int64]
+    /// Notify-action syscalls the extension made, by name.
+    public var deniedSyscalls: [DeniedSyscall]
+    public var logPath: String
+    public var cgroup: String
+}
+
+/// `appex run`: one extension from spec to exit, under full governance.
+///
+/// prepare (container + uid, seccomp program, cgroup with limits, log, launch plan) →
+/// launch (the C launcher) → wait on the pidfd (with the OOM watcher and the optional
+/// timeout) → collect (status, kill reason, peak memory, denials) → clean up (kill what is
+/// left in the cgroup, remove it). `run` does all of it; the pieces are public for the
+/// supervisor and the benchmark.
+public final class ExtensionRun {
+    public let spec: SandboxSpec
+    public let options: RunOptions
+    public private(set) var container: Container?
+    public private(set) var cgroup: ExtensionCgroup?
+    public private(set) var plan: LaunchPlan?
+    public private(set) var process: LaunchedProcess?
+    private var joinFDs: [Int32] = []
+    private var logFD: Int32 = -1
+    private var netnsFD: Int32 = -1
+    private var oomBaseline = 0
+    private var oomWatcher: OOMWatcher?
+    private var notifier: SeccompNotifier?
+    private var prepareNanos: UInt64 = 0
+    private var launchedAt: UInt64 = 0
+    private var timedOut = false
+
+    private static let counter = Protected(0)
+
+    public init(spec: SandboxSpec, options: RunOptions = RunOptions()) {
+        self.spec = spec
+        self.options = options
+    }
+
+    deinit { cleanup() }
+
+    /// Runs the extension to completion and reports.
+    public static func run(_ spec: SandboxSpec, options: RunOptions = RunOptions()) throws -> RunReport {
+        let run = ExtensionRun(spec: spec, options: options)
+        defer { run.cleanup() }
+        try run.prepare()
+        try run.launch()
+        return try run.wait()
+    }
+
+    public var store: ContainerStore { ContainerStore(stateRoot: options.stateDirectory, uidRange: options.uidRange) }
+
+    /// Everything before the clone.
+    public func prepare() throws {
+        let start = Sys.monotonicNanos()
+        let store = self.store
+        let container = try store.prepare(bundleIdentifier: spec.bundleIdentifier, appGroups: spec.appGroups)
+        self.container = container
+        let seccomp = spec.syscallRules.isEmpty ? nil : try SeccompCompiler.compile(spec.syscallRules)
+        let mounts = try FilesystemView.operations(for: spec, container: container)
+        let executable = try FilesystemView.executablePath(for: spec)
+
+        let manager = try options.cgroups ?? CgroupManager.detect(parentName: "appex")
+        let n = Self.counter.withLock { c -> Int in c += 1; return c }
+        let name = String(spec.bundleIdentifier.prefix(150)) + "-\(getpid())-\(n)"
+        let cg = try manager.create(name: name, limits: CgroupLimits(
+            memoryMax: spec.memoryMax, memoryHigh: spec.memoryHigh, pidsMax: spec.pidsMax, swapOff: true))
+        self.cgroup = cg
+        joinFDs = try cg.openJoinFDs()
+        oomBaseline = try cg.oomKillCount()
+        oomWatcher = try? cg.makeOOMWatcher()
+
+        logFD = try store.openLog(for: spec.bundleIdentifier)
+        try Sys.writeAll(fd: logFD, Array("--- appex run \(spec.bundleIdentifier) at \(Self.timestamp()) ---\n".utf8))
+
+        var env: [String: String] = [
+            "HOME": FilesystemView.dataPath,
+            "TMPDIR": FilesystemView.dataPath + "/tmp",
+            "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "LANG": "C.UTF-8",
+            "APPEX_BUNDLE_IDENTIFIER": spec.bundleIdentifier,
+            "APPEX_BUNDLE_PATH": FilesystemView.bundlePath,
+            "APPEX_DATA_PATH": FilesystemView.dataPath,
+        ]
+        for (k, v) in spec.environment { env[k] = v }
+
+        var plan = LaunchPlan(executable: executable, arguments: [executable] + spec.arguments,
+                              environment: env.keys.sorted().map { "\($0)=\(env[$0]!)" })
+        plan.namespaces = [.mount, .pid, .ipc, .uts]
+        if !spec.hostNetwork && options.isolateNetwork {
+            // Made here, before the clone: creating it inside the clone is its most expensive part.
+            netnsFD = try NetworkNamespace.create()
+            plan.networkNamespaceFD = netnsFD
+        }
+        plan.hostname = spec.hostname
+        plan.rootDirectory = store.rootfsPath
+        plan.mounts = mounts
+        plan.workingDirectory = FilesystemView.dataPath
+        switch cg.join {
+        case .procsFiles: plan.cgroupProcsFDs = joinFDs
+        case .directory: plan.cgroupDirectoryFD = joinFDs.first ?? -1
+        }
+        plan.stdin = -1
+        plan.stdout = logFD
+        plan.stderr = logFD
+        var limits: [LaunchPlan.ResourceLimit] = [.init(resource: Int32(RLIMIT_CORE.rawValue), soft: 0, hard: 0)]
+        if let files = spec.openFilesLimit {
+            limits.append(.init(resource: Int32(RLIMIT_NOFILE.rawValue), soft: UInt64(files), hard: UInt64(files)))
+        }
+        plan.resourceLimits = limits
+        plan.credentials = .init(uid: container.uid, gid: container.gid,
+                                 supplementaryGroups: container.groups.map(\.gid))
+        plan.seccomp = seccomp
+        plan.noNewPrivileges = true
+        self.plan = plan
+        prepareNanos = Sys.monotonicNanos() - start
+    }
+
+    /// The clone → exec; stdin is /dev/null inside the view.
+    @discardableResult
+    public func launch() throws -> LaunchedProcess {
+        guard var plan else { throw SandboxError("launch", message: "prepare() first") }
+        let devnull = try Sys.open("/dev/null", O_RDONLY)
+        defer { Sys.close(devnull) }
+        plan.stdin = devnull
+        let p = try Launcher.launch(plan)
+        launchedAt = Sys.monotonicNanos()
+        process = p
+        // The child has joined; the descriptors are no longer needed.
+        joinFDs.forEach(Sys.close)
+        joinFDs = []
+        Sys.close(netnsFD)
+        netnsFD = -1
+        if p.listenerFD >= 0, let seccomp = plan.seccomp {
+            let n = try SeccompNotifier(listenerFD: p.listenerFD, extensionIdentifier: spec.bundleIdentifier,
+                                        errnos: seccomp.notifyErrnos)
+            n.start()
+            notifier = n
+        }
+        return p
+    }
+
+    /// Waits for the extension to exit (killing it at the timeout) and reports.
+    public func wait() throws -> RunReport {
+        guard let process, let cgroup, let container else { throw SandboxError("wait", message: "launch() first") }
+        let deadline = options.timeout.map { d -> UInt64 in
+            let (s, atto) = d.components
+            return launchedAt + UInt64(max(0, s)) * 1_000_000_000 + UInt64(max(0, atto / 1_000_000_000))
+        }
+        var fds = [pollfd(fd: process.pidfd, events: Int16(POLLIN), revents: 0)]
+        if let w = oomWatcher { fds.append(pollfd(fd: w.fd, events: Int16(POLLIN), revents: 0)) }
+        while true {
+            var timeoutMs: Int32 = -1
+            if let deadline {
+                let now = Sys.monotonicNanos()
+                if now >= deadline {
+                    timedOut = true
+                    _ = appex_pidfd_send_signal(process.pidfd, SIGKILL)
+                    break
+                }
+                timeoutMs = Int32(min(UInt64(Int32.max), (deadline - now) / 1_000_000 + 1))
+            }
+            for i in fds.indices { fds[i].revents = 0 }
+            let n = poll(&fds, nfds_t(fds.count), timeoutMs)
+            if n < 0 && errno != EINTR { throw Sys.fail("poll pidfd") }
+            if fds[0].revents != 0 { break }
+            if fds.count > 1 && fds[1].revents != 0 {
+                // An OOM kill inside the cgroup; the main process's exit follows (or not, if
+                // it only hit a child). Re-arm by reading the event.
+                _ = try? oomWatcher?.check()
+            }
+        }
+        var code: Int32 = 0, status: Int32 = 0
+        if appex_wait_pidfd(process.pidfd, 0, &code, &status) < 0 { throw Sys.fail("waitid pidfd") }
+        let exitedAt = Sys.monotonicNanos()
+        let denied = notifier?.stop() ?? []
+
+        let oomKills = max(0, ((try? cgroup.oomKillCount()) ?? oomBaseline) - oomBaseline)
+        let peak = try? cgroup.memoryPeak()
+        var exitStatus: Int32?
+        var signal: Int32?
+        if code == CLD_EXITED { exitStatus = status } else { signal = status }
+
+        var reason: KillReason?
+        if timedOut {
+            reason = .runTimeout
+        } else if let s = signal {
+            if s == SIGKILL && oomKills > 0 { reason = .perProcessLimit }
+            else if s == SIGSYS { reason = .seccompViolation }
+            else { reason = .crashed }
+        } else if oomKills > 0 {
+            // Exited by itself after the kernel killed one of its processes.
+            reason = nil
+        }
+
+        var phases = process.phases.microseconds
+        phases["prepare"] = Int64(prepareNanos / 1000)
+        phases["run"] = Int64((exitedAt - launchedAt) / 1000)
+        return RunReport(bundleIdentifier: spec.bundleIdentifier, pid: process.pid, uid: container.uid,
+                         exitStatus: exitStatus, signal: signal, killReason: reason?.rawValue,
+                         peakMemoryBytes: peak, oomKills: oomKills, phases: phases, deniedSyscalls: denied,
+                         logPath: store.logPath(for: spec.bundleIdentifier), cgroup: cgroup.name)
+    }
+
+    /// Kills whatever is left in the cgroup, removes it, closes descriptors. Idempotent.
+    public func cleanup() {
+        if let process, process.pidfd >= 0 {
+            _ = appex_pidfd_send_signal(process.pidfd, SIGKILL)
+            var code: Int32 = 0, status: Int32 = 0
+            _ = appex_wait_pidfd(process.pidfd, Int32(WNOHANG), &code, &status)
+            Sys.close(process.pidfd)
+            self.process?.pidfd = -1
+        }
+        notifier?.stop()
+        notifier = nil
+        oomWatcher?.cancel()
+        oomWatcher = nil
+        if let cgroup {
+            try? cgroup.killAll()
+            try? cgroup.remove()
+            self.cgroup = nil
+        }
+        joinFDs.forEach(Sys.close)
+        joinFDs = []
+        Sys.close(logFD)
+        logFD = -1
+        Sys.close(netnsFD)
+        netnsFD = -1
+    }
+
+    static func timestamp() -> String {
+        var t = time(nil)
+        var tmv = tm()
+        gmtime_r(&t, &tmv)
+        var buf = [CChar](repeating: 0, count: 32)
+        _ = strftime(&buf, buf.count, "%Y-%m-%dT%H:%M:%SZ", &tmv)
+        return String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}

@@ -1,0 +1,137 @@
+import AppexBundle
+import AppexPolicy
+import AppexSandbox
+import ArgumentParser
+import Foundation
+
+/// `appex run BUNDLE [-- ARGS]`: one extension under its effective policy, to its exit.
+struct RunCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run an extension in its sandbox and report its exit, kill reason, peak memory and launch phases.",
+        discussion: """
+            The extension runs in its own cgroup (memory and pids limits), mount, pid, ipc, uts \
+            (and, unless its policy grants the network, net) namespaces, as its own uid, with its \
+            policy's seccomp filter. Its stdout and stderr go to <state>/logs/<bundle-id>.log. \
+            Needs root. See Docs/security-model.md and Docs/launch-sequence.md.
+            """)
+
+    @Argument(help: "An .appex bundle directory, or an executable with --extension-point.")
+    var bundle: String
+
+    @Argument(parsing: .postTerminator, help: "Arguments for the extension (after --).")
+    var arguments: [String] = []
+
+    @Flag(help: "Print one JSON object: exitStatus, signal, killReason, peakMemoryBytes, phases (µs), …")
+    var json = false
+
+    @Option(name: .customLong("extension-point"), help: "Run under this extension point's policy (required for a bare executable).")
+    var extensionPoint: String?
+
+    @Option(name: .customLong("policy-dir"), help: "A directory of policy files layered over the shipped ones (repeatable).")
+    var policyDirs: [String] = []
+
+    @Option(name: .customLong("state-dir"), help: "State root: containers, uids, logs.")
+    var stateDir = "/var/lib/appex"
+
+    @Option(help: "Kill the extension after this many seconds (kill reason run-timeout).")
+    var timeout: Double?
+
+    func run() throws {
+        let policies = try PolicyLocator.load(overlays: policyDirs)
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: bundle, isDirectory: &isDirectory) else {
+            throw ValidationError("\(bundle): no such file or directory")
+        }
+        let spec: SandboxSpec
+        let point: String
+        if isDirectory.boolValue {
+            let loaded = try ExtensionBundle.load(path: bundle)
+            let effective: EffectivePolicy
+            if let extensionPoint {
+                effective = EffectivePolicy(extensionPoint: extensionPoint, entitlements: loaded.entitlements, in: policies)
+            } else if let e = EffectivePolicy(bundle: loaded, in: policies) {
+                effective = e
+            } else {
+                throw ValidationError("\(bundle) declares no NSExtensionPointIdentifier; pass --extension-point")
+            }
+            point = effective.extensionPoint
+            spec = try SandboxSpec(bundle: loaded, policy: effective, arguments: arguments)
+        } else {
+            guard let extensionPoint else {
+                throw ValidationError("\(bundle) is not a bundle directory; pass --extension-point to run a bare executable")
+            }
+            let path = URL(fileURLWithPath: bundle).standardizedFileURL.path
+            point = extensionPoint
+            spec = SandboxSpec(executable: path, policy: EffectivePolicy(extensionPoint: extensionPoint, in: policies),
+                               arguments: arguments)
+        }
+        if let timeout, !(timeout > 0) { throw ValidationError("--timeout must be a positive number of seconds") }
+
+        let options = RunOptions(stateDirectory: URL(fileURLWithPath: stateDir).standardizedFileURL.path,
+                                 timeout: timeout.map { .milliseconds(Int64(($0 * 1000).rounded(.up))) })
+        let report: RunReport
+        do {
+            report = try ExtensionRun.run(spec, options: options)
+        } catch let e as LaunchError {
+            FileHandle.standardError.write(Data("appex run: \(spec.bundleIdentifier): \(e)\n".utf8))
+            throw ExitCode(1)
+        } catch let e as SandboxError {
+            FileHandle.standardError.write(Data("appex run: \(spec.bundleIdentifier): \(e)\n".utf8))
+            throw ExitCode(1)
+        }
+        if json {
+            try JSONOutput.print(Self.jsonObject(report, spec: spec, extensionPoint: point))
+        } else {
+            print(Self.humanReport(report, spec: spec, extensionPoint: point))
+        }
+    }
+
+    static func jsonObject(_ r: RunReport, spec: SandboxSpec, extensionPoint: String) -> [String: Any] {
+        [
+            "bundleIdentifier": r.bundleIdentifier,
+            "extensionPoint": extensionPoint,
+            "pid": Int(r.pid),
+            "uid": Int(r.uid),
+            "exitStatus": r.exitStatus.map { Int($0) }.jsonOrNull,
+            "signal": r.signal.map { Int($0) }.jsonOrNull,
+            "killReason": r.killReason.jsonOrNull,
+            "peakMemoryBytes": r.peakMemoryBytes.map { Int($0) }.jsonOrNull,
+            "memoryLimitBytes": spec.memoryMax.map { Int($0) }.jsonOrNull,
+            "oomKills": r.oomKills,
+            "phases": r.phases.mapValues { Int($0) },
+            "deniedSyscalls": r.deniedSyscalls.map { ["syscall": $0.syscall, "count": $0.count] as [String: Any] },
+            "logPath": r.logPath,
+        ]
+    }
+
+    static func humanReport(_ r: RunReport, spec: SandboxSpec, extensionPoint: String) -> String {
+        var lines: [String] = []
+        var outcome: String
+        if let s = r.exitStatus {
+            outcome = "exited with status \(s)"
+        } else if let sig = r.signal {
+            outcome = "killed by signal \(sig)" + (signalName(sig).map { " (\($0))" } ?? "")
+        } else {
+            outcome = "ended"
+        }
+        if let reason = r.killReason { outcome += ", kill reason \(reason)" }
+        lines.append("\(r.bundleIdentifier) [\(extensionPoint)] pid \(r.pid) uid \(r.uid): \(outcome)")
+        let limit = spec.memoryMax.map { " of \(mib($0)) limit" } ?? ""
+        lines.append("  peak memory: \(r.peakMemoryBytes.map(mib) ?? "unknown")\(limit)")
+        let p = r.phases
+        func us(_ k: String) -> String { p[k].map { "\($0) µs" } ?? "-" }
+        lines.append("  launch: clone \(us("clone")), sandbox \(us("sandbox")), exec \(us("exec")) = \(us("launch")); prepare \(us("prepare")), run \(us("run"))")
+        if !r.deniedSyscalls.isEmpty {
+            lines.append("  denied: " + r.deniedSyscalls.map { "\($0.syscall) ×\($0.count)" }.joined(separator: ", "))
+        }
+        lines.append("  log: \(r.logPath)")
+        return lines.joined(separator: "\n")
+    }
+
+    static func mib(_ bytes: Int64) -> String { String(format: "%.1f MiB", Double(bytes) / 1_048_576) }
+
+    static func signalName(_ s: Int32) -> String? {
+        [9: "SIGKILL", 31: "SIGSYS", 11: "SIGSEGV", 6: "SIGABRT", 15: "SIGTERM", 7: "SIGBUS", 4: "SIGILL", 8: "SIGFPE"][s]
+    }
+}

@@ -1,0 +1,266 @@
+import AppexCgroups
+import Foundation
+import Testing
+@testable import AppexSandbox
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Real kernel, as root: each test launches the probe in a full sandbox and asserts what the
+/// kernel allowed. Serialized: they share the machine's memory and the test cgroup parent.
+@Suite(.serialized, .enabled(if: Fixture.isRoot, "the sandbox needs root (CI runs as root)"))
+struct SandboxRunTests {
+    @Test func allowedSyscallWorks() throws {
+        let r = try ProbeRun("allowed")
+        let (report, out) = try r.run(["uname"], rules: [SeccompRule("ptrace", .errno(EPERM))])
+        #expect(report.exitStatus == 0)
+        #expect(report.killReason == nil)
+        #expect(out == "ok")
+        #expect(report.phases["launch"] != nil && report.phases["sandbox"] != nil)
+    }
+
+    @Test func deniedSyscallReturnsEPERM() throws {
+        let r = try ProbeRun("errno")
+        // Control: without the rule the kernel answers ESRCH (no such pid).
+        let (_, open) = try r.run(["ptrace-nonexistent"])
+        #expect(open == "errno=ESRCH")
+        let (report, out) = try r.run(["ptrace-nonexistent"], rules: [SeccompRule("ptrace", .errno(EPERM))])
+        #expect(out == "errno=EPERM")
+        #expect(report.exitStatus == 0)
+    }
+
+    @Test func killActionDiesWithSIGSYS() throws {
+        let r = try ProbeRun("kill")
+        let (report, _) = try r.run(["ptrace-nonexistent"], rules: [SeccompRule("ptrace", .kill)])
+        #expect(report.signal == SIGSYS)
+        #expect(report.exitStatus == nil)
+        #expect(report.killReason == "seccomp-violation")
+    }
+
+    @Test func notifyActionIsReportedByName() throws {
+        let r = try ProbeRun("notify")
+        let (report, out) = try r.run(["keyctl-invalid"], rules: [
+            SeccompRule("keyctl", .notify(errno: EPERM)), SeccompRule("sendmsg", .notify(errno: EPERM)),
+        ])
+        #expect(out == "errno=EPERM")
+        #expect(report.deniedSyscalls == [DeniedSyscall(syscall: "keyctl", count: 1)])
+        #expect(report.exitStatus == 0)
+    }
+
+    @Test func logActionAllows() throws {
+        let r = try ProbeRun("log")
+        let (_, out) = try r.run(["ptrace-nonexistent"], rules: [SeccompRule("ptrace", .log)])
+        #expect(out == "errno=ESRCH")
+    }
+
+    @Test func overTheHardLimitIsKilledAsPerProcessLimit() throws {
+        let r = try ProbeRun("oom")
+        let (report, _) = try r.run(["alloc", "256"], memoryMax: 32 << 20)
+        #expect(report.signal == SIGKILL)
+        #expect(report.killReason == "per-process-limit")
+        #expect(report.oomKills >= 1)
+        #expect((report.peakMemoryBytes ?? 0) > 16 << 20)
+    }
+
+    @Test func underTheLimitRunsToTheEnd() throws {
+        let r = try ProbeRun("fits")
+        let (report, out) = try r.run(["alloc", "8"], memoryMax: 64 << 20)
+        #expect(report.exitStatus == 0)
+        #expect(out == "ok allocated=8")
+    }
+
+    @Test func cannotExceedItsPidsLimit() throws {
+        let r = try ProbeRun("pids")
+        let (report, out) = try r.run(["fork-bomb", "40"], pids: 8)
+        #expect(report.exitStatus == 0)
+        #expect(out.hasPrefix("errno=EAGAIN forked="))
+        let forked = Int(out.split(separator: "=").last ?? "") ?? 99
+        #expect(forked < 8)
+    }
+
+    @Test func cannotRaiseItsLimits() throws {
+        let r = try ProbeRun("rlimit")
+        let (_, out) = try r.run(["setrlimit-raise"])
+        #expect(out == "errno=EPERM")
+    }
+
+    @Test func runsAsItsOwnUnprivilegedUid() throws {
+        let a = try ProbeRun("uid-a")
+        let b = try ProbeRun("uid-b", state: a.state)
+        let (ra, outA) = try a.run(["getuid"])
+        let (rb, outB) = try b.run(["getuid"])
+        #expect(outA == "ok uid=\(ra.uid) gid=\(ra.uid) groups=0")
+        #expect(outB == "ok uid=\(rb.uid) gid=\(rb.uid) groups=0")
+        #expect(ra.uid != rb.uid && ra.uid != 0 && rb.uid != 0)
+        // Same bundle, same uid next time.
+        let (again, _) = try a.run(["getuid"])
+        #expect(again.uid == ra.uid)
+    }
+
+    @Test func ownNamespaces() throws {
+        let r = try ProbeRun("ns")
+        #expect(try r.run(["pid"]).1 == "ok pid=1")
+        #expect(try r.run(["hostname"]).1 == "ok appex")
+        #expect(try r.run(["env", "HOME"]).1 == "ok /var/appex/data")
+        #expect(try r.run(["env", "TMPDIR"]).1 == "ok /var/appex/data/tmp")
+    }
+
+    @Test func seesOnlyItsView() throws {
+        let r = try ProbeRun("view")
+        for hidden in ["/root", "/work", "/home", "/etc/passwd", "/sys", "/var/lib", r.state, "/proc/1/root/root"] {
+            #expect(try r.run(["exists", hidden]).1 == "errno=ENOENT", "\(hidden) is visible")
+        }
+        let (_, root) = try r.run(["ls", "/"])
+        let entries = Set(root.split(separator: " ").dropFirst().map(String.init))
+        #expect(entries.isSubset(of: ["usr", "lib", "lib64", "bin", "sbin", "etc", "var", "tmp", "dev", "proc", "opt"]))
+        #expect(try r.run(["exists", "/var/appex/bundle/probe"]).1 == "ok")
+        #expect(try r.run(["read", "/dev/null"]).1 == "ok ")
+    }
+
+    @Test func cannotWriteItsBundleOrTheSystem() throws {
+        let r = try ProbeRun("ro")
+        #expect(try r.run(["write", "/var/appex/bundle/probe"]).1 == "errno=EROFS")
+        #expect(try r.run(["write", "/var/appex/bundle/new"]).1 == "errno=EROFS")
+        #expect(try r.run(["write", "/usr/appex-probe-test"]).1 == "errno=EROFS")
+        #expect(try r.run(["write", "/newfile"]).1 == "errno=EROFS")
+        #expect(try r.run(["write", "/tmp/scratch"]).1 == "ok")
+    }
+
+    @Test func dataPersistsAcrossLaunches() throws {
+        let r = try ProbeRun("persist")
+        #expect(try r.run(["write", "/var/appex/data/Documents/note", "hello-\(r.id)"]).1 == "ok")
+        #expect(try r.run(["read", "/var/appex/data/Documents/note"]).1 == "ok hello-\(r.id)")
+        // /tmp is private to each launch.
+        #expect(try r.run(["write", "/tmp/x"]).1 == "ok")
+        #expect(try r.run(["exists", "/tmp/x"]).1 == "errno=ENOENT")
+    }
+
+    @Test func cannotReadAnotherExtensionsContainer() throws {
+        let a = try ProbeRun("other-a")
+        let b = try ProbeRun("other-b", state: a.state)
+        #expect(try a.run(["write", "/var/appex/data/Documents/secret", "s3cret"]).1 == "ok")
+        let hostPath = ContainerStore(stateRoot: a.state).containerPath(for: a.id) + "/Documents/secret"
+        // Not in b's view at all...
+        #expect(try b.run(["read", hostPath]).1 == "errno=ENOENT")
+        #expect(try b.run(["read", "/var/appex/data/Documents/secret"]).1 == "errno=ENOENT")
+        // ...and its own uid could not open it even if it were.
+        var st = stat()
+        #expect(lstat(ContainerStore(stateRoot: a.state).containerPath(for: a.id), &st) == 0)
+        #expect(st.st_mode & 0o077 == 0)
+    }
+
+    @Test func setupFailureNamesTheStepAndErrno() throws {
+        let r = try ProbeRun("setupfail")
+        let run = ExtensionRun(spec: r.spec(["uname"]), options: try r.options())
+        defer { run.cleanup() }
+        try run.prepare()
+        // The data directory disappears between prepare and launch: its mount fails.
+        try ContainerStore.removeTree(ContainerStore(stateRoot: r.state).containerPath(for: r.id))
+        do {
+            try run.launch()
+            Issue.record("launch succeeded without a data directory")
+        } catch let e as LaunchError {
+            #expect(e.what == "mount data dir")
+            #expect(e.errno == .noSuchFileOrDirectory)
+            #expect(e.description.hasPrefix("mount data dir: ENOENT ("))
+        }
+        let name = run.cgroup?.name
+        run.cleanup()
+        if let name { #expect(try !Fixture.cgroups().list().contains(name)) }
+        Fixture.removeParentCgroups()
+    }
+
+    @Test func execFailureIsReported() throws {
+        let r = try ProbeRun("noexec")
+        chmod(r.exe, 0o644)
+        #expect {
+            _ = try ExtensionRun.run(r.spec(["uname"]), options: r.options())
+        } throws: { e in
+            (e as? LaunchError)?.stepName == "execve" && (e as? LaunchError)?.errno == .permissionDenied
+        }
+        #expect(try Fixture.cgroups().list().filter { $0.hasPrefix(r.id) }.isEmpty)
+        Fixture.removeParentCgroups()
+    }
+
+    @Test func timeoutKills() throws {
+        let r = try ProbeRun("timeout")
+        let (report, _) = try r.run(["sleep", "30"], timeout: .milliseconds(200))
+        #expect(report.killReason == "run-timeout")
+        #expect(report.signal == SIGKILL)
+    }
+
+    @Test func balloonExampleIsStoppedAtItsLimit() throws {
+        let dir = try Fixture.makeTempDirectory("balloon")
+        defer { try? ContainerStore.removeTree(dir) }
+        #expect(FileManager.default.isExecutableFile(atPath: Fixture.balloon), "build AppexExampleBalloon first")
+        let (bundle, exe) = try Fixture.makeBundle(in: dir, name: "Balloon.appex", executable: Fixture.balloon)
+        let state = try Fixture.makeTempDirectory("balloon-state")
+        defer { try? ContainerStore.removeTree(state) }
+        let spec = SandboxSpec(bundleIdentifier: Fixture.uniqueID("balloon"), bundlePath: bundle, executablePath: exe,
+                               arguments: ["4", "512"], memoryMax: 64 << 20, pidsMax: 32)
+        let report = try ExtensionRun.run(spec, options: RunOptions(stateDirectory: state, cgroups: try Fixture.cgroups()))
+        #expect(report.killReason == "per-process-limit")
+        let log = try String(contentsOfFile: report.logPath, encoding: .utf8)
+        #expect(log.contains("balloon: 8 MiB"))
+        #expect(!log.contains("without being stopped"))
+        Fixture.removeParentCgroups()
+    }
+}
+
+/// The launcher alone: the v2 path (clone3 + CLONE_INTO_CGROUP) where a cgroup2 hierarchy is mounted.
+@Suite(.serialized, .enabled(if: Fixture.isRoot, "needs root"))
+struct LauncherTests {
+    @Test func cloneIntoCgroupOnTheUnifiedHierarchy() throws {
+        let probe = try CgroupManager.probe()
+        try #require(probe.unifiedMount != nil, "no cgroup2 hierarchy mounted")
+        let dir = probe.unifiedMount! + "/appex-tests-clone3-\(getpid())"
+        #expect(mkdir(dir, 0o755) == 0)
+        defer { rmdir(dir) }
+        let dirFD = open(dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC)
+        defer { close(dirFD) }
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        var plan = LaunchPlan(executable: Fixture.probe, arguments: ["appex-probe", "cgroup2"], environment: [])
+        plan.namespaces = []
+        plan.cgroupDirectoryFD = dirFD
+        plan.stdout = fds[1]
+        plan.noNewPrivileges = false
+        let p = try Launcher.launch(plan)
+        close(fds[1])
+        var code: Int32 = 0, status: Int32 = 0
+        _ = appexWait(p.pidfd, &code, &status)
+        close(p.pidfd)
+        let out = String(decoding: try readAll(fds[0]), as: UTF8.self)
+        close(fds[0])
+        #expect(out == "ok /appex-tests-clone3-\(getpid())\n")
+        #expect(status == 0)
+    }
+
+    @Test func phasesAreTimestamped() throws {
+        var plan = LaunchPlan(executable: Fixture.probe, arguments: ["appex-probe", "uname"], environment: [])
+        plan.stdout = open("/dev/null", O_WRONLY | O_CLOEXEC)
+        defer { close(plan.stdout) }
+        let p = try Launcher.launch(plan)
+        var code: Int32 = 0, status: Int32 = 0
+        _ = appexWait(p.pidfd, &code, &status)
+        close(p.pidfd)
+        #expect(p.phases.cloneNanos > 0 && p.phases.sandboxNanos > 0 && p.phases.execNanos > 0)
+        #expect(status == 0)
+    }
+
+    @Test func missingExecutableIsENOENT() throws {
+        let plan = LaunchPlan(executable: "/nonexistent/appex-probe", arguments: ["x"], environment: [])
+        #expect {
+            _ = try Launcher.launch(plan)
+        } throws: { e in
+            (e as? LaunchError)?.errno == .noSuchFileOrDirectory && (e as? LaunchError)?.stepName == "execve"
+        }
+    }
+}
+
+import CAppexLauncher
+func appexWait(_ pidfd: Int32, _ code: inout Int32, _ status: inout Int32) -> Int32 {
+    appex_wait_pidfd(pidfd, 0, &code, &status)
+}
+
+func readAll(_ fd: Int32) throws -> [UInt8] { try Sys.readAll(fd: fd) }
