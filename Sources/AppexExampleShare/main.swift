@@ -26,7 +26,10 @@ let counterPath = home + "/Documents/launch-count"
 var count = 0
 if let f = fopen(counterPath, "r") {
     var buffer = [CChar](repeating: 0, count: 32)
-    if fgets(&buffer, 32, f) != nil { count = Int(String(cString: buffer).filter(\.isNumber)) ?? 0 }
+    if fgets(&buffer, 32, f) != nil {
+        let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+        count = Int(String(decoding: bytes, as: UTF8.self).filter(\.isNumber)) ?? 0
+    }
     fclose(f)
 }
 count += 1
