@@ -32,19 +32,8 @@ extension SandboxSpec {
                   environment: ["APPEX_EXTENSION_POINT": policy.extensionPoint],
                   memoryMax: policy.cgroupMemoryMax, memoryHigh: policy.cgroupMemoryHigh,
                   pidsMax: p.pidsLimit, openFilesLimit: p.openFilesLimit,
-                  syscallRules: policy.syscallRules.map { SeccompRule($0.name, SeccompAction($0.action)) },
+                  syscallRules: policy.syscallRules.map { SeccompRule($0.name, $0.action) },
                   readOnlyPaths: p.readOnlyPaths, appGroups: policy.appGroups,
                   hostNetwork: policy.hostNetwork)
-    }
-}
-
-extension SeccompAction {
-    public init(_ action: SyscallAction) {
-        switch action {
-        case .errno(let e): self = .errno(e)
-        case .kill: self = .kill
-        case .log: self = .log
-        case .notify(let e): self = .notify(errno: e)
-        }
     }
 }

@@ -1,3 +1,5 @@
+import AppexPolicy
+
 /// Everything the sandbox needs to run one extension, as plain data.
 ///
 /// `SandboxSpec+Policy.swift` builds one from a bundle and its effective policy; tests build
@@ -59,32 +61,12 @@ public struct SandboxSpec: Sendable, Equatable {
     public static let defaultReadOnlyPaths = ["/usr", "/lib", "/lib64", "/etc/ld.so.cache"]
 }
 
-/// What the filter does with one denied system call.
-public enum SeccompAction: Sendable, Hashable, CustomStringConvertible {
-    /// Fail with this errno (EPERM: "API unavailable").
-    case errno(Int32)
-    /// Kill the whole process with SIGSYS (reported as `seccomp-violation`).
-    case kill
-    /// Allow and have the kernel log it (audit log / dmesg).
-    case log
-    /// Stop the call and ask the supervisor, which records it by name and answers this errno.
-    case notify(errno: Int32)
-
-    public var description: String {
-        switch self {
-        case .errno(let e): "errno(\(e))"
-        case .kill: "kill"
-        case .log: "log"
-        case .notify(let e): "notify(\(e))"
-        }
-    }
-}
-
+/// One syscall the filter acts on, with the policy's action for it.
 public struct SeccompRule: Sendable, Hashable {
     public var syscall: String
-    public var action: SeccompAction
+    public var action: SyscallAction
 
-    public init(_ syscall: String, _ action: SeccompAction) {
+    public init(_ syscall: String, _ action: SyscallAction) {
         self.syscall = syscall
         self.action = action
     }

@@ -1,3 +1,4 @@
+import AppexPolicy
 import CAppexLauncher
 import CSeccomp
 import SystemPackage
@@ -44,7 +45,7 @@ public enum SeccompCompiler {
 
     /// Sorted `name action` lines: equal rule sets compile once, whatever their order.
     static func canonicalize(_ rules: [SeccompRule]) throws -> String {
-        var seen: [String: SeccompAction] = [:]
+        var seen: [String: SyscallAction] = [:]
         for r in rules {
             if let prior = seen[r.syscall], prior != r.action {
                 throw SandboxError("compile seccomp filter", message: "syscall \(r.syscall) has two actions: \(prior) and \(r.action)")
@@ -59,7 +60,7 @@ public enum SeccompCompiler {
         return rules.filter { seen.insert($0.syscall).inserted }.sorted { $0.syscall < $1.syscall }
     }
 
-    static func actionValue(_ a: SeccompAction) -> UInt32 {
+    static func actionValue(_ a: SyscallAction) -> UInt32 {
         switch a {
         case .errno(let e): return 0x0005_0000 | (UInt32(bitPattern: e) & 0xffff)  // SCMP_ACT_ERRNO(e)
         case .kill: return 0x8000_0000  // SCMP_ACT_KILL_PROCESS
