@@ -50,14 +50,9 @@ struct FootprintTests {
         let cg = try live.manager.create(name: "ext", limits: CgroupLimits(memoryMax: 512 * MiB))
 
         // A 64 MiB file on disk, evicted from the page cache so that the reader gets charged.
-        let big = "/var/tmp/" + Names.unique("bigfile")
+        let big = makeScratchFile(mebibytes: 64, fill: 0x5a)
         defer { unlink(big) }
-        let fd = open(big, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        #expect(fd >= 0)
-        let chunk = [UInt8](repeating: 0x5a, count: 1 << 20)
-        for _ in 0..<64 { _ = chunk.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } }
-        close(fd)
-        evictFromPageCache(big)
+        try PageCache.evict(big)
 
         let sh = try SteppedShell([
             "true",
@@ -95,13 +90,9 @@ struct FootprintTests {
         let live = try LiveV1("reclaim")
         defer { live.cleanup() }
         let cg = try live.manager.create(name: "ext", limits: CgroupLimits(memoryMax: 16 * MiB))
-        let big = "/var/tmp/" + Names.unique("bigfile")
+        let big = makeScratchFile(mebibytes: 64, fill: 0x33)
         defer { unlink(big) }
-        let fd = open(big, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        let chunk = [UInt8](repeating: 0x33, count: 1 << 20)
-        for _ in 0..<64 { _ = chunk.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } }
-        close(fd)
-        evictFromPageCache(big)
+        try PageCache.evict(big)
         let child = try GatedChild("cat \(big) > /dev/null")
         defer { child.stop() }
         try cg.addProcess(child.pid)
@@ -115,12 +106,8 @@ struct FootprintTests {
     @Test func pageCacheIsChargedToWhoeverReadsItFirst() throws {
         let live = try LiveV1("firstreader")
         defer { live.cleanup() }
-        let big = "/var/tmp/" + Names.unique("bigfile")
+        let big = makeScratchFile(mebibytes: 32, fill: 0x44)
         defer { unlink(big) }
-        let fd = open(big, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        let chunk = [UInt8](repeating: 0x44, count: 1 << 20)
-        for _ in 0..<32 { _ = chunk.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } }
-        close(fd)
 
         func chargedForReading() throws -> Int64 {
             let cg = try live.manager.create(name: Names.unique("reader"), limits: CgroupLimits(memoryMax: 256 * MiB))
@@ -224,12 +211,8 @@ struct FootprintBudgetTests {
         let live = try LiveV1("budgetcache")
         defer { live.cleanup() }
         let cg = try live.manager.create(name: "ext", limits: .forFootprint(8 * MiB, fileAllowance: 56 * MiB))
-        let big = "/var/tmp/" + Names.unique("bigfile")
+        let big = makeScratchFile(mebibytes: 32, fill: 0x21)
         defer { unlink(big) }
-        let fd = open(big, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        let chunk = [UInt8](repeating: 0x21, count: 1 << 20)
-        for _ in 0..<32 { _ = chunk.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } }
-        close(fd)
         try PageCache.evict(big)
         let w = try cg.makeFootprintWatcher(budget: 8 * MiB, pollInterval: .milliseconds(20))
         let child = try GatedChild("cat \(big) > /dev/null; sleep 60")

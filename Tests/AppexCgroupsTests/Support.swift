@@ -107,11 +107,14 @@ struct LiveV1 {
     }
 }
 
-/// Drops a file's clean pages from the page cache, so the next reader is charged for them.
-func evictFromPageCache(_ path: String) {
-    let fd = open(path, O_RDONLY)
-    guard fd >= 0 else { return }
-    fdatasync(fd)
-    _ = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)
+/// A scratch file of `mebibytes` MiB under /var/tmp (a real disk, not tmpfs, so its pages are
+/// clean page cache). The caller unlinks it.
+func makeScratchFile(mebibytes: Int, fill: UInt8) -> String {
+    let path = "/var/tmp/" + Names.unique("bigfile")
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+    precondition(fd >= 0, "cannot create \(path)")
+    let chunk = [UInt8](repeating: fill, count: 1 << 20)
+    for _ in 0..<mebibytes { _ = chunk.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } }
     close(fd)
+    return path
 }
