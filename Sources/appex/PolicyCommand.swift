@@ -22,12 +22,11 @@ struct PolicyCommand: ParsableCommand {
 
         func run() throws {
             let dirs: [String]
-            if let directory {
-                guard let shipped = PolicyLocator.shippedDirectory() else { throw ValidationError("shipped policies not found") }
-                dirs = overlay ? [shipped, directory] : [directory]
+            if let directory, !overlay {
+                dirs = [directory]
             } else {
                 guard let shipped = PolicyLocator.shippedDirectory() else { throw ValidationError("shipped policies not found") }
-                dirs = [shipped]
+                dirs = [shipped] + (directory.map { [$0] } ?? [])
             }
             do {
                 let set = try PolicySet.load(directories: dirs)
