@@ -32,7 +32,10 @@ bench-activation: deps
 	cd Benchmarks && $(SWIFT) build -c release --product activation-bench && $$($(SWIFT) build -c release --show-bin-path)/activation-bench
 
 bench-launch: deps
-	cd Benchmarks && $(SWIFT) build -c release --product launch-bench && $$($(SWIFT) build -c release --show-bin-path)/launch-bench
+	$(SWIFT) build -c release --product appex-sandbox-init
+	cd Benchmarks && $(SWIFT) build -c release --product launch-bench && \
+	  APPEX_SANDBOX_INIT=$$(cd .. && $(SWIFT) build -c release --show-bin-path)/appex-sandbox-init \
+	  $$($(SWIFT) build -c release --show-bin-path)/launch-bench
 
 clean:
 	rm -rf .build Benchmarks/.build

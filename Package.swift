@@ -64,6 +64,11 @@ let package = Package(
         .executableTarget(name: "AppexExampleShare"),
         .executableTarget(name: "AppexExampleBalloon"),
         .executableTarget(name: "appex-probe"),
+        // pid 1 and holder of an extension's namespaces; static, exec'd inside the view.
+        .executableTarget(
+            name: "appex-sandbox-init",
+            linkerSettings: [.unsafeFlags(["-static-executable"])]
+        ),
 
         .testTarget(name: "AppexBundleTests", dependencies: ["AppexBundle"]),
         .testTarget(name: "AppexPolicyTests", dependencies: ["AppexPolicy"]),
@@ -76,6 +81,6 @@ let package = Package(
         ),
         .testTarget(name: "AppexCgroupsTests", dependencies: ["AppexCgroups"]),
         .testTarget(name: "AppexSandboxTests", dependencies: ["AppexSandbox", "AppexPolicy", "AppexCgroups"]),
-        .testTarget(name: "AppexCLITests", dependencies: ["appex"]),
+        .testTarget(name: "AppexCLITests", dependencies: ["appex", "AppexCgroups"]),
     ]
 )

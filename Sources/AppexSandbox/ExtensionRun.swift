@@ -25,7 +25,8 @@ public struct RunOptions: Sendable {
     /// cgroups to use; nil detects the system's (`CgroupManager.detect(parentName: "appex")`).
     public var cgroups: CgroupManager?
     public var uidRange: ClosedRange<UInt32>
-    /// Launch the child with CLONE_NEWNET when the spec does not share the host network.
+    /// Give the extension a network namespace of its own (loopback only) unless its policy
+    /// grants the host network.
     public var isolateNetwork: Bool
 
     public init(stateDirectory: String = "/var/lib/appex", timeout: Duration? = nil,
@@ -50,8 +51,11 @@ public struct RunReport: Codable, Sendable, Equatable {
     public var killReason: String?
     public var peakMemoryBytes: Int64?
     public var oomKills: Int
-    /// Phase name → microseconds: prepare (parent side: container, uid, seccomp, cgroup),
-    /// clone, sandbox, exec, launch (clone+sandbox+exec), run (exec → exit).
+    /// Phase name → microseconds: prepare (parent side: container, uid, seccomp, cgroup, and
+    /// the extension's sandbox when this run built it), view (building that sandbox:
+    /// namespaces, filesystem view, init; absent when an existing one was entered), clone,
+    /// sandbox (the child's per-launch steps), exec, launch (clone+sandbox+exec), run
+    /// (exec → exit).
     public var phases: [String: Int64]
     /// Notify-action syscalls the extension made, by name.
     public var deniedSyscalls: [DeniedSyscall]
@@ -61,8 +65,8 @@ public struct RunReport: Codable, Sendable, Equatable {
 
 /// `appex run`: one extension from spec to exit, under full governance.
 ///
-/// prepare (container + uid, seccomp program, cgroup with limits, log, launch plan) →
-/// launch (the C launcher) → wait on the pidfd (with the OOM watcher and the optional
+/// prepare (container + uid, the extension's sandbox unless one is given, seccomp program,
+/// cgroup with limits, log, launch plan) → launch (the C launcher enters the sandbox) → wait on the pidfd (with the OOM watcher and the optional
 /// timeout) → collect (status, kill reason, peak memory, denials) → clean up (kill what is
 /// left in the cgroup, remove it). `run` does all of it; the pieces are public for the
 /// supervisor and the benchmark.
@@ -73,9 +77,12 @@ public final class ExtensionRun {
     public private(set) var cgroup: ExtensionCgroup?
     public private(set) var plan: LaunchPlan?
     public private(set) var process: LaunchedProcess?
+    /// The namespaces and view the extension runs in: given, or built (and closed) by this run.
+    public private(set) var sandbox: ExtensionSandbox?
+    private let ownsSandbox: Bool
+    private var viewNanos: UInt64?
     private var joinFDs: [Int32] = []
     private var logFD: Int32 = -1
-    private var netnsFD: Int32 = -1
     private var oomBaseline = 0
     private var oomWatcher: OOMWatcher?
     private var notifier: SeccompNotifier?
@@ -85,9 +92,13 @@ public final class ExtensionRun {
 
     private static let counter = Protected(0)
 
-    public init(spec: SandboxSpec, options: RunOptions = RunOptions()) {
+    /// `sandbox`: an `ExtensionSandbox` made for this spec to enter (a supervisor keeps one per
+    /// extension); nil builds one for this run and closes it afterwards.
+    public init(spec: SandboxSpec, options: RunOptions = RunOptions(), sandbox: ExtensionSandbox? = nil) {
         self.spec = spec
         self.options = options
+        self.sandbox = sandbox
+        self.ownsSandbox = sandbox == nil
     }
 
     deinit { cleanup() }
@@ -110,8 +121,13 @@ public final class ExtensionRun {
         let container = try store.prepare(bundleIdentifier: spec.bundleIdentifier, appGroups: spec.appGroups)
         self.container = container
         let seccomp = spec.syscallRules.isEmpty ? nil : try SeccompCompiler.compile(spec.syscallRules)
-        let mounts = try FilesystemView.operations(for: spec, container: container)
         let executable = try FilesystemView.executablePath(for: spec)
+        if sandbox == nil {
+            let t = Sys.monotonicNanos()
+            sandbox = try ExtensionSandbox.create(spec: spec, container: container, store: store,
+                                                  isolateNetwork: options.isolateNetwork)
+            viewNanos = Sys.monotonicNanos() - t
+        }
 
         let manager = try options.cgroups ?? CgroupManager.detect(parentName: "appex")
         let n = Self.counter.withLock { c -> Int in c += 1; return c }
@@ -139,15 +155,6 @@ public final class ExtensionRun {
 
         var plan = LaunchPlan(executable: executable, arguments: [executable] + spec.arguments,
                               environment: env.keys.sorted().map { "\($0)=\(env[$0]!)" })
-        plan.namespaces = [.mount, .pid, .ipc, .uts]
-        if !spec.hostNetwork && options.isolateNetwork {
-            // Made here, before the clone: creating it inside the clone is its most expensive part.
-            netnsFD = try NetworkNamespace.create()
-            plan.networkNamespaceFD = netnsFD
-        }
-        plan.hostname = spec.hostname
-        plan.rootDirectory = store.rootfsPath
-        plan.mounts = mounts
         plan.workingDirectory = FilesystemView.dataPath
         switch cg.join {
         case .procsFiles: plan.cgroupProcsFDs = joinFDs
@@ -172,18 +179,16 @@ public final class ExtensionRun {
     /// The clone → exec; stdin is /dev/null inside the view.
     @discardableResult
     public func launch() throws -> LaunchedProcess {
-        guard var plan else { throw SandboxError("launch", message: "prepare() first") }
+        guard var plan, let sandbox else { throw SandboxError("launch", message: "prepare() first") }
         let devnull = try Sys.open("/dev/null", O_RDONLY)
         defer { Sys.close(devnull) }
         plan.stdin = devnull
-        let p = try Launcher.launch(plan)
+        let p = try sandbox.launch(plan)
         launchedAt = Sys.monotonicNanos()
         process = p
         // The child has joined; the descriptors are no longer needed.
         joinFDs.forEach(Sys.close)
         joinFDs = []
-        Sys.close(netnsFD)
-        netnsFD = -1
         if p.listenerFD >= 0, let seccomp = plan.seccomp {
             let n = try SeccompNotifier(listenerFD: p.listenerFD, extensionIdentifier: spec.bundleIdentifier,
                                         errnos: seccomp.notifyErrnos)
@@ -248,6 +253,7 @@ public final class ExtensionRun {
 
         var phases = process.phases.microseconds
         phases["prepare"] = Int64(prepareNanos / 1000)
+        if let viewNanos { phases["view"] = Int64(viewNanos / 1000) }
         phases["run"] = Int64((exitedAt - launchedAt) / 1000)
         return RunReport(bundleIdentifier: spec.bundleIdentifier, pid: process.pid, uid: container.uid,
                          exitStatus: exitStatus, signal: signal, killReason: reason?.rawValue,
@@ -255,12 +261,15 @@ public final class ExtensionRun {
                          logPath: store.logPath(for: spec.bundleIdentifier), cgroup: cgroup.name)
     }
 
-    /// Kills whatever is left in the cgroup, removes it, closes descriptors. Idempotent.
+    /// Kills whatever is left in the cgroup, removes it, ends the sandbox this run built,
+    /// closes descriptors. Idempotent.
     public func cleanup() {
         if let process, process.pidfd >= 0 {
+            // Killed and reaped before the sandbox closes: its init, exiting, waits for every
+            // process of its pid namespace to be reaped, and only we can reap this one.
             _ = appex_pidfd_send_signal(process.pidfd, SIGKILL)
             var code: Int32 = 0, status: Int32 = 0
-            _ = appex_wait_pidfd(process.pidfd, Int32(WNOHANG), &code, &status)
+            _ = appex_wait_pidfd(process.pidfd, 0, &code, &status)
             Sys.close(process.pidfd)
             self.process?.pidfd = -1
         }
@@ -273,12 +282,14 @@ public final class ExtensionRun {
             try? cgroup.remove()
             self.cgroup = nil
         }
+        if ownsSandbox {
+            sandbox?.close()
+            sandbox = nil
+        }
         joinFDs.forEach(Sys.close)
         joinFDs = []
         Sys.close(logFD)
         logFD = -1
-        Sys.close(netnsFD)
-        netnsFD = -1
     }
 
     static func timestamp() -> String {

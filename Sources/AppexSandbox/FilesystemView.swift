@@ -30,7 +30,7 @@ public struct MountOperation: Sendable, Equatable {
 /// | `/var/appex/groups/<id>` | granted app-group directories | read-write, nosuid, nodev |
 /// | `/tmp` | a private tmpfs (charged to its cgroup) | read-write, nosuid, nodev |
 /// | `/dev/{null,zero,full,random,urandom}` | device nodes on a small tmpfs | nosuid, noexec |
-/// | `/proc` | procfs of its own pid namespace | nosuid, nodev, noexec |
+/// | `/proc` | procfs of its own pid namespace, its own uid's processes only | nosuid, nodev, noexec |
 /// | policy paths (`/usr`, `/lib`, …), RUNPATH dirs | host system files | read-only, nosuid, nodev |
 public enum FilesystemView {
     public static let bundlePath = "/var/appex/bundle"
@@ -152,7 +152,8 @@ public enum FilesystemView {
         }
         ops.append(MountOperation(kind: .symlink, source: "/proc/self/fd", target: "/dev/fd", flags: 0, mode: 0, label: "link /dev/fd"))
 
-        ops.append(MountOperation(kind: .proc, source: nil, target: "/proc",
+        // hidepid=invisible: only its own uid's processes, not the sandbox init (pid 1).
+        ops.append(MountOperation(kind: .proc, source: "hidepid=invisible", target: "/proc",
                                   flags: UInt32(APPEX_MNT_NOSUID | APPEX_MNT_NODEV | APPEX_MNT_NOEXEC), mode: 0,
                                   label: "mount /proc"))
         return ops

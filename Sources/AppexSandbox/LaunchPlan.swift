@@ -46,9 +46,6 @@ public struct LaunchPlan: Sendable {
     /// `NAME=value` entries.
     public var environment: [String]
     public var namespaces: Namespaces = [.mount, .pid, .ipc, .uts]
-    /// A prepared network namespace the child enters (`NetworkNamespace.create()`), or -1.
-    /// Cheaper at launch than `.network`, which makes one inside the clone. Owned by the caller.
-    public var networkNamespaceFD: Int32 = -1
     public var hostname: String?
     /// Host directory the view's tmpfs root is mounted on (privately); nil: no view.
     public var rootDirectory: String?
@@ -66,6 +63,11 @@ public struct LaunchPlan: Sendable {
     public var credentials: Credentials?
     public var seccomp: SeccompProgram?
     public var noNewPrivileges: Bool = true
+    /// Enter this sandbox (the pidfd of its init, `ExtensionSandbox`) instead of making
+    /// namespaces and a view; `namespaces` then names the ones it owns. -1: none.
+    public var enterSandboxPIDFD: Int32 = -1
+    /// Exec this descriptor instead of `executable` (how the sandbox init starts). -1: none.
+    public var executableFD: Int32 = -1
 
     public init(executable: String, arguments: [String], environment: [String]) {
         self.executable = executable

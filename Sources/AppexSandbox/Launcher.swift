@@ -38,7 +38,6 @@ public enum Launcher {
                             p.argv = argv
                             p.envp = envp
                             p.namespaces = plan.namespaces.rawValue
-                            p.netns_fd = plan.networkNamespaceFD
                             p.hostname = plan.hostname.map(arena.string)
                             p.root = root.map(arena.string)
                             p.ops = UnsafePointer(opsBuf.baseAddress)
@@ -65,6 +64,8 @@ public enum Launcher {
                                 p.seccomp_notify = s.usesNotify ? 1 : 0
                             }
                             p.no_new_privs = plan.noNewPrivileges ? 1 : 0
+                            p.enter_pidfd = plan.enterSandboxPIDFD
+                            p.exec_fd = plan.executableFD
                             return appex_launch(&p, &result)
                         }
                     }
@@ -99,6 +100,11 @@ public enum Launcher {
             if i == -1 { what = "sandbox setup (the child died before execve)" }
         case Int(APPEX_STEP_ROOT_TMPFS.rawValue):
             path = plan.rootDirectory
+        case Int(APPEX_STEP_CLONE.rawValue) where plan.enterSandboxPIDFD >= 0 && r.error == ENOMEM,
+             Int(APPEX_STEP_ENTER_PIDNS.rawValue) where r.error == ESRCH:
+            // The kernel's answers for a sandbox whose init has exited (ENOMEM: the pid
+            // namespace has no init; ESRCH: the init itself is gone).
+            what = "\(stepName) (the sandbox init has exited)"
         case Int(APPEX_STEP_CHDIR.rawValue):
             path = plan.workingDirectory
         case Int(APPEX_STEP_SETUID.rawValue), Int(APPEX_STEP_SETGID.rawValue):

@@ -59,7 +59,8 @@ const char *appex_step_name(int32_t step) {
     case APPEX_STEP_SEND_LISTENER: return "send seccomp listener";
     case APPEX_STEP_EXEC: return "execve";
     case APPEX_STEP_RECV_LISTENER: return "receive seccomp listener";
-    case APPEX_STEP_NETNS: return "enter network namespace";
+    case APPEX_STEP_ENTER_PIDNS: return "enter sandbox pid namespace";
+    case APPEX_STEP_ENTER_SANDBOX: return "enter sandbox namespaces";
     default: return "unknown step";
     }
 }
@@ -130,7 +131,7 @@ static int apply_op(const appex_mount_op *op) {
         return (int)syscall(SYS_mount, "tmpfs", op->target, "tmpfs", ms_flags(op->flags),
                             op->source);
     case APPEX_OP_PROC:
-        return (int)syscall(SYS_mount, "proc", op->target, "proc", ms_flags(op->flags), NULL);
+        return (int)syscall(SYS_mount, "proc", op->target, "proc", ms_flags(op->flags), op->source);
     case APPEX_OP_MKNOD:
         r = syscall(SYS_mknodat, AT_FDCWD, op->target, op->mode, op->dev);
         return (r < 0 && errno != EEXIST) ? -1 : 0;
@@ -169,13 +170,19 @@ static int child_main(void *arg) {
         if (syscall(SYS_write, p->cgroup_procs_fds[i], "0", 1) != 1) fail(c, APPEX_STEP_CGROUP, i, errno);
     }
 
-    // 2. The prepared network namespace, if any.
-    if (p->netns_fd >= 0) {
-        if (syscall(SYS_setns, p->netns_fd, CLONE_NEWNET) < 0) fail(c, APPEX_STEP_NETNS, 0, errno);
+    // 2. An existing sandbox: its mount (with the view), ipc, uts and network namespaces in
+    //    one call. setns(CLONE_NEWNS) also moves root and cwd to the view's root.
+    if (p->enter_pidfd >= 0) {
+        int nsflags = 0;
+        if (p->namespaces & APPEX_NS_MOUNT) nsflags |= CLONE_NEWNS;
+        if (p->namespaces & APPEX_NS_IPC) nsflags |= CLONE_NEWIPC;
+        if (p->namespaces & APPEX_NS_UTS) nsflags |= CLONE_NEWUTS;
+        if (p->namespaces & APPEX_NS_NET) nsflags |= CLONE_NEWNET;
+        if (nsflags && syscall(SYS_setns, p->enter_pidfd, nsflags) < 0) fail(c, APPEX_STEP_ENTER_SANDBOX, 0, errno);
     }
 
     // UTS name (new UTS namespace only).
-    if (p->hostname && (p->namespaces & APPEX_NS_UTS)) {
+    if (p->hostname && (p->namespaces & APPEX_NS_UTS) && p->enter_pidfd < 0) {
         if (syscall(SYS_sethostname, p->hostname, strlen(p->hostname)) < 0)
             fail(c, APPEX_STEP_HOSTNAME, 0, errno);
     }
@@ -275,7 +282,10 @@ static int child_main(void *arg) {
     uint64_t empty = 0;
     syscall(SYS_rt_sigprocmask, SIG_SETMASK, &empty, NULL, 8);
     c->result->t_ready = now_ns();
-    syscall(SYS_execve, p->path, p->argv, p->envp);
+    if (p->exec_fd >= 0)
+        syscall(SYS_execveat, p->exec_fd, "", p->argv, p->envp, AT_EMPTY_PATH);
+    else
+        syscall(SYS_execve, p->path, p->argv, p->envp);
     fail(c, APPEX_STEP_EXEC, 0, errno);
 }
 
@@ -333,6 +343,22 @@ static int recv_listener(int sock) {
     return fd;
 }
 
+// This process's own pid namespace, to return to after cloning into a sandbox's.
+// Opened once; a race between two first callers only costs a spare open.
+static int self_pidns_fd(void) {
+    static int cached = -1;
+    int fd = __atomic_load_n(&cached, __ATOMIC_ACQUIRE);
+    if (fd >= 0) return fd;
+    fd = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    int expected = -1;
+    if (!__atomic_compare_exchange_n(&cached, &expected, fd, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        close(fd);
+        fd = expected;
+    }
+    return fd;
+}
+
 int appex_launch(const appex_plan *plan, appex_result *result) {
     memset(result, 0, sizeof(*result));
     result->pid = -1;
@@ -368,6 +394,18 @@ int appex_launch(const appex_plan *plan, appex_result *result) {
     if (plan->namespaces & APPEX_NS_IPC) ns |= CLONE_NEWIPC;
     if (plan->namespaces & APPEX_NS_UTS) ns |= CLONE_NEWUTS;
     if (plan->namespaces & APPEX_NS_NET) ns |= CLONE_NEWNET;
+    if (plan->enter_pidfd >= 0) {
+        // The namespaces exist: the child enters them (pid here, the rest in the child).
+        ns = 0;
+        int self = self_pidns_fd();
+        if (self < 0 || setns(plan->enter_pidfd, CLONE_NEWPID) < 0) {
+            result->step = APPEX_STEP_ENTER_PIDNS;
+            result->error = errno;
+            munmap(stack, stack_size);
+            if (sv[0] >= 0) { close(sv[0]); close(sv[1]); }
+            return -1;
+        }
+    }
 
     // No handler of ours may run in the child before it resets them.
     sigset_t all, old;
@@ -405,6 +443,12 @@ int appex_launch(const appex_plan *plan, appex_result *result) {
     }
     int clone_errno = errno;
     result->t_exec = now_ns();
+    if (plan->enter_pidfd >= 0) {
+        // Back to our own pid namespace for this thread's later children. It cannot fail
+        // (our active namespace is always allowed); if it did, this thread would create
+        // every later process inside the extension's sandbox: stop instead.
+        if (setns(self_pidns_fd(), CLONE_NEWPID) < 0) abort();
+    }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     munmap(stack, stack_size);
 
@@ -488,21 +532,3 @@ int appex_wait_pidfd(int pidfd, int options, int32_t *code, int32_t *status) {
 int appex_memfd(const char *name) { return (int)syscall(SYS_memfd_create, name, MFD_CLOEXEC); }
 
 int appex_pipe_cloexec(int fds[2]) { return pipe2(fds, O_CLOEXEC); }
-
-int appex_netns_create(void) {
-    int self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-    if (self < 0) return -1;
-    if (unshare(CLONE_NEWNET) < 0) {
-        int e = errno;
-        close(self);
-        errno = e;
-        return -1;
-    }
-    int fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-    int e = errno;
-    // Back to where this thread was; failing here would leave it in the new namespace.
-    if (setns(self, CLONE_NEWNET) < 0) abort();
-    close(self);
-    errno = e;
-    return fd;
-}

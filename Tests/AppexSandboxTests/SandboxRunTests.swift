@@ -99,7 +99,11 @@ struct SandboxRunTests {
 
     @Test func ownNamespaces() throws {
         let r = try ProbeRun("ns")
-        #expect(try r.run(["pid"]).1 == "ok pid=1")
+        // pid 1 is the sandbox init; the extension is the first process after it.
+        #expect(try r.run(["pid"]).1 == "ok pid=2")
+        // hidepid=invisible: the init (another uid) is not visible in its /proc.
+        #expect(try r.run(["exists", "/proc/1"]).1 == "errno=ENOENT")
+        #expect(try r.run(["exists", "/proc/2"]).1 == "ok")
         #expect(try r.run(["hostname"]).1 == "ok appex")
         #expect(try r.run(["env", "HOME"]).1 == "ok /var/appex/data")
         #expect(try r.run(["env", "TMPDIR"]).1 == "ok /var/appex/data/tmp")
@@ -151,23 +155,21 @@ struct SandboxRunTests {
 
     @Test func setupFailureNamesTheStepAndErrno() throws {
         let r = try ProbeRun("setupfail")
-        let run = ExtensionRun(spec: r.spec(["uname"]), options: try r.options())
-        defer { run.cleanup() }
-        try run.prepare()
-        // The data directory disappears between prepare and launch: its mount fails.
-        try ContainerStore.removeTree(ContainerStore(stateRoot: r.state).containerPath(for: r.id))
+        let store = ContainerStore(stateRoot: r.state)
+        let container = try store.prepare(bundleIdentifier: r.id)
+        // The data directory disappears before the sandbox is built: its mount fails.
+        try ContainerStore.removeTree(container.path)
         do {
-            try run.launch()
-            Issue.record("launch succeeded without a data directory")
+            let sandbox = try ExtensionSandbox.create(spec: r.spec(["uname"]), container: container, store: store)
+            sandbox.close()
+            Issue.record("the sandbox was built without a data directory")
         } catch let e as LaunchError {
             #expect(e.what == "mount data dir")
             #expect(e.errno == .noSuchFileOrDirectory)
             #expect(e.description.hasPrefix("mount data dir: ENOENT ("))
         }
-        let name = run.cgroup?.name
-        run.cleanup()
-        if let name { #expect(try !Fixture.cgroups().list().contains(name)) }
-        Fixture.removeParentCgroups()
+        let mountinfo = (try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8)) ?? ""
+        #expect(!mountinfo.contains(r.state))
     }
 
     @Test func execFailureIsReported() throws {

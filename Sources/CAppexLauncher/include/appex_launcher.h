@@ -18,7 +18,7 @@
 extern "C" {
 #endif
 
-#define APPEX_LAUNCHER_ABI_VERSION 1
+#define APPEX_LAUNCHER_ABI_VERSION 2
 
 // The child moves its end of the notify socketpair to this fd number before it
 // loads the filter; the compiled filter never denies sendmsg(2) on it, so the
@@ -33,7 +33,7 @@ enum appex_op_kind {
     APPEX_OP_SYMLINK = 3, // symlink(source, target)
     APPEX_OP_BIND = 4,    // bind source on target, then remount with `flags`
     APPEX_OP_TMPFS = 5,   // tmpfs on target; `source` is the option string
-    APPEX_OP_PROC = 6,    // procfs of the child's pid namespace on target
+    APPEX_OP_PROC = 6,    // procfs of the child's pid namespace on target; `source`: options or NULL
     APPEX_OP_MKNOD = 7,   // mknod(target, mode, dev): device nodes on a /dev tmpfs
     APPEX_OP_READONLY_TREE = 8, // mount_setattr(target, AT_RECURSIVE): `flags` on the whole tree
 };
@@ -83,7 +83,9 @@ enum appex_step {
     APPEX_STEP_SEND_LISTENER = 19,  // sendmsg(SCM_RIGHTS) of the listener fd
     APPEX_STEP_EXEC = 20,
     APPEX_STEP_RECV_LISTENER = 21,  // parent: recvmsg of the listener fd
-    APPEX_STEP_NETNS = 22,          // setns into the prepared network namespace
+    // 22 was "enter a prepared network namespace"; sandboxes now make their own.
+    APPEX_STEP_ENTER_PIDNS = 23,    // parent: setns into the sandbox's pid namespace
+    APPEX_STEP_ENTER_SANDBOX = 24,  // setns(pidfd) into the sandbox's other namespaces
 };
 
 // Namespace selection (plan.namespaces).
@@ -101,9 +103,6 @@ typedef struct appex_plan {
 
     uint32_t namespaces;
     const char *hostname;        // NULL: keep
-    // A network namespace to enter (setns) instead of creating one with CLONE_NEWNET,
-    // which costs ~0.5 ms inside the clone; -1: none. See appex_netns_create.
-    int32_t netns_fd;
 
     // Filesystem view. root == NULL: no view (the child keeps the host's).
     const char *root;            // an existing empty host directory for the tmpfs root
@@ -136,6 +135,17 @@ typedef struct appex_plan {
     int32_t no_new_privs;
 
     uint32_t stack_size;         // child stack; 0: default
+
+    // Enter an existing sandbox instead of making namespaces and a view: the pidfd of
+    // its init (appex-sandbox-init). The parent switches its pid_ns_for_children to the
+    // init's pid namespace around the clone (so the child is created in it, and is still
+    // the parent's child to wait for); the child then setns(pidfd) into the `namespaces`
+    // the sandbox owns (mount, ipc, uts, net; pid is ignored). `root` must be NULL.
+    // -1: none.
+    int32_t enter_pidfd;
+    // Exec this descriptor (execveat AT_EMPTY_PATH) instead of `path`: how the sandbox
+    // init is started inside a view that need not contain it. -1: execve(path).
+    int32_t exec_fd;
 } appex_plan;
 
 typedef struct appex_result {
@@ -165,9 +175,6 @@ int appex_openat2(int dirfd, const char *path, uint64_t flags, uint64_t mode, ui
 int appex_pidfd_send_signal(int pidfd, int sig);
 int appex_pidfd_open(int pid);
 int appex_memfd(const char *name);
-// A new, empty network namespace (loopback down) as an fd, made by the calling thread
-// unsharing and returning to its own namespace. Off the launch path: see NetworkNamespaces.
-int appex_netns_create(void);
 int appex_pipe_cloexec(int fds[2]);
 // waitid(P_PIDFD): status is the exit code or signal; code is CLD_EXITED/CLD_KILLED/CLD_DUMPED
 // (0 with WNOHANG when still running).

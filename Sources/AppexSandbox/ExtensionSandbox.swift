@@ -1,0 +1,155 @@
+import CAppexLauncher
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One extension's namespaces and filesystem view, built once and entered by every launch.
+///
+/// Building the view costs about 15 mounts and a pivot_root, and a mount namespace that
+/// dies with its last process is torn down on that process's exit path: together most of
+/// what a sandboxed launch costs beyond a bare fork+exec (Docs/launch-sequence.md). So the
+/// namespaces (mount with the view, pid, ipc, uts and, unless the policy grants the host
+/// network, net) are made once per extension with `appex-sandbox-init` as their pid 1 and
+/// holder, as a pod's pause container holds a pod's. A launch then clones straight into the
+/// pid namespace and `setns`es into the rest: no mounts, no teardown.
+///
+/// What instances of one extension share: its view (the same container, bundle and `/tmp`),
+/// its pid namespace (with `/proc` showing only its own uid's processes), its loopback-only
+/// network. Nothing is shared between different extensions. The cgroup, uid switch, rlimits
+/// and seccomp filter are still applied per launch.
+///
+/// Lifetime: the init lives while this object holds the write end of its stdin pipe.
+/// `close()` (or deinit, or the supervisor's death) ends it, and the kernel kills whatever is
+/// still running in the pid namespace when its pid 1 exits.
+public final class ExtensionSandbox: Sendable {
+    /// The namespaces a launch enters (`LaunchPlan.enterSandboxPIDFD` with these).
+    public let namespaces: LaunchPlan.Namespaces
+    /// The init, in the supervisor's pid namespace.
+    public let initPID: Int32
+    /// Where the build went: clone, view (the sandbox phase), exec of the init.
+    public let phases: LaunchPhases
+    /// The init's pidfd and the write end of its stdin (-1 once closed), and copies of the
+    /// pidfds of processes launched into the sandbox that may not have been reaped yet.
+    private let state: Protected<(pidfd: Int32, lifeline: Int32, launched: [Int32])>
+
+    /// The init's uid and gid: an unprivileged id that owns nothing the extension can reach.
+    public static let initID: UInt32 = 65534
+
+    /// Builds the sandbox for `spec` around `container`: namespaces, the view from
+    /// `FilesystemView`, and the init inside. Throws `LaunchError` naming a failed step
+    /// (`mount data dir: ENOENT …`).
+    public static func create(spec: SandboxSpec, container: Container, store: ContainerStore,
+                              isolateNetwork: Bool = true,
+                              initExecutable: String? = nil) throws -> ExtensionSandbox {
+        let mounts = try FilesystemView.operations(for: spec, container: container)
+        let initPath = try initExecutable ?? SandboxInitLocator.path()
+        // O_PATH (not exported to Swift by Glibc): enough for execveat, opens nothing for reading.
+        let initFD = try Sys.open(initPath, 0o10000000)
+        defer { Sys.close(initFD) }
+        let devnull = try Sys.open("/dev/null", O_RDWR)
+        defer { Sys.close(devnull) }
+        var pipeFDs: [Int32] = [-1, -1]
+        guard appex_pipe_cloexec(&pipeFDs) == 0 else { throw Sys.fail("pipe for the sandbox init") }
+        defer { Sys.close(pipeFDs[0]) }
+
+        var namespaces: LaunchPlan.Namespaces = [.mount, .pid, .ipc, .uts]
+        if !spec.hostNetwork && isolateNetwork { namespaces.insert(.network) }
+
+        var plan = LaunchPlan(executable: initPath, arguments: ["appex-sandbox-init"], environment: [])
+        plan.executableFD = initFD
+        plan.namespaces = namespaces
+        plan.hostname = spec.hostname
+        plan.rootDirectory = store.rootfsPath
+        plan.mounts = mounts
+        plan.workingDirectory = "/"
+        plan.stdin = pipeFDs[0]
+        plan.stdout = devnull
+        plan.stderr = devnull
+        plan.credentials = .init(uid: initID, gid: initID)
+        plan.noNewPrivileges = true
+        let p: LaunchedProcess
+        do {
+            p = try Launcher.launch(plan)
+        } catch {
+            Sys.close(pipeFDs[1])
+            throw error
+        }
+        return ExtensionSandbox(namespaces: namespaces.subtracting(.pid), pid: p.pid, pidfd: p.pidfd,
+                                lifeline: pipeFDs[1], phases: p.phases)
+    }
+
+    private init(namespaces: LaunchPlan.Namespaces, pid: Int32, pidfd: Int32, lifeline: Int32, phases: LaunchPhases) {
+        self.namespaces = namespaces
+        self.initPID = pid
+        self.state = Protected((pidfd, lifeline, []))
+        self.phases = phases
+    }
+
+    deinit { close() }
+
+    /// The init's pidfd (-1 once closed). Owned by the sandbox.
+    public var pidfd: Int32 { state.withLock { $0.pidfd } }
+
+    /// Whether the init is still running (a launch into a dead sandbox fails with ENOMEM).
+    public var isAlive: Bool {
+        state.withLock { st in
+            guard st.pidfd >= 0 else { return false }
+            var p = pollfd(fd: st.pidfd, events: Int16(POLLIN), revents: 0)
+            return poll(&p, 1, 0) == 0
+        }
+    }
+
+    /// Launches `plan` inside the sandbox: it enters the namespaces instead of building a
+    /// view (its view fields are ignored). The caller owns the returned pidfd and reaps the
+    /// process; the sandbox keeps a copy so `close()` can reap it if the caller has not.
+    public func launch(_ plan: LaunchPlan) throws -> LaunchedProcess {
+        try state.withLock { st in
+            guard st.pidfd >= 0 else { throw SandboxError("launch into sandbox", message: "the sandbox is closed") }
+            // Forget processes already reaped by their owners.
+            st.launched.removeAll { fd in
+                guard Self.isReaped(fd) else { return false }
+                Sys.close(fd)
+                return true
+            }
+            var plan = plan
+            plan.enterSandboxPIDFD = st.pidfd
+            plan.namespaces = namespaces
+            plan.rootDirectory = nil
+            plan.mounts = []
+            plan.hostname = nil
+            let p = try Launcher.launch(plan)
+            let copy = fcntl(p.pidfd, F_DUPFD_CLOEXEC, 3)
+            if copy >= 0 { st.launched.append(copy) }
+            return p
+        }
+    }
+
+    /// Whether the process behind `pidfd` has been reaped (by anyone).
+    private static func isReaped(_ pidfd: Int32) -> Bool {
+        var info = siginfo_t()
+        let r = waitid(idtype_t(rawValue: 3) /* P_PIDFD */, id_t(pidfd), &info, WEXITED | WNOHANG | WNOWAIT)
+        return r < 0 && errno == ECHILD
+    }
+
+    /// Ends what runs in the sandbox and its init, and reaps them. Idempotent.
+    ///
+    /// Order matters: an exiting init waits until every process of its pid namespace has been
+    /// reaped, and processes launched into the sandbox are the launcher's children, so they
+    /// are killed and reaped here first (those their owners already reaped are skipped).
+    public func close() {
+        state.withLock { st in
+            guard st.pidfd >= 0 else { return }
+            var code: Int32 = 0, status: Int32 = 0
+            for fd in st.launched {
+                _ = appex_pidfd_send_signal(fd, SIGKILL)
+                _ = appex_wait_pidfd(fd, 0, &code, &status)  // ECHILD: its owner reaped it
+                Sys.close(fd)
+            }
+            Sys.close(st.lifeline)
+            _ = appex_pidfd_send_signal(st.pidfd, SIGKILL)
+            _ = appex_wait_pidfd(st.pidfd, 0, &code, &status)
+            Sys.close(st.pidfd)
+            st = (-1, -1, [])
+        }
+    }
+}

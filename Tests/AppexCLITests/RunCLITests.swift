@@ -1,0 +1,95 @@
+import AppexCgroups
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `appex run` as a user runs it: the built binary, a real sandbox, as root.
+@Suite(.serialized, .enabled(if: geteuid() == 0, "appex run needs root (CI runs as root)"))
+struct RunCLITests {
+    static let probe = URL(fileURLWithPath: AppexBinary.path).deletingLastPathComponent().appendingPathComponent("appex-probe").path
+
+    func makeStateDirectory() throws -> String {
+        var template = Array((NSTemporaryDirectory() + "appex-cli-run-XXXXXX").utf8CString)
+        guard let p = mkdtemp(&template) else { throw POSIXError(.EIO) }
+        return String(cString: p)
+    }
+
+    @Test func jsonReportsExitPhasesAndMemoryButNotTheExtensionsOutput() throws {
+        let state = try makeStateDirectory()
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let r = try AppexBinary.run(["run", "--json", "--state-dir", state,
+                                     "--extension-point", "com.apple.share-services", Self.probe, "--", "pid"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let json = try #require(try r.json() as? [String: Any])
+        #expect(json["exitStatus"] as? Int == 0)
+        #expect(json["signal"] is NSNull)
+        #expect(json["killReason"] is NSNull)
+        #expect((json["peakMemoryBytes"] as? Int ?? 0) > 0)
+        let phases = try #require(json["phases"] as? [String: Int])
+        for name in ["prepare", "view", "clone", "sandbox", "exec", "launch", "run"] {
+            #expect(phases[name] != nil, "phase \(name) missing")
+        }
+        // The extension's stdout went to its log, not into the report.
+        #expect(!r.stdout.contains("ok pid="))
+        let log = try String(contentsOfFile: json["logPath"] as? String ?? "", encoding: .utf8)
+        #expect(log.hasSuffix("ok pid=2\n"))
+    }
+
+    /// The sandbox init holds the extension's pid namespace only while the supervisor lives:
+    /// kill `appex run` and its extension goes with it.
+    @Test func killedSupervisorTakesItsExtensionWithIt() throws {
+        let state = try makeStateDirectory()
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let appex = Process()
+        appex.executableURL = URL(fileURLWithPath: AppexBinary.path)
+        appex.arguments = ["run", "--state-dir", state, "--extension-point", "com.apple.share-services",
+                           Self.probe, "--", "sleep", "30"]
+        appex.standardOutput = FileHandle.nullDevice
+        appex.standardError = FileHandle.nullDevice
+        try appex.run()
+
+        // The extension: appex's child that is not the init (uid 65534).
+        var extensionPID: Int32?
+        for _ in 0..<200 where extensionPID == nil {
+            usleep(25_000)
+            extensionPID = children(of: appex.processIdentifier).first { uid(of: $0).map { $0 != 65534 } ?? false }
+        }
+        let pid = try #require(extensionPID, "no extension process appeared")
+        let cgroupName = try String(contentsOfFile: "/proc/\(pid)/cgroup", encoding: .utf8)
+            .split(separator: "\n").first { $0.contains(":memory:/appex/") }
+            .map { String($0.split(separator: "/").last!) }
+
+        kill(appex.processIdentifier, SIGKILL)
+        appex.waitUntilExit()
+        var gone = false
+        for _ in 0..<200 where !gone {
+            gone = kill(pid, 0) == -1 && errno == ESRCH
+            if !gone { usleep(25_000) }
+        }
+        #expect(gone, "the extension outlived its supervisor")
+
+        // A dead supervisor cannot remove its cgroup; the next start would. Do it here.
+        if let cgroupName, let manager = try? CgroupManager.detect(parentName: "appex"),
+           let cg = try manager.existing(name: cgroupName) {
+            try cg.killAll()
+            try cg.remove()
+            try? manager.removeParent()
+        }
+    }
+
+    func children(of pid: Int32) -> [Int32] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.flatMap { task -> [Int32] in
+            let text = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/children", encoding: .utf8)) ?? ""
+            return text.split(separator: " ").compactMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        }
+    }
+
+    func uid(of pid: Int32) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Uid:") }) else { return nil }
+        return line.split(separator: "\t").dropFirst().first.flatMap { Int($0) }
+    }
+}

@@ -1,0 +1,101 @@
+import AppexCgroups
+import CAppexLauncher
+import Foundation
+import Testing
+@testable import AppexSandbox
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One extension's sandbox (namespaces + view + init) entered by several launches.
+@Suite(.serialized, .enabled(if: Fixture.isRoot, "the sandbox needs root (CI runs as root)"))
+struct ExtensionSandboxTests {
+    /// A sandbox for the probe of `r`, built the way ExtensionRun builds one.
+    func makeSandbox(_ r: ProbeRun) throws -> ExtensionSandbox {
+        let store = ContainerStore(stateRoot: r.state)
+        let container = try store.prepare(bundleIdentifier: r.id)
+        return try ExtensionSandbox.create(spec: r.spec([]), container: container, store: store)
+    }
+
+    func run(_ r: ProbeRun, in sandbox: ExtensionSandbox, _ args: [String]) throws -> (RunReport, String) {
+        let report: RunReport
+        do {
+            let run = ExtensionRun(spec: r.spec(args), options: try r.options(), sandbox: sandbox)
+            defer { run.cleanup() }
+            try run.prepare()
+            try run.launch()
+            report = try run.wait()
+        }
+        #expect(try !Fixture.cgroups().list().contains(report.cgroup), "cgroup \(report.cgroup) left behind")
+        return (report, r.lastLine())
+    }
+
+    @Test func launchesEnterOneSandboxEachWithItsOwnCgroup() throws {
+        let r = try ProbeRun("shared")
+        let sandbox = try makeSandbox(r)
+        defer { sandbox.close() }
+        let (first, pid1) = try run(r, in: sandbox, ["pid"])
+        let (second, pid2) = try run(r, in: sandbox, ["pid"])
+        // Both in the sandbox's pid namespace after its init (pid 1).
+        #expect(pid1 == "ok pid=2")
+        #expect(pid2 == "ok pid=3")
+        #expect(first.cgroup != second.cgroup)
+        #expect(first.phases["view"] == nil, "the view was rebuilt")
+        // The view is the sandbox's: /tmp written by one launch is there for the next.
+        #expect(try run(r, in: sandbox, ["write", "/tmp/appex-shared"]).1 == "ok")
+        #expect(try run(r, in: sandbox, ["exists", "/tmp/appex-shared"]).1 == "ok")
+        // Still only its view, its uid, its limits.
+        #expect(try run(r, in: sandbox, ["exists", "/root"]).1 == "errno=ENOENT")
+        #expect(try run(r, in: sandbox, ["write", "/usr/appex-probe-test"]).1 == "errno=EROFS")
+        let (uidReport, uid) = try run(r, in: sandbox, ["getuid"])
+        #expect(uid == "ok uid=\(uidReport.uid) gid=\(uidReport.uid) groups=0")
+        #expect(sandbox.isAlive)
+    }
+
+    @Test func theInitIsUnprivilegedAndInvisible() throws {
+        let r = try ProbeRun("init")
+        let sandbox = try makeSandbox(r)
+        defer { sandbox.close() }
+        let status = try String(contentsOfFile: "/proc/\(sandbox.initPID)/status", encoding: .utf8)
+        let fields = Dictionary(uniqueKeysWithValues: status.split(separator: "\n").compactMap { line -> (String, String)? in
+            guard let colon = line.firstIndex(of: ":") else { return nil }
+            return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+        })
+        #expect(fields["Uid"]?.split(separator: "\t").first == "\(ExtensionSandbox.initID)")
+        #expect(fields["NoNewPrivs"] == "1")
+        #expect(fields["CapEff"] == "0000000000000000")
+        #expect(fields["NSpid"]?.split(separator: "\t").last == "1")
+        #expect(try run(r, in: sandbox, ["exists", "/proc/1"]).1 == "errno=ENOENT")
+    }
+
+    @Test func closingTheSandboxEndsWhatRunsInIt() throws {
+        let r = try ProbeRun("close")
+        let sandbox = try makeSandbox(r)
+        let run = ExtensionRun(spec: r.spec(["sleep", "30"]), options: try r.options(), sandbox: sandbox)
+        try run.prepare()
+        let p = try run.launch()
+        let initPID = sandbox.initPID
+        sandbox.close()
+        #expect(kill(p.pid, 0) == -1 && errno == ESRCH, "the extension outlived its sandbox")
+        #expect(kill(initPID, 0) == -1 && errno == ESRCH, "the init is still there")
+        #expect(!sandbox.isAlive)
+        run.cleanup()
+        Fixture.removeParentCgroups()
+    }
+
+    @Test func aSandboxWhoseInitDiedIsAClearError() throws {
+        let r = try ProbeRun("dead")
+        let sandbox = try makeSandbox(r)
+        defer { sandbox.close() }
+        #expect(appex_pidfd_send_signal(sandbox.pidfd, SIGKILL) == 0)
+        var fds = [pollfd(fd: sandbox.pidfd, events: Int16(POLLIN), revents: 0)]
+        #expect(poll(&fds, 1, 5000) == 1)
+        #expect(!sandbox.isAlive)
+        let plan = LaunchPlan(executable: "/var/appex/bundle/probe", arguments: ["probe", "pid"], environment: [])
+        #expect {
+            _ = try sandbox.launch(plan)
+        } throws: { e in
+            (e as? LaunchError)?.what.hasSuffix("(the sandbox init has exited)") == true
+        }
+    }
+}
