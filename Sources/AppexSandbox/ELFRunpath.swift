@@ -1,42 +1,57 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Reads `DT_RUNPATH`/`DT_RPATH` from a 64-bit little-endian ELF executable.
 ///
 /// A Swift extension finds its runtime through its RUNPATH (`/opt/swift/usr/lib/swift/linux`
 /// on toolchain installs), outside the policy's system paths; the view mounts those
 /// directories read-only so the extension can start. `$ORIGIN` entries point into the
 /// bundle, which is mounted anyway, and are skipped.
+///
+/// Only the parts it needs are read (header, program headers, dynamic section, the strings):
+/// executables are megabytes, and this runs whenever a sandbox is built.
 enum ELFRunpath {
     static func directories(ofExecutable path: String) -> [String] {
-        guard let bytes = try? Sys.readFile(path) else { return [] }
-        return parse(bytes)
+        guard let fd = try? Sys.open(path, O_RDONLY) else { return [] }
+        defer { Sys.close(fd) }
+        return parse { offset, count in
+            guard offset >= 0, count > 0 else { return [] }
+            var buf = [UInt8](repeating: 0, count: count)
+            let n = buf.withUnsafeMutableBytes { pread(fd, $0.baseAddress, count, off_t(offset)) }
+            return n > 0 ? Array(buf.prefix(n)) : []
+        }
     }
 
+    /// The same, from a whole file in memory.
     static func parse(_ b: [UInt8]) -> [String] {
-        guard b.count > 64, b[0] == 0x7f, b[1] == 0x45, b[2] == 0x4c, b[3] == 0x46,
-              b[4] == 2 /* 64-bit */, b[5] == 1 /* little-endian */ else { return [] }
-        func u16(_ o: Int) -> Int { o + 2 <= b.count ? Int(b[o]) | Int(b[o + 1]) << 8 : 0 }
-        func u64(_ o: Int) -> Int {
-            guard o >= 0, o + 8 <= b.count else { return 0 }
-            var v: UInt64 = 0
-            for i in 0..<8 { v |= UInt64(b[o + i]) << (8 * UInt64(i)) }
-            return v > UInt64(Int.max) ? 0 : Int(v)
-        }
-        let phoff = u64(32), phentsize = u16(54), phnum = u16(56)
+        parse { o, c in o >= 0 && o < b.count && c > 0 ? Array(b[o..<min(b.count, o + c)]) : [] }
+    }
+
+    /// `read(offset, count)` returns up to `count` bytes at `offset` (fewer at the end).
+    static func parse(read: (Int, Int) -> [UInt8]) -> [String] {
+        let h = read(0, 64)
+        guard h.count == 64, h[0] == 0x7f, h[1] == 0x45, h[2] == 0x4c, h[3] == 0x46,
+              h[4] == 2 /* 64-bit */, h[5] == 1 /* little-endian */ else { return [] }
+        let phoff = u64(h, 32), phentsize = u16(h, 54), phnum = u16(h, 56)
         guard phentsize >= 56, phnum < 256 else { return [] }
+        let phs = read(phoff, phnum * phentsize)
+        guard phs.count == phnum * phentsize else { return [] }
         var loads: [(vaddr: Int, offset: Int, size: Int)] = []
         var dynamic: (offset: Int, size: Int)?
         for i in 0..<phnum {
-            let ph = phoff + i * phentsize
-            guard ph + 56 <= b.count else { return [] }
-            let type = Int(b[ph]) | Int(b[ph + 1]) << 8 | Int(b[ph + 2]) << 16 | Int(b[ph + 3]) << 24
-            if type == 1 { loads.append((u64(ph + 16), u64(ph + 8), u64(ph + 32))) }  // PT_LOAD
-            if type == 2 { dynamic = (u64(ph + 8), u64(ph + 32)) }  // PT_DYNAMIC
+            let ph = i * phentsize
+            let type = u32(phs, ph)
+            if type == 1 { loads.append((u64(phs, ph + 16), u64(phs, ph + 8), u64(phs, ph + 32))) }  // PT_LOAD
+            if type == 2 { dynamic = (u64(phs, ph + 8), u64(phs, ph + 32)) }  // PT_DYNAMIC
         }
         guard let dyn = dynamic else { return [] }
+        let entries = read(dyn.offset, min(dyn.size, 1 << 16))
         var strtabAddr = 0
         var runpathOffsets: [Int] = []
-        var o = dyn.offset
-        while o + 16 <= min(b.count, dyn.offset + dyn.size) {
-            let tag = u64(o), val = u64(o + 8)
+        var o = 0
+        while o + 16 <= entries.count {
+            let tag = u64(entries, o), val = u64(entries, o + 8)
             if tag == 0 { break }
             if tag == 5 { strtabAddr = val }  // DT_STRTAB
             if tag == 29 || tag == 15 { runpathOffsets.append(val) }  // DT_RUNPATH, DT_RPATH
@@ -47,15 +62,22 @@ enum ELFRunpath {
         let strtab = strtabAddr - seg.vaddr + seg.offset
         var out: [String] = []
         for off in runpathOffsets {
-            let start = strtab + off
-            guard start >= 0, start < b.count else { continue }
-            var end = start
-            while end < b.count, b[end] != 0 { end += 1 }
-            for dir in String(decoding: b[start..<end], as: UTF8.self).split(separator: ":") {
+            let bytes = read(strtab + off, 4096)
+            let value = bytes.prefix { $0 != 0 }
+            for dir in String(decoding: value, as: UTF8.self).split(separator: ":") {
                 let d = String(dir)
                 if d.hasPrefix("/"), !d.contains("$"), !out.contains(d) { out.append(d) }
             }
         }
         return out
+    }
+
+    private static func u16(_ b: [UInt8], _ o: Int) -> Int { o >= 0 && o + 2 <= b.count ? Int(b[o]) | Int(b[o + 1]) << 8 : 0 }
+    private static func u32(_ b: [UInt8], _ o: Int) -> Int { o >= 0 && o + 4 <= b.count ? u16(b, o) | u16(b, o + 2) << 16 : 0 }
+    private static func u64(_ b: [UInt8], _ o: Int) -> Int {
+        guard o >= 0, o + 8 <= b.count else { return 0 }
+        var v: UInt64 = 0
+        for i in 0..<8 { v |= UInt64(b[o + i]) << (8 * UInt64(i)) }
+        return v > UInt64(Int.max) ? 0 : Int(v)
     }
 }

@@ -90,8 +90,13 @@ import Glibc
 
     @Test func runpathOfASwiftExecutable() throws {
         // The test runner is a Swift executable; its RUNPATH names absolute directories.
-        let dirs = ELFRunpath.directories(ofExecutable: CommandLine.arguments[0])
+        let exe = CommandLine.arguments[0]
+        let dirs = ELFRunpath.directories(ofExecutable: exe)
         #expect(dirs.allSatisfy { $0.hasPrefix("/") })
+        #expect(dirs.contains { access($0 + "/libswiftCore.so", F_OK) == 0 },
+                "no RUNPATH entry holds the Swift runtime: \(dirs)")
+        // Reading only the parts it needs finds what parsing the whole file finds.
+        #expect(ELFRunpath.parse(try Sys.readFile(exe)) == dirs)
         #expect(ELFRunpath.parse([1, 2, 3]).isEmpty)
     }
 }
