@@ -121,7 +121,8 @@ struct RunCommand: ParsableCommand {
         lines.append("  peak memory: \(r.peakMemoryBytes.map(mib) ?? "unknown")\(limit)")
         let p = r.phases
         func us(_ k: String) -> String { p[k].map { "\($0) µs" } ?? "-" }
-        lines.append("  launch: clone \(us("clone")), sandbox \(us("sandbox")), exec \(us("exec")) = \(us("launch")); prepare \(us("prepare")), run \(us("run"))")
+        let view = p["view"].map { _ in " (building its sandbox \(us("view")))" } ?? ""
+        lines.append("  launch: clone \(us("clone")), sandbox \(us("sandbox")), exec \(us("exec")) = \(us("launch")); prepare \(us("prepare"))\(view), run \(us("run"))")
         if !r.deniedSyscalls.isEmpty {
             lines.append("  denied: " + r.deniedSyscalls.map { "\($0.syscall) ×\($0.count)" }.joined(separator: ", "))
         }
