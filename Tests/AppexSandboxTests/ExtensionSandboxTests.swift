@@ -99,3 +99,26 @@ struct ExtensionSandboxTests {
         }
     }
 }
+
+/// Finding the init, and a clear error when it is not there.
+@Suite struct SandboxInitLocatorTests {
+    @Test func theBuiltInitIsFound() throws {
+        let path = try SandboxInitLocator.path()
+        #expect(path.hasSuffix("/appex-sandbox-init"))
+        #expect(access(path, X_OK) == 0)
+    }
+
+    @Test(.enabled(if: Fixture.isRoot, "needs root"))
+    func aMissingInitIsNamed() throws {
+        let r = try ProbeRun("noinit")
+        let store = ContainerStore(stateRoot: r.state)
+        let container = try store.prepare(bundleIdentifier: r.id)
+        #expect {
+            _ = try ExtensionSandbox.create(spec: r.spec([]), container: container, store: store,
+                                            initExecutable: "/nonexistent/appex-sandbox-init")
+        } throws: { e in
+            let s = String(describing: e)
+            return s.contains("ENOENT") && s.contains("/nonexistent/appex-sandbox-init")
+        }
+    }
+}
