@@ -31,5 +31,8 @@ step "run the share extension in its sandbox (twice: its container persists)"
 echo "-- its log (the extension's own stdout/stderr):"
 tail -n 4 "$state/logs/dev.appex.examples.host.share.log" 2>/dev/null || true
 
+step "launch the share extension 3 times into one sandbox, as a supervisor does (later launches only enter it)"
+"$appex" run --launches 3 --state-dir "$state" "$app/PlugIns/Share.appex" | grep -E '^  launch:'
+
 step "run the balloon widget: it grows until the kernel stops it at its limit"
 "$appex" run --json --state-dir "$state" "$app/PlugIns/Balloon.appex" -- 4 512 || true

@@ -90,7 +90,7 @@ public final class ExtensionSandbox: Sendable {
     /// The init's pidfd (-1 once closed). Owned by the sandbox.
     public var pidfd: Int32 { state.withLock { $0.pidfd } }
 
-    /// Whether the init is still running (a launch into a dead sandbox fails with ENOMEM).
+    /// Whether the init is still running (a launch into a dead sandbox fails, saying so).
     public var isAlive: Bool {
         state.withLock { st in
             guard st.pidfd >= 0 else { return false }

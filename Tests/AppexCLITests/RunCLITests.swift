@@ -93,3 +93,23 @@ struct RunCLITests {
         return line.split(separator: "\t").dropFirst().first.flatMap { Int($0) }
     }
 }
+
+extension RunCLITests {
+    @Test func repeatedLaunchesEnterOneSandbox() throws {
+        let state = try makeStateDirectory()
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let r = try AppexBinary.run(["run", "--json", "--launches", "3", "--state-dir", state,
+                                     "--extension-point", "com.apple.share-services", Self.probe, "--", "pid"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let reports = try #require(try r.json() as? [[String: Any]])
+        #expect(reports.count == 3)
+        #expect(reports.allSatisfy { $0["exitStatus"] as? Int == 0 })
+        // Only the first built the sandbox; each had its own cgroup.
+        let phases = reports.compactMap { $0["phases"] as? [String: Int] }
+        #expect(phases.map { $0["view"] != nil } == [true, false, false])
+        #expect(Set(reports.compactMap { $0["cgroup"] as? String }).count == 3)
+        // One pid namespace: the probe was pid 2, 3 and 4 after the init.
+        let log = try String(contentsOfFile: reports[0]["logPath"] as? String ?? "", encoding: .utf8)
+        #expect(log.split(separator: "\n").filter { $0.hasPrefix("ok pid=") } == ["ok pid=2", "ok pid=3", "ok pid=4"])
+    }
+}
