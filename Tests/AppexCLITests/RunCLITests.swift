@@ -10,6 +10,12 @@ import Glibc
 struct RunCLITests {
     static let probe = URL(fileURLWithPath: AppexBinary.path).deletingLastPathComponent().appendingPathComponent("appex-probe").path
 
+    /// `appex run` creates its parent cgroup (`appex`) and leaves it for the next run; the
+    /// tests remove it when empty (rmdir refuses a parent that is still in use).
+    func removeParentCgroup() {
+        try? CgroupManager.detect(parentName: "appex").removeParent()
+    }
+
     func makeStateDirectory() throws -> String {
         var template = Array((NSTemporaryDirectory() + "appex-cli-run-XXXXXX").utf8CString)
         guard let p = mkdtemp(&template) else { throw POSIXError(.EIO) }
@@ -18,7 +24,10 @@ struct RunCLITests {
 
     @Test func jsonReportsExitPhasesAndMemoryButNotTheExtensionsOutput() throws {
         let state = try makeStateDirectory()
-        defer { try? FileManager.default.removeItem(atPath: state) }
+        defer {
+            try? FileManager.default.removeItem(atPath: state)
+            removeParentCgroup()
+        }
         let r = try AppexBinary.run(["run", "--json", "--state-dir", state,
                                      "--extension-point", "com.apple.share-services", Self.probe, "--", "pid"])
         #expect(r.status == 0, "\(r.stderr)")
@@ -41,7 +50,10 @@ struct RunCLITests {
     /// kill `appex run` and its extension goes with it.
     @Test func killedSupervisorTakesItsExtensionWithIt() throws {
         let state = try makeStateDirectory()
-        defer { try? FileManager.default.removeItem(atPath: state) }
+        defer {
+            try? FileManager.default.removeItem(atPath: state)
+            removeParentCgroup()
+        }
         let appex = Process()
         appex.executableURL = URL(fileURLWithPath: AppexBinary.path)
         appex.arguments = ["run", "--state-dir", state, "--extension-point", "com.apple.share-services",
@@ -50,16 +62,18 @@ struct RunCLITests {
         appex.standardError = FileHandle.nullDevice
         try appex.run()
 
-        // The extension: appex's child that is not the init (uid 65534).
+        // The extension: appex's child running as an extension uid (the init is 65534). Its uid
+        // switch comes after it joined its cgroup, so the cgroup is known from then on.
         var extensionPID: Int32?
         for _ in 0..<200 where extensionPID == nil {
             usleep(25_000)
-            extensionPID = children(of: appex.processIdentifier).first { uid(of: $0).map { $0 != 65534 } ?? false }
+            extensionPID = children(of: appex.processIdentifier).first { uid(of: $0).map { $0 >= 200_000 } ?? false }
         }
         let pid = try #require(extensionPID, "no extension process appeared")
         let cgroupName = try String(contentsOfFile: "/proc/\(pid)/cgroup", encoding: .utf8)
             .split(separator: "\n").first { $0.contains(":memory:/appex/") }
             .map { String($0.split(separator: "/").last!) }
+        #expect(cgroupName != nil, "the extension is in no appex memory cgroup")
 
         kill(appex.processIdentifier, SIGKILL)
         appex.waitUntilExit()
@@ -70,12 +84,16 @@ struct RunCLITests {
         }
         #expect(gone, "the extension outlived its supervisor")
 
-        // A dead supervisor cannot remove its cgroup; the next start would. Do it here.
-        if let cgroupName, let manager = try? CgroupManager.detect(parentName: "appex"),
-           let cg = try manager.existing(name: cgroupName) {
-            try cg.killAll()
-            try cg.remove()
-            try? manager.removeParent()
+        // A dead supervisor cannot remove its cgroups; the next start would. Do it here: every
+        // cgroup named after that appex process (<bundle id>-<pid>-<n>).
+        let manager = try CgroupManager.detect(parentName: "appex")
+        let mine = try manager.list().filter { $0 == cgroupName || $0.contains("-\(appex.processIdentifier)-") }
+        #expect(!mine.isEmpty)
+        for name in mine {
+            if let cg = try manager.existing(name: name) {
+                try cg.killAll()
+                try cg.remove()
+            }
         }
     }
 
@@ -97,7 +115,10 @@ struct RunCLITests {
 extension RunCLITests {
     @Test func repeatedLaunchesEnterOneSandbox() throws {
         let state = try makeStateDirectory()
-        defer { try? FileManager.default.removeItem(atPath: state) }
+        defer {
+            try? FileManager.default.removeItem(atPath: state)
+            removeParentCgroup()
+        }
         let r = try AppexBinary.run(["run", "--json", "--launches", "3", "--state-dir", state,
                                      "--extension-point", "com.apple.share-services", Self.probe, "--", "pid"])
         #expect(r.status == 0, "\(r.stderr)")
