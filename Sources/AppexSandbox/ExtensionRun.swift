@@ -80,7 +80,6 @@ public final class ExtensionRun {
     /// The namespaces and view the extension runs in: given, or built (and closed) by this run.
     public private(set) var sandbox: ExtensionSandbox?
     private let ownsSandbox: Bool
-    private var viewNanos: UInt64?
     private var joinFDs: [Int32] = []
     private var logFD: Int32 = -1
     private var oomBaseline = 0
@@ -103,9 +102,10 @@ public final class ExtensionRun {
 
     deinit { cleanup() }
 
-    /// Runs the extension to completion and reports.
-    public static func run(_ spec: SandboxSpec, options: RunOptions = RunOptions()) throws -> RunReport {
-        let run = ExtensionRun(spec: spec, options: options)
+    /// Runs the extension to completion and reports; `sandbox` as in `init`.
+    public static func run(_ spec: SandboxSpec, options: RunOptions = RunOptions(),
+                           sandbox: ExtensionSandbox? = nil) throws -> RunReport {
+        let run = ExtensionRun(spec: spec, options: options, sandbox: sandbox)
         defer { run.cleanup() }
         try run.prepare()
         try run.launch()
@@ -123,10 +123,8 @@ public final class ExtensionRun {
         let seccomp = spec.syscallRules.isEmpty ? nil : try SeccompCompiler.compile(spec.syscallRules)
         let executable = try FilesystemView.executablePath(for: spec)
         if sandbox == nil {
-            let t = Sys.monotonicNanos()
             sandbox = try ExtensionSandbox.create(spec: spec, container: container, store: store,
                                                   isolateNetwork: options.isolateNetwork)
-            viewNanos = Sys.monotonicNanos() - t
         }
 
         let manager = try options.cgroups ?? CgroupManager.detect(parentName: "appex")
@@ -253,7 +251,7 @@ public final class ExtensionRun {
 
         var phases = process.phases.microseconds
         phases["prepare"] = Int64(prepareNanos / 1000)
-        if let viewNanos { phases["view"] = Int64(viewNanos / 1000) }
+        if ownsSandbox, let sandbox { phases["view"] = Int64(sandbox.buildNanos / 1000) }
         phases["run"] = Int64((exitedAt - launchedAt) / 1000)
         return RunReport(bundleIdentifier: spec.bundleIdentifier, pid: process.pid, uid: container.uid,
                          exitStatus: exitStatus, signal: signal, killReason: reason?.rawValue,

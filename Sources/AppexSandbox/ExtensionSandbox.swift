@@ -26,8 +26,8 @@ public final class ExtensionSandbox: Sendable {
     public let namespaces: LaunchPlan.Namespaces
     /// The init, in the supervisor's pid namespace.
     public let initPID: Int32
-    /// Where the build went: clone, view (the sandbox phase), exec of the init.
-    public let phases: LaunchPhases
+    /// How long `create` took: the view's operations, namespaces, mounts, exec of the init.
+    public let buildNanos: UInt64
     /// The init's pidfd and the write end of its stdin (-1 once closed), and copies of the
     /// pidfds of processes launched into the sandbox that may not have been reaped yet.
     private let state: Protected<(pidfd: Int32, lifeline: Int32, launched: [Int32])>
@@ -41,6 +41,7 @@ public final class ExtensionSandbox: Sendable {
     public static func create(spec: SandboxSpec, container: Container, store: ContainerStore,
                               isolateNetwork: Bool = true,
                               initExecutable: String? = nil) throws -> ExtensionSandbox {
+        let start = Sys.monotonicNanos()
         let mounts = try FilesystemView.operations(for: spec, container: container)
         let initPath = try initExecutable ?? SandboxInitLocator.path()
         // O_PATH (not exported to Swift by Glibc): enough for execveat, opens nothing for reading.
@@ -75,14 +76,14 @@ public final class ExtensionSandbox: Sendable {
             throw error
         }
         return ExtensionSandbox(namespaces: namespaces.subtracting(.pid), pid: p.pid, pidfd: p.pidfd,
-                                lifeline: pipeFDs[1], phases: p.phases)
+                                lifeline: pipeFDs[1], buildNanos: Sys.monotonicNanos() - start)
     }
 
-    private init(namespaces: LaunchPlan.Namespaces, pid: Int32, pidfd: Int32, lifeline: Int32, phases: LaunchPhases) {
+    private init(namespaces: LaunchPlan.Namespaces, pid: Int32, pidfd: Int32, lifeline: Int32, buildNanos: UInt64) {
         self.namespaces = namespaces
         self.initPID = pid
         self.state = Protected((pidfd, lifeline, []))
-        self.phases = phases
+        self.buildNanos = buildNanos
     }
 
     deinit { close() }
@@ -99,8 +100,8 @@ public final class ExtensionSandbox: Sendable {
         }
     }
 
-    /// Launches `plan` inside the sandbox: it enters the namespaces instead of building a
-    /// view (its view fields are ignored). The caller owns the returned pidfd and reaps the
+    /// Launches `plan` inside the sandbox: it enters the namespaces instead of making them
+    /// (the launcher ignores the plan's view and host name). The caller owns the returned pidfd and reaps the
     /// process; the sandbox keeps a copy so `close()` can reap it if the caller has not.
     public func launch(_ plan: LaunchPlan) throws -> LaunchedProcess {
         try state.withLock { st in
@@ -114,9 +115,6 @@ public final class ExtensionSandbox: Sendable {
             var plan = plan
             plan.enterSandboxPIDFD = st.pidfd
             plan.namespaces = namespaces
-            plan.rootDirectory = nil
-            plan.mounts = []
-            plan.hostname = nil
             let p = try Launcher.launch(plan)
             let copy = fcntl(p.pidfd, F_DUPFD_CLOEXEC, 3)
             if copy >= 0 { st.launched.append(copy) }
@@ -126,9 +124,8 @@ public final class ExtensionSandbox: Sendable {
 
     /// Whether the process behind `pidfd` has been reaped (by anyone).
     private static func isReaped(_ pidfd: Int32) -> Bool {
-        var info = siginfo_t()
-        let r = waitid(idtype_t(rawValue: 3) /* P_PIDFD */, id_t(pidfd), &info, WEXITED | WNOHANG | WNOWAIT)
-        return r < 0 && errno == ECHILD
+        var code: Int32 = 0, status: Int32 = 0
+        return appex_wait_pidfd(pidfd, WNOHANG | WNOWAIT, &code, &status) < 0 && errno == ECHILD
     }
 
     /// Ends what runs in the sandbox and its init, and reaps them. Idempotent.

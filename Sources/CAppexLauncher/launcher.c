@@ -181,14 +181,15 @@ static int child_main(void *arg) {
         if (nsflags && syscall(SYS_setns, p->enter_pidfd, nsflags) < 0) fail(c, APPEX_STEP_ENTER_SANDBOX, 0, errno);
     }
 
-    // UTS name (new UTS namespace only).
+    // UTS name (new UTS namespace only; an entered sandbox has its own already).
     if (p->hostname && (p->namespaces & APPEX_NS_UTS) && p->enter_pidfd < 0) {
         if (syscall(SYS_sethostname, p->hostname, strlen(p->hostname)) < 0)
             fail(c, APPEX_STEP_HOSTNAME, 0, errno);
     }
 
-    // 3. Filesystem view: private propagation, tmpfs root, ops, pivot_root.
-    if (p->root) {
+    // 3. Filesystem view: private propagation, tmpfs root, ops, pivot_root (an entered
+    //    sandbox has its view already).
+    if (p->root && p->enter_pidfd < 0) {
         // Modes in the plan are exact: no umask while building the view.
         long old_umask = syscall(SYS_umask, 0);
         if (syscall(SYS_mount, NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)

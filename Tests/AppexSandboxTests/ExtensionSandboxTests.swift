@@ -18,14 +18,7 @@ struct ExtensionSandboxTests {
     }
 
     func run(_ r: ProbeRun, in sandbox: ExtensionSandbox, _ args: [String]) throws -> (RunReport, String) {
-        let report: RunReport
-        do {
-            let run = ExtensionRun(spec: r.spec(args), options: try r.options(), sandbox: sandbox)
-            defer { run.cleanup() }
-            try run.prepare()
-            try run.launch()
-            report = try run.wait()
-        }
+        let report = try ExtensionRun.run(r.spec(args), options: r.options(), sandbox: sandbox)
         #expect(try !Fixture.cgroups().list().contains(report.cgroup), "cgroup \(report.cgroup) left behind")
         return (report, r.lastLine())
     }

@@ -140,7 +140,8 @@ typedef struct appex_plan {
     // its init (appex-sandbox-init). The parent switches its pid_ns_for_children to the
     // init's pid namespace around the clone (so the child is created in it, and is still
     // the parent's child to wait for); the child then setns(pidfd) into the `namespaces`
-    // the sandbox owns (mount, ipc, uts, net; pid is ignored). `root` must be NULL.
+    // the sandbox owns (mount, ipc, uts, net; pid is ignored). `root`, `ops` and
+    // `hostname` are ignored: the sandbox has its view and name already.
     // -1: none.
     int32_t enter_pidfd;
     // Exec this descriptor (execveat AT_EMPTY_PATH) instead of `path`: how the sandbox
