@@ -116,9 +116,12 @@ public enum BundleValidator {
     }
 
     /// Checks of a bundle on disk: the plist checks, then files, containment and entitlements.
-    public static func validate(bundle: ExtensionBundle, extraExtensionPoints: Set<String> = []) -> [Finding] {
+    /// `systemPaths`: the host directories the extension's policy shows read-only; an absolute
+    /// RUNPATH entry outside them is an error.
+    public static func validate(bundle: ExtensionBundle, extraExtensionPoints: Set<String> = [],
+                                systemPaths: [String] = RunpathCheck.defaultSystemPaths) -> [Finding] {
         var out = validate(info: bundle.info, extraExtensionPoints: extraExtensionPoints)
-        out += validateExecutable(bundle)
+        out += validateExecutable(bundle, systemPaths: systemPaths)
         if let appID = bundle.containingAppIdentifier, let id = bundle.info.bundleIdentifier,
            BuildVariables.references(in: id).isEmpty, !id.hasPrefix(appID + ".") {
             out.append(.error("bundle.identifier-prefix", at: PlistKeyPath.root.appending("CFBundleIdentifier"),
@@ -128,26 +131,39 @@ public enum BundleValidator {
         return out
     }
 
-    static func validateExecutable(_ bundle: ExtensionBundle) -> [Finding] {
+    /// The executable, opened beneath the bundle without following links (a link to a host
+    /// file, or a FIFO that would hang the reader, is refused); everything after reads that fd.
+    static func validateExecutable(_ bundle: ExtensionBundle, systemPaths: [String]) -> [Finding] {
         let keyPath = PlistKeyPath.root.appending("CFBundleExecutable")
         guard let name = bundle.info.executable, BuildVariables.references(in: name).isEmpty,
-              let path = bundle.executablePath else { return [] }  // reported by the plist checks
-        var isDir: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else {
+              bundle.executablePath != nil else { return [] }  // reported by the plist checks
+        let file: BundleFileAccess.OpenFile
+        do {
+            file = try BundleFileAccess.openRegularFile(named: name, in: bundle.path)
+        } catch .missing {
             return [.error("executable.missing", at: keyPath, "\"\(name)\" does not exist in the bundle")]
-        }
-        if isDir.boolValue {
+        } catch .notRegularFile(kind: "directory") {
             return [.error("executable.not-a-file", at: keyPath, "\"\(name)\" is a directory")]
+        } catch {
+            return [.error("executable.not-a-file", at: keyPath, "\"\(name)\" \(error)")]
         }
+        defer { close(file.fd) }
         var out: [Finding] = []
-        if access(path, X_OK) != 0 {
+        if !file.isExecutable {
             out.append(.error("executable.not-executable", at: keyPath, "\"\(name)\" is not executable (chmod +x)"))
         }
-        if ELFHeader.isMachO(path: path) {
+        let head = BundleFileAccess.prefix(file, count: 20)
+        if ELFHeader.isMachO(head) {
             out.append(.error("executable.architecture", at: keyPath, "\"\(name)\" is a Mach-O binary, built for Apple platforms, not Linux"))
-        } else if let elf = ELFHeader.read(path: path), elf.machine != ELFHeader.hostMachine {
-            out.append(.error("executable.architecture", at: keyPath,
-                              "\"\(name)\" is built for \(ELFHeader.machineName(elf.machine)); this machine is \(ELFHeader.machineName(ELFHeader.hostMachine))"))
+        } else if let elf = ELFHeader.parse(head) {
+            if elf.machine != ELFHeader.hostMachine {
+                out.append(.error("executable.architecture", at: keyPath,
+                                  "\"\(name)\" is built for \(ELFHeader.machineName(elf.machine)); this machine is \(ELFHeader.machineName(ELFHeader.hostMachine))"))
+            }
+            for entry in RunpathCheck.refused(ELFRunpath.entries(fd: file.fd), systemPaths: systemPaths) {
+                out.append(.error("executable.runpath", at: keyPath,
+                                  "\"\(name)\" has RUNPATH entry \"\(entry)\", outside the bundle and the policy's system paths (\(systemPaths.joined(separator: ", "))); the sandbox would not show it. Use $ORIGIN-relative entries or link statically"))
+            }
         }
         return out
     }

@@ -37,14 +37,6 @@ public struct ELFHeader: Sendable, Equatable {
         }
     }
 
-    /// Reads the header, or returns nil when the file is not ELF (a script, a Mach-O binary).
-    public static func read(path: String) -> ELFHeader? {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
-        defer { try? handle.close() }
-        guard let bytes = try? handle.read(upToCount: 20), bytes.count == 20 else { return nil }
-        return parse(Array(bytes))
-    }
-
     public static func parse(_ b: [UInt8]) -> ELFHeader? {
         guard b.count >= 20, b[0] == 0x7F, b[1] == 0x45, b[2] == 0x4C, b[3] == 0x46 else { return nil }
         let little = b[5] == 1
@@ -52,12 +44,10 @@ public struct ELFHeader: Sendable, Equatable {
         return ELFHeader(is64Bit: b[4] == 2, littleEndian: little, machine: machine)
     }
 
-    /// Mach-O magic numbers: a macOS/iOS binary copied over as-is.
-    public static func isMachO(path: String) -> Bool {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
-        defer { try? handle.close() }
-        guard let bytes = try? handle.read(upToCount: 4), bytes.count == 4 else { return false }
-        let magic = [UInt8](bytes)
+    /// Mach-O magic numbers (from the file's first bytes): a macOS/iOS binary copied over as-is.
+    public static func isMachO(_ bytes: [UInt8]) -> Bool {
+        guard bytes.count >= 4 else { return false }
+        let magic = Array(bytes.prefix(4))
         let known: [[UInt8]] = [[0xFE, 0xED, 0xFA, 0xCE], [0xFE, 0xED, 0xFA, 0xCF], [0xCE, 0xFA, 0xED, 0xFE],
                                 [0xCF, 0xFA, 0xED, 0xFE], [0xCA, 0xFE, 0xBA, 0xBE]]
         return known.contains(magic)

@@ -23,20 +23,20 @@ public enum PropertyListFile {
     /// Property lists larger than this are refused before parsing: Info.plists are kilobytes.
     public static let maximumSize = 4 << 20
 
+    /// Reads the file without following a symbolic link in its last component and without
+    /// blocking on a FIFO: a hostile bundle's `Info.plist` may be either.
     public static func readDictionary(at path: String) throws -> [String: PlistValue] {
-        let data: Data
+        let bytes: [UInt8]
         do {
-            let attributes = try FileManager.default.attributesOfItem(atPath: path)
-            if let size = attributes[.size] as? NSNumber, size.intValue > maximumSize {
-                throw PropertyListFileError.unreadable(path: path, reason: "larger than \(maximumSize) bytes")
-            }
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch let error as PropertyListFileError {
-            throw error
+            let file = try BundleFileAccess.openRegularFile(path: path)
+            defer { close(file.fd) }
+            bytes = try BundleFileAccess.readAll(file, limit: maximumSize)
+        } catch .tooLarge {
+            throw PropertyListFileError.unreadable(path: path, reason: "larger than \(maximumSize) bytes")
         } catch {
-            throw PropertyListFileError.unreadable(path: path, reason: (error as NSError).localizedDescription)
+            throw PropertyListFileError.unreadable(path: path, reason: "\(error)")
         }
-        return try parseDictionary(data, path: path)
+        return try parseDictionary(Data(bytes), path: path)
     }
 
     /// Reads `path` and substitutes Xcode build settings in every string (see `BuildVariables`).

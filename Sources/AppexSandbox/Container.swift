@@ -29,7 +29,7 @@ public struct GroupDirectory: Sendable, Equatable {
 /// <state>/containers/             root 0711
 /// <state>/containers/<id>/        <uid> 0700: Documents/ Library/Caches/ tmp/
 /// <state>/groups/<group>/         root:<group gid> 02770
-/// <state>/logs/<id>.log           the extension's stdout and stderr
+/// <state>/logs/<id>.log[.1]       the extension's stdout and stderr, copied by Appex, rotated
 /// <state>/rootfs/                 empty; each launch mounts its view's tmpfs here, privately
 /// ```
 ///
@@ -99,18 +99,13 @@ public struct ContainerStore: Sendable {
                          uid: uid, gid: uid, groups: groups)
     }
 
-    /// Opens the extension's log for appending (created 0640).
-    public func openLog(for bundleIdentifier: String) throws -> Int32 {
+    /// The extension's log (created 0640), written only by Appex: see `ExtensionLog`.
+    public func openLog(for bundleIdentifier: String, limit: Int = ExtensionLog.defaultLimit) throws -> ExtensionLog {
         try Self.validate(identifier: bundleIdentifier)
         let root = try openStateRoot()
         defer { Sys.close(root) }
         let logs = try Self.directory(beneath: root, "logs", mode: 0o700, owner: (0, 0))
-        defer { Sys.close(logs) }
-        let fd = appex_openat2(logs, bundleIdentifier + ".log",
-                               UInt64(O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC), 0o640,
-                               Self.resolveBeneath)
-        if fd < 0 { throw Sys.fail("open log", logPath(for: bundleIdentifier)) }
-        return fd
+        return try ExtensionLog(logsFD: logs, bundleIdentifier: bundleIdentifier, limit: limit)
     }
 
     /// Removes a container and everything in it (for `appex uninstall` and tests).
@@ -127,7 +122,31 @@ public struct ContainerStore: Sendable {
     }
 
     /// mkdir + open beneath `dir` without following symlinks, then enforce owner and mode.
+    /// `name` may have several components (`Library/Caches`): each is made and opened beneath
+    /// the one before, so a component an extension replaced with a symlink stops the walk
+    /// (ELOOP) before root creates, chowns or chmods anything outside the container.
+    /// Intermediate components get the same owner and mode.
     static func directory(beneath dir: Int32, _ name: String, mode: mode_t, owner: (UInt32, UInt32)) throws -> Int32 {
+        let parts = name.split(separator: "/").map(String.init)
+        guard !parts.isEmpty, !parts.contains(".."), !parts.contains(".") else {
+            throw SandboxError("mkdir", path: name, errno: .invalidArgument, message: "not a relative path of plain names")
+        }
+        var current = dir
+        var owned = false
+        defer { if owned { Sys.close(current) } }
+        for part in parts {
+            let next = try component(beneath: current, part, mode: mode, owner: owner)
+            if owned { Sys.close(current) }
+            current = next
+            owned = true
+        }
+        owned = false
+        return current
+    }
+
+    /// One directory entry: made with `mkdirat` (which never follows a final symlink), opened
+    /// with `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)`, then owner and mode set on the fd.
+    private static func component(beneath dir: Int32, _ name: String, mode: mode_t, owner: (UInt32, UInt32)) throws -> Int32 {
         let made = mkdirat(dir, name, mode) == 0
         if !made && errno != EEXIST { throw Sys.fail("mkdir", name) }
         let fd = appex_openat2(dir, name, UInt64(O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW), 0, resolveBeneath)
@@ -144,23 +163,53 @@ public struct ContainerStore: Sendable {
         return fd
     }
 
-    /// rm -r without following symlinks.
+    /// rm -r without following symlinks: the tree is walked through directory descriptors
+    /// (`openat(O_NOFOLLOW | O_DIRECTORY)`, `unlinkat`), so a symlink or a rename planted
+    /// inside it while it is removed cannot send the removal outside it. A symlink is removed
+    /// as a link. `path` itself is named by Appex (a container, a test directory).
     static func removeTree(_ path: String) throws {
-        guard let st = Sys.lstat(path) else { return }
-        if Sys.isDirectory(st) {
-            guard let d = opendir(path) else { throw Sys.fail("opendir", path) }
-            var names: [String] = []
-            while let e = readdir(d) {
-                let name = withUnsafeBytes(of: e.pointee.d_name) { raw in
-                    String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-                }
-                if name != "." && name != ".." { names.append(name) }
-            }
-            closedir(d)
-            for n in names { try removeTree(path + "/" + n) }
-            if rmdir(path) != 0 { throw Sys.fail("rmdir", path) }
-        } else if unlink(path) != 0 {
-            throw Sys.fail("unlink", path)
+        var trimmed = path
+        while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed.removeLast() }
+        guard let slash = trimmed.lastIndex(of: "/") else {
+            throw SandboxError("remove", path: path, errno: .invalidArgument, message: "not an absolute path")
         }
+        let parentPath = slash == trimmed.startIndex ? "/" : String(trimmed[..<slash])
+        let name = String(trimmed[trimmed.index(after: slash)...])
+        guard !name.isEmpty, name != ".", name != ".." else {
+            throw SandboxError("remove", path: path, errno: .invalidArgument)
+        }
+        let parent: Int32
+        do { parent = try Sys.open(parentPath, O_RDONLY | O_DIRECTORY) } catch let e as SandboxError where e.errno == .noSuchFileOrDirectory {
+            return
+        }
+        defer { Sys.close(parent) }
+        try removeEntry(name, in: parent, display: path, depth: 0)
+    }
+
+    /// Removes `name` in `dir`: a directory's contents first (beneath its own descriptor).
+    private static func removeEntry(_ name: String, in dir: Int32, display: String, depth: Int) throws {
+        if unlinkat(dir, name, 0) == 0 { return }
+        switch errno {
+        case ENOENT: return
+        case EISDIR, EPERM: break  // a directory (Linux answers EISDIR; POSIX allows EPERM)
+        default: throw Sys.fail("unlink", display)
+        }
+        guard depth < 256 else { throw SandboxError("remove", path: display, errno: .tooManySymbolicLinkLevels, message: "nested too deep") }
+        let fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { return }
+            throw Sys.fail("open directory", display)
+        }
+        guard let stream = fdopendir(fd) else { Sys.close(fd); throw Sys.fail("fdopendir", display) }
+        var names: [String] = []
+        while let e = readdir(stream) {
+            let n = withUnsafeBytes(of: e.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if n != "." && n != ".." { names.append(n) }
+        }
+        defer { closedir(stream) }
+        for n in names { try removeEntry(n, in: fd, display: display + "/" + n, depth: depth + 1) }
+        if unlinkat(dir, name, AT_REMOVEDIR) != 0 && errno != ENOENT { throw Sys.fail("rmdir", display) }
     }
 }

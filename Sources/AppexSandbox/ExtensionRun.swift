@@ -81,7 +81,9 @@ public final class ExtensionRun {
     public private(set) var sandbox: ExtensionSandbox?
     private let ownsSandbox: Bool
     private var joinFDs: [Int32] = []
-    private var logFD: Int32 = -1
+    private var log: ExtensionLog?
+    /// The write end of the log pipe until the launch has handed it to the extension.
+    private var logWriteFD: Int32 = -1
     private var oomBaseline = 0
     private var oomWatcher: OOMWatcher?
     private var notifier: SeccompNotifier?
@@ -137,8 +139,10 @@ public final class ExtensionRun {
         oomBaseline = try cg.oomKillCount()
         oomWatcher = try? cg.makeOOMWatcher()
 
-        logFD = try store.openLog(for: spec.bundleIdentifier)
-        try Sys.writeAll(fd: logFD, Array("--- appex run \(spec.bundleIdentifier) at \(Self.timestamp()) ---\n".utf8))
+        let log = try store.openLog(for: spec.bundleIdentifier)
+        self.log = log
+        log.append(Array("--- appex run \(spec.bundleIdentifier) at \(Self.timestamp()) ---\n".utf8))
+        logWriteFD = try log.makePipe()
 
         var env: [String: String] = [
             "HOME": FilesystemView.dataPath,
@@ -159,11 +163,15 @@ public final class ExtensionRun {
         case .directory: plan.cgroupDirectoryFD = joinFDs.first ?? -1
         }
         plan.stdin = -1
-        plan.stdout = logFD
-        plan.stderr = logFD
+        plan.stdout = logWriteFD
+        plan.stderr = logWriteFD
         var limits: [LaunchPlan.ResourceLimit] = [.init(resource: Int32(RLIMIT_CORE.rawValue), soft: 0, hard: 0)]
         if let files = spec.openFilesLimit {
             limits.append(.init(resource: Int32(RLIMIT_NOFILE.rawValue), soft: UInt64(files), hard: UInt64(files)))
+        }
+        if let tasks = spec.pidsMax {
+            // Counted per uid (each extension has its own), beside the cgroup's pids.max.
+            limits.append(.init(resource: 6 /* RLIMIT_NPROC, not exported to Swift */, soft: UInt64(tasks), hard: UInt64(tasks)))
         }
         plan.resourceLimits = limits
         plan.credentials = .init(uid: container.uid, gid: container.gid,
@@ -184,9 +192,11 @@ public final class ExtensionRun {
         let p = try sandbox.launch(plan)
         launchedAt = Sys.monotonicNanos()
         process = p
-        // The child has joined; the descriptors are no longer needed.
+        // The child has joined and holds its output pipe; our copies are no longer needed.
         joinFDs.forEach(Sys.close)
         joinFDs = []
+        Sys.close(logWriteFD)
+        logWriteFD = -1
         if p.listenerFD >= 0, let seccomp = plan.seccomp {
             let n = try SeccompNotifier(listenerFD: p.listenerFD, extensionIdentifier: spec.bundleIdentifier,
                                         errnos: seccomp.notifyErrnos)
@@ -230,6 +240,8 @@ public final class ExtensionRun {
         if appex_wait_pidfd(process.pidfd, 0, &code, &status) < 0 { throw Sys.fail("waitid pidfd") }
         let exitedAt = Sys.monotonicNanos()
         let denied = notifier?.stop() ?? []
+        // What it wrote before exiting is in the pipe: into the log before the report.
+        log?.stop()
 
         let oomKills = max(0, ((try? cgroup.oomKillCount()) ?? oomBaseline) - oomBaseline)
         let peak = try? cgroup.memoryPeak()
@@ -286,8 +298,10 @@ public final class ExtensionRun {
         }
         joinFDs.forEach(Sys.close)
         joinFDs = []
-        Sys.close(logFD)
-        logFD = -1
+        log?.stop()
+        log = nil
+        Sys.close(logWriteFD)
+        logWriteFD = -1
     }
 
     static func timestamp() -> String {

@@ -31,9 +31,15 @@ public final class ExtensionSandbox: Sendable {
     /// The init's pidfd and the write end of its stdin (-1 once closed), and copies of the
     /// pidfds of processes launched into the sandbox that may not have been reaped yet.
     private let state: Protected<(pidfd: Int32, lifeline: Int32, launched: [Int32])>
+    /// The checked bundle, and its mount in the view (the `open_tree` copy, now attached):
+    /// every launch execs a descriptor opened beneath it.
+    public let bundle: CheckedBundle
+    private let bundleTree: Int32
 
-    /// The init's uid and gid: an unprivileged id that owns nothing the extension can reach.
-    public static let initID: UInt32 = 65534
+    /// The init's uid and gid: one of Appex's own, for this extension's sandboxes only
+    /// (`UIDAllocator.sandboxInitUID`), owning nothing the extension can reach. A shared id
+    /// such as `nobody` would let any other process running as it signal or trace the init.
+    public let initUID: UInt32
 
     /// Builds the sandbox for `spec` around `container`: namespaces, the view from
     /// `FilesystemView`, and the init inside. Throws `LaunchError` naming a failed step
@@ -42,7 +48,12 @@ public final class ExtensionSandbox: Sendable {
                               isolateNetwork: Bool = true,
                               initExecutable: String? = nil) throws -> ExtensionSandbox {
         let start = Sys.monotonicNanos()
-        let mounts = try FilesystemView.operations(for: spec, container: container)
+        let bundle = try CheckedBundle.open(spec)
+        let tree = try bundle.cloneTree()
+        var treeOwned = true
+        defer { if treeOwned { Sys.close(tree) } }
+        let initUID = try store.uids.sandboxInitUID(for: spec.bundleIdentifier)
+        let mounts = try FilesystemView.operations(for: spec, container: container, bundle: bundle, bundleTree: tree)
         let initPath = try initExecutable ?? SandboxInitLocator.path()
         // O_PATH (not exported to Swift by Glibc): enough for execveat, opens nothing for reading.
         let initFD = try Sys.open(initPath, 0o10000000)
@@ -66,7 +77,7 @@ public final class ExtensionSandbox: Sendable {
         plan.stdin = pipeFDs[0]
         plan.stdout = devnull
         plan.stderr = devnull
-        plan.credentials = .init(uid: initID, gid: initID)
+        plan.credentials = .init(uid: initUID, gid: initUID)
         plan.noNewPrivileges = true
         let p: LaunchedProcess
         do {
@@ -75,18 +86,33 @@ public final class ExtensionSandbox: Sendable {
             Sys.close(pipeFDs[1])
             throw error
         }
+        treeOwned = false
         return ExtensionSandbox(namespaces: namespaces.subtracting(.pid), pid: p.pid, pidfd: p.pidfd,
-                                lifeline: pipeFDs[1], buildNanos: Sys.monotonicNanos() - start)
+                                lifeline: pipeFDs[1], buildNanos: Sys.monotonicNanos() - start,
+                                bundle: bundle, bundleTree: tree, initUID: initUID)
     }
 
-    private init(namespaces: LaunchPlan.Namespaces, pid: Int32, pidfd: Int32, lifeline: Int32, buildNanos: UInt64) {
+    private init(namespaces: LaunchPlan.Namespaces, pid: Int32, pidfd: Int32, lifeline: Int32, buildNanos: UInt64,
+                 bundle: CheckedBundle, bundleTree: Int32, initUID: UInt32) {
         self.namespaces = namespaces
         self.initPID = pid
         self.state = Protected((pidfd, lifeline, []))
         self.buildNanos = buildNanos
+        self.bundle = bundle
+        self.bundleTree = bundleTree
+        self.initUID = initUID
     }
 
-    deinit { close() }
+    deinit {
+        close()
+        Sys.close(bundleTree)
+    }
+
+    /// The executable for one launch (`LaunchPlan.executableFD`): opened beneath the bundle's
+    /// mount in this view, and the very file `CheckedBundle` checked. The caller closes it.
+    public func openExecutable() throws -> Int32 {
+        try bundle.executable(beneath: bundleTree)
+    }
 
     /// The init's pidfd (-1 once closed). Owned by the sandbox.
     public var pidfd: Int32 { state.withLock { $0.pidfd } }
@@ -101,7 +127,8 @@ public final class ExtensionSandbox: Sendable {
     }
 
     /// Launches `plan` inside the sandbox: it enters the namespaces instead of making them
-    /// (the launcher ignores the plan's view and host name). The caller owns the returned pidfd and reaps the
+    /// (the launcher ignores the plan's view and host name), and execs the checked executable
+    /// unless the plan names a descriptor of its own. The caller owns the returned pidfd and reaps the
     /// process; the sandbox keeps a copy so `close()` can reap it if the caller has not.
     public func launch(_ plan: LaunchPlan) throws -> LaunchedProcess {
         try state.withLock { st in
@@ -115,6 +142,13 @@ public final class ExtensionSandbox: Sendable {
             var plan = plan
             plan.enterSandboxPIDFD = st.pidfd
             plan.namespaces = namespaces
+            // Exec the checked executable by descriptor, never a path looked up again.
+            var executable: Int32 = -1
+            if plan.executableFD < 0 {
+                executable = try openExecutable()
+                plan.executableFD = executable
+            }
+            defer { Sys.close(executable) }
             let p = try Launcher.launch(plan)
             let copy = fcntl(p.pidfd, F_DUPFD_CLOEXEC, 3)
             if copy >= 0 { st.launched.append(copy) }

@@ -7,6 +7,9 @@ import Glibc
 public struct MountOperation: Sendable, Equatable {
     public enum Kind: Int32, Sendable {
         case mkdir = 1, mkfile = 2, symlink = 3, bind = 4, tmpfs = 5, proc = 6, mknod = 7, readonlyTree = 8
+        /// Attach a mount tree the parent cloned from a descriptor (`open_tree`): no path is
+        /// looked up again between the check and the mount.
+        case attachTree = 9
     }
     public var kind: Kind
     /// Bind: host source path. Symlink: the link's content. Tmpfs: mount options.
@@ -17,6 +20,8 @@ public struct MountOperation: Sendable, Equatable {
     public var mode: UInt32
     /// mknod: the device number.
     public var dev: UInt64 = 0
+    /// attachTree: the `open_tree` descriptor (owned by whoever built the operations).
+    public var fd: Int32 = -1
     /// `mount data dir`, `mount system path /usr`, … — what an error names.
     public var label: String
 }
@@ -31,7 +36,10 @@ public struct MountOperation: Sendable, Equatable {
 /// | `/tmp` | a private tmpfs (charged to its cgroup) | read-write, nosuid, nodev |
 /// | `/dev/{null,zero,full,random,urandom}` | device nodes on a small tmpfs | nosuid, noexec |
 /// | `/proc` | procfs of its own pid namespace, its own uid's processes only | nosuid, nodev, noexec |
-/// | policy paths (`/usr`, `/lib`, …), RUNPATH dirs | host system files | read-only, nosuid, nodev |
+/// | policy paths (`/usr`, `/lib`, …) | host system files | read-only, nosuid, nodev |
+///
+/// An executable's RUNPATH adds nothing: its entries must resolve inside the bundle or a policy
+/// path (`CheckedBundle`).
 public enum FilesystemView {
     public static let bundlePath = "/var/appex/bundle"
     public static let dataPath = "/var/appex/data"
@@ -58,8 +66,10 @@ public enum FilesystemView {
         p.split(separator: "/").last.map(String.init) ?? p
     }
 
-    /// The ordered operations that build the view (parents before children).
-    public static func operations(for spec: SandboxSpec, container: Container) throws -> [MountOperation] {
+    /// The ordered operations that build the view (parents before children). `bundleTree` is
+    /// the `open_tree` copy of the checked bundle (`CheckedBundle.cloneTree`), attached as is.
+    public static func operations(for spec: SandboxSpec, container: Container, bundle: CheckedBundle,
+                                  bundleTree: Int32) throws -> [MountOperation] {
         var ops: [MountOperation] = []
         var dirs: Set<String> = ["/"]
         func mkdirs(_ path: String, mode: UInt32 = 0o755) {
@@ -77,11 +87,9 @@ public enum FilesystemView {
         }
 
         // System paths first, shortest first; a path under one already mounted is covered.
-        var system = spec.readOnlyPaths + ELFRunpath.directories(ofExecutable: spec.executablePath)
-        system = Array(Set(system.map(normalize))).filter { $0 != "/" && !isReserved($0) }.sorted {
-            $0.split(separator: "/").count == $1.split(separator: "/").count ? $0 < $1
-                : $0.split(separator: "/").count < $1.split(separator: "/").count
-        }
+        func depth(_ p: String) -> Int { p.split(separator: "/").count }
+        let system = Set(spec.readOnlyPaths.map(normalize)).filter { $0 != "/" && !isReserved($0) }
+            .sorted { (depth($0), $0) < (depth($1), $1) }
         var covered: [String] = []
         for path in system {
             if covered.contains(where: { path == $0 || path.hasPrefix($0 + "/") }) { continue }
@@ -104,19 +112,16 @@ public enum FilesystemView {
             covered.append(path)
         }
 
-        // The bundle, read-only; a bare executable alone.
-        var bundle = spec.bundlePath
-        while bundle.count > 1 && bundle.hasSuffix("/") { bundle.removeLast() }
-        guard let bst = Sys.lstat(bundle) else {
-            throw SandboxError("open bundle", path: bundle, errno: .noSuchFileOrDirectory)
-        }
+        // The bundle, read-only, from its descriptor; a bare executable alone.
         mkdirs(bundlePath)
-        if Sys.isDirectory(bst) {
-            ops.append(MountOperation(kind: .bind, source: bundle, target: bundlePath, flags: 0, mode: 0, label: "mount bundle"))
+        if bundle.isDirectory {
+            ops.append(MountOperation(kind: .attachTree, source: nil, target: bundlePath, flags: 0, mode: 0,
+                                      fd: bundleTree, label: "mount bundle"))
         } else {
-            let file = bundlePath + "/" + lastComponent(bundle)
+            let file = bundlePath + "/" + lastComponent(spec.bundlePath)
             ops.append(MountOperation(kind: .mkfile, source: nil, target: file, flags: 0, mode: 0o755, label: "create \(file)"))
-            ops.append(MountOperation(kind: .bind, source: bundle, target: file, flags: 0, mode: 0, label: "mount bundle"))
+            ops.append(MountOperation(kind: .attachTree, source: nil, target: file, flags: 0, mode: 0,
+                                      fd: bundleTree, label: "mount bundle"))
         }
 
         // Mount points of the writable parts, while the root is still writable.

@@ -18,7 +18,8 @@ public enum Launcher {
         var ops: [appex_mount_op] = plan.mounts.map { op in
             appex_mount_op(kind: op.kind.rawValue, flags: op.flags, mode: op.mode, dev: op.dev,
                            source: op.source.map(arena.string),
-                           target: arena.string(op.target == "/" && root != nil ? root! : (root ?? "") + op.target))
+                           target: arena.string(op.target == "/" && root != nil ? root! : (root ?? "") + op.target),
+                           fd: op.fd)
         }
         var procsFDs = plan.cgroupProcsFDs
         var rlimits: [appex_rlimit] = plan.resourceLimits.map {

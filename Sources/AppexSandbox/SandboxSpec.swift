@@ -57,8 +57,9 @@ public struct SandboxSpec: Sendable, Equatable {
         self.hostname = hostname
     }
 
-    /// What a dynamically linked program needs to start.
-    public static let defaultReadOnlyPaths = ["/usr", "/lib", "/lib64", "/etc/ld.so.cache"]
+    /// What a dynamically linked program needs to start (with the Swift runtime of a toolchain
+    /// install, which SwiftPM-built executables name in their RUNPATH).
+    public static let defaultReadOnlyPaths = ["/usr", "/lib", "/lib64", "/etc/ld.so.cache", "/opt/swift/usr/lib/swift/linux"]
 }
 
 /// One syscall the filter acts on, with the policy's action for it.

@@ -27,6 +27,13 @@ public struct UIDAllocator: Sendable {
         return try id(forKey: bundleIdentifier)
     }
 
+    /// The uid (and gid) of the init of `bundleIdentifier`'s sandboxes: from the same range,
+    /// distinct from every extension's and every other sandbox's.
+    public func sandboxInitUID(for bundleIdentifier: String) throws -> UInt32 {
+        try ContainerStore.validate(identifier: bundleIdentifier)
+        return try id(forKey: "sandbox-init:" + bundleIdentifier)
+    }
+
     /// The gid shared by the members of an app group.
     public func gid(forGroup group: String) throws -> UInt32 {
         try ContainerStore.validate(identifier: group)
@@ -39,7 +46,8 @@ public struct UIDAllocator: Sendable {
     }
 
     func id(forKey key: String) throws -> UInt32 {
-        try withLockedFile { fd in
+        try UIDRangeCheck.verify(range)
+        return try withLockedFile { fd in
             var table = try Self.parse(try Sys.readAll(fd: fd))
             if let known = table[key] { return known }
             let used = Set(table.values)

@@ -61,6 +61,7 @@ const char *appex_step_name(int32_t step) {
     case APPEX_STEP_RECV_LISTENER: return "receive seccomp listener";
     case APPEX_STEP_ENTER_PIDNS: return "enter sandbox pid namespace";
     case APPEX_STEP_ENTER_SANDBOX: return "enter sandbox namespaces";
+    case APPEX_STEP_CAPABILITIES: return "drop capability bounding set";
     default: return "unknown step";
     }
 }
@@ -145,6 +146,8 @@ static int apply_op(const appex_mount_op *op) {
         if (op->flags & APPEX_MNT_NOEXEC) attr.attr_set |= MOUNT_ATTR_NOEXEC;
         return (int)syscall(SYS_mount_setattr, AT_FDCWD, op->target, AT_RECURSIVE, &attr, sizeof(attr));
     }
+    case APPEX_OP_ATTACH_TREE:
+        return (int)syscall(SYS_move_mount, op->fd, "", AT_FDCWD, op->target, MOVE_MOUNT_F_EMPTY_PATH);
     default:
         errno = EINVAL;
         return -1;
@@ -236,8 +239,20 @@ static int child_main(void *arg) {
             fail(c, APPEX_STEP_RLIMIT, i, errno);
     }
 
-    // 6. Credentials: groups, gid, then uid (dropping uid 0 drops the capabilities).
+    // 6. Credentials. First empty the bounding and ambient sets (this needs CAP_SETPCAP, so
+    //    while still root): the uid switch clears the effective and permitted sets, and with an
+    //    empty bounding set nothing exec'd later (a setuid or file-capability binary, were
+    //    no_new_privs ever lifted) can gain a capability back. Then groups, gid, uid.
     if (p->set_ids) {
+        if (syscall(SYS_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+            fail(c, APPEX_STEP_CAPABILITIES, 1, errno);
+        // Capabilities this kernel does not know answer EINVAL: stop there.
+        for (int cap = 0; cap < 64; cap++) {
+            if (syscall(SYS_prctl, PR_CAPBSET_DROP, cap, 0, 0, 0) < 0) {
+                if (errno == EINVAL) break;
+                fail(c, APPEX_STEP_CAPABILITIES, 0, errno);
+            }
+        }
         if (syscall(SYS_setgroups, p->n_groups, p->n_groups ? p->groups : NULL) < 0) fail(c, APPEX_STEP_SETGROUPS, 0, errno);
         if (syscall(SYS_setresgid, p->gid, p->gid, p->gid) < 0) fail(c, APPEX_STEP_SETGID, 0, errno);
         if (syscall(SYS_setresuid, p->uid, p->uid, p->uid) < 0) fail(c, APPEX_STEP_SETUID, 0, errno);
@@ -509,6 +524,10 @@ int appex_openat2(int dirfd, const char *path, uint64_t flags, uint64_t mode, ui
     how.mode = mode;
     how.resolve = resolve;
     return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+}
+
+int appex_open_tree_clone(int dirfd) {
+    return (int)syscall(SYS_open_tree, dirfd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
 }
 
 int appex_pidfd_send_signal(int pidfd, int sig) {

@@ -34,6 +34,11 @@ struct RunCommand: ParsableCommand {
     @Option(name: .customLong("state-dir"), help: "State root: containers, uids, logs.")
     var stateDir = "/var/lib/appex"
 
+    @Option(name: .customLong("uid-range"), help: ArgumentHelp(
+        "Host uids and gids Appex gives extensions and their sandboxes, START-END.",
+        discussion: "Checked against /etc/passwd, /etc/group, /etc/subuid and /etc/subgid: an overlap is refused."))
+    var uidRange = "\(UIDAllocator.defaultRange.lowerBound)-\(UIDAllocator.defaultRange.upperBound)"
+
     @Option(help: "Kill the extension after this many seconds (kill reason run-timeout).")
     var timeout: Double?
 
@@ -73,9 +78,13 @@ struct RunCommand: ParsableCommand {
         }
         if let timeout, !(timeout > 0) { throw ValidationError("--timeout must be a positive number of seconds") }
         guard launches >= 1 else { throw ValidationError("--launches must be at least 1") }
+        guard let uids = UIDRangeCheck.parse(uidRange) else {
+            throw ValidationError("--uid-range must be START-END with 1000 <= START <= END, not \"\(uidRange)\"")
+        }
 
         let options = RunOptions(stateDirectory: URL(fileURLWithPath: stateDir).standardizedFileURL.path,
-                                 timeout: timeout.map { .milliseconds(Int64(($0 * 1000).rounded(.up))) })
+                                 timeout: timeout.map { .milliseconds(Int64(($0 * 1000).rounded(.up))) },
+                                 uidRange: uids)
         var reports: [RunReport] = []
         do {
             if launches == 1 {

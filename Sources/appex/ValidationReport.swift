@@ -6,7 +6,13 @@ import AppexPolicy
 enum ValidationReport {
     static func findings(info: InfoPlist, bundle: ExtensionBundle?, policies: PolicySet?) -> [Finding] {
         let points = Set(policies?.byExtensionPoint.keys.map { $0 } ?? [])
-        var out = bundle.map { BundleValidator.validate(bundle: $0, extraExtensionPoints: points) }
+        // RUNPATH entries are checked against the system paths the bundle's policy shows.
+        var systemPaths = RunpathCheck.defaultSystemPaths
+        if let policies, let point = info.extensionInfo?.pointIdentifier, BuildVariables.references(in: point).isEmpty {
+            systemPaths = EffectivePolicy(extensionPoint: point, entitlements: bundle?.entitlements ?? Entitlements(), in: policies)
+                .policy.readOnlyPaths
+        }
+        var out = bundle.map { BundleValidator.validate(bundle: $0, extraExtensionPoints: points, systemPaths: systemPaths) }
             ?? BundleValidator.validate(info: info, extraExtensionPoints: points)
         out += ActivationValidation.findings(for: info, bundle: bundle)
         if let policies, let point = info.extensionInfo?.pointIdentifier, BuildVariables.references(in: point).isEmpty {

@@ -62,12 +62,16 @@ struct RunCLITests {
         appex.standardError = FileHandle.nullDevice
         try appex.run()
 
-        // The extension: appex's child running as an extension uid (the init is 65534). Its uid
-        // switch comes after it joined its cgroup, so the cgroup is known from then on.
+        // The extension: appex's child running as the extension's uid (its sandbox init, also
+        // appex's child, has a uid of its own). Its uid switch comes after it joined its cgroup,
+        // so the cgroup is known from then on.
         var extensionPID: Int32?
         for _ in 0..<200 where extensionPID == nil {
             usleep(25_000)
-            extensionPID = children(of: appex.processIdentifier).first { uid(of: $0).map { $0 >= 200_000 } ?? false }
+            let assigned = (try? String(contentsOfFile: state + "/uids", encoding: .utf8)) ?? ""
+            let extensionUIDs = Set(assigned.split(separator: "\n").filter { !$0.hasPrefix("sandbox-init:") }
+                .compactMap { $0.split(separator: " ").last.flatMap { Int($0) } })
+            extensionPID = children(of: appex.processIdentifier).first { uid(of: $0).map(extensionUIDs.contains) ?? false }
         }
         let pid = try #require(extensionPID, "no extension process appeared")
         let cgroupName = try String(contentsOfFile: "/proc/\(pid)/cgroup", encoding: .utf8)

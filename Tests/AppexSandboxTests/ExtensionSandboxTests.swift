@@ -54,7 +54,12 @@ struct ExtensionSandboxTests {
             guard let colon = line.firstIndex(of: ":") else { return nil }
             return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
         })
-        #expect(fields["Uid"]?.split(separator: "\t").first == "\(ExtensionSandbox.initID)")
+        #expect(fields["Uid"]?.split(separator: "\t").first == "\(sandbox.initUID)")
+        #expect(UIDAllocator.defaultRange.contains(sandbox.initUID))
+        #expect(sandbox.initUID != (try ContainerStore(stateRoot: r.state).uids.uid(for: r.id)))
+        // No capability can come back through an exec: bounding and ambient sets are empty.
+        #expect(fields["CapBnd"] == "0000000000000000")
+        #expect(fields["CapAmb"] == "0000000000000000")
         #expect(fields["NoNewPrivs"] == "1")
         #expect(fields["CapEff"] == "0000000000000000")
         #expect(fields["NSpid"]?.split(separator: "\t").last == "1")

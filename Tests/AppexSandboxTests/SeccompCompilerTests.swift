@@ -87,16 +87,4 @@ import Glibc
         #expect(symlink("/etc", c.path + "/Documents") == 0)
         #expect(throws: SandboxError.self) { try store.prepare(bundleIdentifier: "com.example.link") }
     }
-
-    @Test func runpathOfASwiftExecutable() throws {
-        // The test runner is a Swift executable; its RUNPATH names absolute directories.
-        let exe = CommandLine.arguments[0]
-        let dirs = ELFRunpath.directories(ofExecutable: exe)
-        #expect(dirs.allSatisfy { $0.hasPrefix("/") })
-        #expect(dirs.contains { access($0 + "/libswiftCore.so", F_OK) == 0 },
-                "no RUNPATH entry holds the Swift runtime: \(dirs)")
-        // Reading only the parts it needs finds what parsing the whole file finds.
-        #expect(ELFRunpath.parse(try Sys.readFile(exe)) == dirs)
-        #expect(ELFRunpath.parse([1, 2, 3]).isEmpty)
-    }
 }

@@ -18,7 +18,7 @@
 extern "C" {
 #endif
 
-#define APPEX_LAUNCHER_ABI_VERSION 2
+#define APPEX_LAUNCHER_ABI_VERSION 3
 
 // The child moves its end of the notify socketpair to this fd number before it
 // loads the filter; the compiled filter never denies sendmsg(2) on it, so the
@@ -36,6 +36,8 @@ enum appex_op_kind {
     APPEX_OP_PROC = 6,    // procfs of the child's pid namespace on target; `source`: options or NULL
     APPEX_OP_MKNOD = 7,   // mknod(target, mode, dev): device nodes on a /dev tmpfs
     APPEX_OP_READONLY_TREE = 8, // mount_setattr(target, AT_RECURSIVE): `flags` on the whole tree
+    APPEX_OP_ATTACH_TREE = 9,   // move_mount(fd, "", target): a tree the parent cloned with open_tree,
+                                // so what is mounted is what the parent opened, not what a path names now
 };
 
 // Remount flags for APPEX_OP_BIND / mount flags for TMPFS and PROC (subset of MS_*).
@@ -51,6 +53,7 @@ typedef struct appex_mount_op {
     uint64_t dev;
     const char *source;
     const char *target;
+    int32_t fd;                  // APPEX_OP_ATTACH_TREE: the open_tree descriptor
 } appex_mount_op;
 
 typedef struct appex_rlimit {
@@ -86,6 +89,7 @@ enum appex_step {
     // 22 was "enter a prepared network namespace"; sandboxes now make their own.
     APPEX_STEP_ENTER_PIDNS = 23,    // parent: setns into the sandbox's pid namespace
     APPEX_STEP_ENTER_SANDBOX = 24,  // setns(pidfd) into the sandbox's other namespaces
+    APPEX_STEP_CAPABILITIES = 25,   // drop the bounding and ambient capability sets
 };
 
 // Namespace selection (plan.namespaces).
@@ -173,6 +177,9 @@ int appex_launcher_abi_version(void);
 // Parent-side helpers for system calls Swift cannot reach (glibc's syscall(2) is variadic).
 // Each returns -1 with errno set on failure.
 int appex_openat2(int dirfd, const char *path, uint64_t flags, uint64_t mode, uint64_t resolve);
+// open_tree(dirfd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH): a detached copy of
+// the mount at `dirfd` (not recursive: submounts stay invisible), for APPEX_OP_ATTACH_TREE.
+int appex_open_tree_clone(int dirfd);
 int appex_pidfd_send_signal(int pidfd, int sig);
 int appex_pidfd_open(int pid);
 int appex_memfd(const char *name);

@@ -4,18 +4,18 @@ import Glibc
 
 /// Reads `DT_RUNPATH`/`DT_RPATH` from a 64-bit little-endian ELF executable.
 ///
-/// A Swift extension finds its runtime through its RUNPATH (`/opt/swift/usr/lib/swift/linux`
-/// on toolchain installs), outside the policy's system paths; the view mounts those
-/// directories read-only so the extension can start. `$ORIGIN` entries point into the
-/// bundle, which is mounted anyway, and are skipped.
+/// The entries are the extension author's words, so they are hostile input: the view never
+/// mounts a directory because a RUNPATH names it. `$ORIGIN` entries resolve inside the bundle,
+/// which the view shows anyway; an absolute entry is honoured only when it lies inside a
+/// system path the policy already shows (`RunpathCheck`), and refused otherwise.
 ///
-/// Only the parts it needs are read (header, program headers, dynamic section, the strings):
-/// executables are megabytes, and this runs whenever a sandbox is built.
-enum ELFRunpath {
-    static func directories(ofExecutable path: String) -> [String] {
-        guard let fd = try? Sys.open(path, O_RDONLY) else { return [] }
-        defer { Sys.close(fd) }
-        return parse { offset, count in
+/// Only the parts it needs are read (header, program headers, dynamic section, the strings),
+/// through a descriptor the caller opened safely: executables are megabytes, and this runs
+/// whenever a sandbox is built or a bundle validated.
+public enum ELFRunpath {
+    /// Every RUNPATH/RPATH entry, in order, as written (`$ORIGIN/lib`, `/opt/x/lib`, …).
+    public static func entries(fd: Int32) -> [String] {
+        parse { offset, count in
             guard offset >= 0, count > 0 else { return [] }
             var buf = [UInt8](repeating: 0, count: count)
             let n = buf.withUnsafeMutableBytes { pread(fd, $0.baseAddress, count, off_t(offset)) }
@@ -24,7 +24,7 @@ enum ELFRunpath {
     }
 
     /// The same, from a whole file in memory.
-    static func parse(_ b: [UInt8]) -> [String] {
+    public static func parse(_ b: [UInt8]) -> [String] {
         parse { o, c in o >= 0 && o < b.count && c > 0 ? Array(b[o..<min(b.count, o + c)]) : [] }
     }
 
@@ -66,7 +66,7 @@ enum ELFRunpath {
             let value = bytes.prefix { $0 != 0 }
             for dir in String(decoding: value, as: UTF8.self).split(separator: ":") {
                 let d = String(dir)
-                if d.hasPrefix("/"), !d.contains("$"), !out.contains(d) { out.append(d) }
+                if !out.contains(d) { out.append(d) }
             }
         }
         return out
