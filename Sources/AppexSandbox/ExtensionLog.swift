@@ -75,22 +75,33 @@ public final class ExtensionLog: @unchecked Sendable {
         return p[1]
     }
 
-    /// Appends `bytes` (rotating first when the log would pass the limit).
+    /// Appends `bytes`, rotating whenever the log is full; a piece that does not fit is cut at
+    /// its last newline that does, so lines stay whole where they can.
     public func append(_ bytes: [UInt8]) {
         guard !bytes.isEmpty else { return }
         file.withLock { fd in
             guard fd >= 0 else { return }
-            var st = stat()
-            if fstat(fd, &st) == 0, Int(st.st_size) + bytes.count > limit, Int(st.st_size) > 0 {
-                rotate(&fd)
+            var rest = bytes[...]
+            while !rest.isEmpty {
+                var st = stat()
+                let size = fstat(fd, &st) == 0 ? Int(st.st_size) : 0
+                let space = limit - size
+                if space <= 0 || (rest.count > space && size > 0 && !rest.prefix(space).contains(10)) {
+                    // A log that cannot rotate drops output rather than grow past its limit.
+                    guard rotate(&fd) else { return }
+                    continue
+                }
+                var take = min(space, rest.count)
+                if take < rest.count, let nl = rest.prefix(take).lastIndex(of: 10) {
+                    take = nl - rest.startIndex + 1
+                }
+                do { try Sys.writeAll(fd: fd, Array(rest.prefix(take))) } catch { return }
+                rest = rest.dropFirst(take)
             }
-            // Bytes beyond a whole file's limit in one write are cut: one log never passes it.
-            let chunk = bytes.count > limit ? Array(bytes.prefix(limit)) : bytes
-            try? Sys.writeAll(fd: fd, chunk)
         }
     }
 
-    private func rotate(_ fd: inout Int32) {
+    private func rotate(_ fd: inout Int32) -> Bool {
         // Another process (a second `appex run` of the same extension) may have rotated
         // already: only rename the file if it is still ours.
         var mine = stat(), named = stat()
@@ -98,10 +109,10 @@ public final class ExtensionLog: @unchecked Sendable {
            mine.st_ino == named.st_ino, mine.st_dev == named.st_dev {
             _ = renameat(logsFD, name, logsFD, name + ".1")
         }
-        if let fresh = try? Self.openLog(logsFD, name) {
-            Sys.close(fd)
-            fd = fresh
-        }
+        guard let fresh = try? Self.openLog(logsFD, name) else { return false }
+        Sys.close(fd)
+        fd = fresh
+        return true
     }
 
     /// Stops the copier after draining what the pipe still holds. Idempotent.
