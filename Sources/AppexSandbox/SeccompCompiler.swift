@@ -23,14 +23,23 @@ public struct SeccompProgram: Sendable, Equatable {
 
 /// Compiles denied-syscall rules into BPF with libseccomp, once per distinct rule set.
 ///
-/// Default action: allow. Each rule denies one syscall with its action. Unknown syscall
-/// names are an error. Syscalls the launcher itself needs after the filter is loaded
-/// (`execve`; `sendmsg` on its notify socket) cannot be denied — see Docs/launch-sequence.md.
+/// Default action: `ENOSYS`, the kernel's own answer for a call it lacks. Every syscall number
+/// Appex knows (libseccomp's table plus `NewerSyscalls`) is allowed unless a rule denies it, so
+/// a call added by a newer kernel stays out until Appex names it. Each rule denies one syscall
+/// with its action; a few calls are judged by their arguments (`SeccompArgumentRules`).
+/// Unknown syscall names are an error. Syscalls the launcher itself needs after the filter is
+/// loaded cannot be denied — see Docs/launch-sequence.md and Docs/policies.md.
 public enum SeccompCompiler {
     private static let cache = Protected<[String: SeccompProgram]>([:])
 
     /// Calls the launcher makes after loading the filter: denying them would stop the launch.
-    static let launcherNeeds: Set<String> = ["execve", "exit", "exit_group"]
+    static let launcherNeeds: Set<String> = ["execve", "execveat", "exit", "exit_group", "rt_sigprocmask"]
+
+    /// What a syscall number no policy and no table names gets.
+    static let unknownSyscallAction = SyscallAction.errno(ENOSYS)
+
+    /// The largest program the filter may become (the kernel's BPF_MAXINSNS).
+    static let maxInstructions = 4096
 
     public static func compile(_ rules: [SeccompRule]) throws -> SeccompProgram {
         let canonical = try canonicalize(rules)
@@ -69,8 +78,18 @@ public enum SeccompCompiler {
         }
     }
 
+    static let allowAction: UInt32 = 0x7fff_0000  // SCMP_ACT_ALLOW
+
+    /// The action `clone3` gets when the policy denies creating namespaces: its flags sit
+    /// behind a pointer the filter cannot read, so it answers as a kernel without `clone3`
+    /// would, and libc and the Swift runtime fall back to `clone`, whose flags it can read.
+    /// A logged `unshare` logs `clone3` too.
+    static func clone3Action(forUnshare action: SyscallAction) -> SyscallAction {
+        action == .log ? .log : .errno(ENOSYS)
+    }
+
     private static func build(rules: [SeccompRule], canonical: String) throws -> SeccompProgram {
-        guard let ctx = seccomp_init(0x7fff_0000) else {  // SCMP_ACT_ALLOW
+        guard let ctx = seccomp_init(actionValue(unknownSyscallAction)) else {
             throw SandboxError("seccomp_init", errno: .noMemory)
         }
         defer { seccomp_release(ctx) }
@@ -86,9 +105,30 @@ public enum SeccompCompiler {
                                message: "the notify action needs libseccomp API level 5 (kernel 5.0+)")
         }
         var notifyErrnos: [Int32: Int32] = [:]
+        // Numbers that got their rules; every other known number is allowed at the end.
+        var handled = Set<Int32>()
+
+        func add(_ name: String, _ nr: Int32, _ action: UInt32, _ conditions: [scmp_arg_cmp] = []) throws {
+            // The default answers these already (libseccomp refuses such a rule with EACCES).
+            if action == actionValue(unknownSyscallAction) { return }
+            let rc = conditions.withUnsafeBufferPointer {
+                seccomp_rule_add_array(ctx, action, nr, UInt32($0.count), $0.isEmpty ? nil : $0.baseAddress)
+            }
+            if rc < 0 {
+                throw SandboxError("add seccomp rule", errno: Errno(rawValue: -rc), message: "\(name) action \(String(action, radix: 16))")
+            }
+        }
+        func deny(_ name: String, _ nr: Int32, _ action: SyscallAction, _ conditions: [scmp_arg_cmp] = []) throws {
+            try add(name, nr, actionValue(action), conditions)
+            if case .notify(let e) = action, nr >= 0 { notifyErrnos[nr] = e }
+        }
+        func arg0(_ op: scmp_compare, _ a: UInt64, _ b: UInt64 = 0) -> scmp_arg_cmp {
+            scmp_arg_cmp(arg: 0, op: op, datum_a: a, datum_b: b)
+        }
+
+        var byName: [String: SyscallAction] = [:]
         for rule in rules {
-            let nr = seccomp_syscall_resolve_name(rule.syscall)
-            if nr == __NR_SCMP_ERROR {
+            guard let nr = SyscallNames.number(rule.syscall) else {
                 throw SandboxError("compile seccomp filter", errno: .invalidArgument,
                                    message: "unknown syscall \"\(rule.syscall)\"")
             }
@@ -96,18 +136,45 @@ public enum SeccompCompiler {
                 throw SandboxError("compile seccomp filter", errno: .invalidArgument,
                                    message: "\(rule.syscall) cannot be denied: the launcher calls it after loading the filter")
             }
-            var rc: Int32
-            if usesNotify && rule.syscall == "sendmsg" {
+            byName[rule.syscall] = rule.action
+            handled.insert(nr)
+            switch rule.syscall {
+            case "sendmsg" where usesNotify:
                 // The child hands the listener over with sendmsg on this fd after loading the filter.
-                var cmp = scmp_arg_cmp(arg: 0, op: SCMP_CMP_NE, datum_a: UInt64(APPEX_NOTIFY_SOCK_FD), datum_b: 0)
-                rc = seccomp_rule_add_array(ctx, actionValue(rule.action), nr, 1, &cmp)
-            } else {
-                rc = seccomp_rule_add_array(ctx, actionValue(rule.action), nr, 0, nil)
+                let fd = UInt64(APPEX_NOTIFY_SOCK_FD)
+                try add("sendmsg", nr, allowAction, [arg0(SCMP_CMP_EQ, fd)])
+                try deny("sendmsg", nr, rule.action, [arg0(SCMP_CMP_NE, fd)])
+            case "personality":
+                for value in SeccompArgumentRules.harmlessPersonalities {
+                    try add("personality", nr, allowAction, [arg0(SCMP_CMP_EQ, value)])
+                }
+                // Every other value; libseccomp tests the equalities above first.
+                try deny("personality", nr, rule.action, [arg0(SCMP_CMP_GE, 0)])
+            default:
+                try deny(rule.syscall, nr, rule.action)
             }
-            if rc < 0 {
-                throw SandboxError("add seccomp rule", errno: Errno(rawValue: -rc), message: "\(rule.syscall) \(rule.action)")
+        }
+
+        // clone with a CLONE_NEW* flag is unshare by another name: it gets unshare's action,
+        // unless the policy names clone (or clone3) itself.
+        if let unshare = byName["unshare"] {
+            if byName["clone"] == nil, let nr = SyscallNames.number("clone"), nr >= 0 {
+                let mask = SeccompArgumentRules.cloneNamespaceMask
+                let arg = SeccompArgumentRules.cloneFlagsArgument
+                for flag in SeccompArgumentRules.cloneNamespaceFlags {
+                    try deny("clone", nr, unshare, [scmp_arg_cmp(arg: arg, op: SCMP_CMP_MASKED_EQ, datum_a: flag, datum_b: flag)])
+                }
+                try add("clone", nr, allowAction, [scmp_arg_cmp(arg: arg, op: SCMP_CMP_MASKED_EQ, datum_a: mask, datum_b: 0)])
+                handled.insert(nr)
             }
-            if case .notify(let e) = rule.action, nr >= 0 { notifyErrnos[nr] = e }
+            if byName["clone3"] == nil, let nr = SyscallNames.number("clone3"), nr >= 0 {
+                try deny("clone3", nr, clone3Action(forUnshare: unshare))
+                handled.insert(nr)
+            }
+        }
+
+        for nr in SyscallNames.knownNumbers where !handled.contains(nr) {
+            try add(SyscallNames.name(nr) ?? "syscall \(nr)", nr, allowAction)
         }
 
         let fd = appex_memfd("appex-seccomp")
@@ -117,8 +184,9 @@ public enum SeccompCompiler {
         if rc < 0 { throw SandboxError("seccomp_export_bpf", errno: Errno(rawValue: -rc)) }
         if lseek(fd, 0, SEEK_SET) < 0 { throw Sys.fail("lseek") }
         let bytes = try Sys.readAll(fd: fd)
-        guard !bytes.isEmpty, bytes.count % 8 == 0, bytes.count / 8 <= 4096 else {
-            throw SandboxError("seccomp_export_bpf", errno: .invalidArgument, message: "unexpected program size \(bytes.count)")
+        guard !bytes.isEmpty, bytes.count % 8 == 0, bytes.count / 8 <= maxInstructions else {
+            throw SandboxError("seccomp_export_bpf", errno: .invalidArgument,
+                               message: "unexpected program size \(bytes.count) bytes (at most \(maxInstructions) instructions)")
         }
         return SeccompProgram(bytes: bytes, usesNotify: usesNotify, notifyErrnos: notifyErrnos,
                               canonicalRules: canonical, digest: fnv1a(canonical))

@@ -1,3 +1,4 @@
+import AppexPolicy
 import CAppexLauncher
 import CSeccomp
 import Foundation
@@ -108,6 +109,9 @@ public final class SeccompNotifier: @unchecked Sendable {
                 if let c = seccomp_syscall_resolve_num_arch(req.pointee.data.arch, nr) {
                     name = String(cString: c)
                     free(c)
+                } else if let newer = SyscallNames.name(nr) {
+                    // Newer than libseccomp (the filter admits only the native architecture).
+                    name = newer
                 }
                 counts.withLock { $0[name, default: 0] += 1 }
                 onDenial?(name)

@@ -2,16 +2,20 @@
 // tests can assert what the kernel allowed. Every attempt is harmless when the
 // sandbox is NOT in effect (the tests run as root on real machines): mounts
 // target paths that do not exist, ptrace targets a pid beyond PID_MAX_LIMIT,
-// reboot gets a wrong magic number, keyctl an invalid serial. seccomp answers
-// before the kernel looks at the arguments, so EPERM tells "contained" from
-// "uncontained" (ENOENT/ESRCH/EINVAL/ENOKEY).
+// reboot gets a wrong magic number, keyctl an invalid serial, raw syscalls get
+// invalid arguments (NULL pointers, bad fds, unknown operations), and a namespace
+// made by clone is left at once by a child that exits. seccomp answers before the
+// kernel looks at the arguments, so EPERM tells "contained" from "uncontained"
+// (ENOENT/ESRCH/EINVAL/ENOKEY/EFAULT/EBADF).
 //
 // Output: one line, "ok[ detail]" or "errno=NAME".
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +52,12 @@ static const char *errname(int e) {
     case ENOKEY: return "ENOKEY";
     case EOPNOTSUPP: return "EOPNOTSUPP";
     case E2BIG: return "E2BIG";
+    case ECHILD: return "ECHILD";
+    case ENODEV: return "ENODEV";
+    case ENOTTY: return "ENOTTY";
+    case ERANGE: return "ERANGE";
+    case EOVERFLOW: return "EOVERFLOW";
+    case ENOTSOCK: return "ENOTSOCK";
     default: return "EOTHER";
     }
 }
@@ -61,13 +71,35 @@ static int result(long r) {
     return 0;
 }
 
+
+// The parent's side of a process-creating call: a child (which _exited at once) is
+// reaped and the call reported; a failure is reported by errno.
+static int reap(long pid) {
+    if (pid < 0) return result(-1);
+    int status = 0;
+    if (waitpid((pid_t)pid, &status, 0) < 0) return result(-1);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) { printf("errno=EOTHER\n"); return 0; }
+    return result(0);
+}
+
+// struct clone_args, first version (CLONE_ARGS_SIZE_VER0 = 64 bytes).
+struct probe_clone_args {
+    uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
+};
+
+static void *thread_main(void *arg) { return arg; }
+
+static unsigned long number(const char *s) { return strtoul(s, NULL, 0); }
+
 static int usage(void) {
     fprintf(stderr,
             "usage: appex-probe COMMAND [ARGS]\n"
             "  ptrace-nonexistent | mount-nonexistent | reboot-badmagic | keyctl-invalid\n"
             "  unshare | bpf | uname | getuid | pid | hostname | setrlimit-raise\n"
             "  read PATH | write PATH [TEXT] | exists PATH | ls PATH | truncate-stdout\n"
-            "  alloc MIB | fork-bomb N | sleep SECONDS | env NAME | cgroup2\n");
+            "  alloc MIB | fork-bomb N | sleep SECONDS | env NAME | cgroup2\n"
+            "  clone-newuser | clone3-newuser | fork | thread | personality VALUE\n"
+            "  syscall NR [ARG...] | syscall-high\n");
     return 2;
 }
 
@@ -218,6 +250,48 @@ int main(int argc, char **argv) {
         fclose(f);
         printf("errno=ENOENT\n");
         return 0;
+    }
+    if (!strcmp(cmd, "clone-newuser")) {
+        // No stack given: the child runs on a copy of this one, like fork, and leaves.
+        long pid = syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0);
+        if (pid == 0) _exit(0);
+        return reap(pid);
+    }
+    if (!strcmp(cmd, "clone3-newuser")) {
+        struct probe_clone_args ca;
+        memset(&ca, 0, sizeof(ca));
+        ca.flags = CLONE_NEWUSER;
+        ca.exit_signal = SIGCHLD;
+        long pid = syscall(SYS_clone3, &ca, sizeof(ca));
+        if (pid == 0) _exit(0);
+        return reap(pid);
+    }
+    if (!strcmp(cmd, "fork")) {
+        pid_t pid = fork();
+        if (pid == 0) _exit(0);
+        return reap(pid);
+    }
+    if (!strcmp(cmd, "thread")) {
+        // glibc tries clone3 first and falls back to clone on ENOSYS.
+        pthread_t t;
+        int err = pthread_create(&t, NULL, thread_main, NULL);
+        if (err) { errno = err; return result(-1); }
+        pthread_join(t, NULL);
+        return result(0);
+    }
+    if (!strcmp(cmd, "personality") && arg) {
+        // Changes only this short-lived process (and what it would execute).
+        return result(syscall(SYS_personality, number(arg)));
+    }
+    if (!strcmp(cmd, "syscall") && arg) {
+        // A raw call by number; the caller passes arguments the kernel rejects.
+        unsigned long a[6] = {0};
+        for (int i = 0; i < 6 && i + 3 < argc; i++) a[i] = number(argv[i + 3]);
+        return result(syscall((long)number(arg), a[0], a[1], a[2], a[3], a[4], a[5]));
+    }
+    if (!strcmp(cmd, "syscall-high")) {
+        // Far above any assigned number: ENOSYS from the kernel, or from the filter first.
+        return result(syscall(1000, 0, 0, 0, 0, 0, 0));
     }
     if (!strcmp(cmd, "sleep") && arg) {
         sleep((unsigned)atoi(arg));
