@@ -70,17 +70,19 @@ let package = Package(
             linkerSettings: [.unsafeFlags(["-static-executable"])]
         ),
 
-        .testTarget(name: "AppexBundleTests", dependencies: ["AppexBundle"]),
+        // Where tests find Tests/Fixtures and the optional real-world corpus (APPEX_CORPUS).
+        .target(name: "AppexTestSupport", path: "Tests/AppexTestSupport"),
+        .testTarget(name: "AppexBundleTests", dependencies: ["AppexBundle", "AppexTestSupport"]),
         .testTarget(name: "AppexPolicyTests", dependencies: ["AppexPolicy"]),
         .testTarget(
             name: "AppexActivationTests",
             dependencies: [
-                "AppexActivation", "AppexBundle",
+                "AppexActivation", "AppexBundle", "AppexTestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
         .testTarget(name: "AppexCgroupsTests", dependencies: ["AppexCgroups"]),
         .testTarget(name: "AppexSandboxTests", dependencies: ["AppexSandbox", "AppexPolicy", "AppexCgroups"]),
-        .testTarget(name: "AppexCLITests", dependencies: ["appex", "AppexCgroups"]),
+        .testTarget(name: "AppexCLITests", dependencies: ["appex", "AppexCgroups", "AppexTestSupport"]),
     ]
 )

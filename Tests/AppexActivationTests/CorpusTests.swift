@@ -2,14 +2,11 @@ import Testing
 import Foundation
 import AppexActivation
 import AppexBundle
+import AppexTestSupport
 
-/// Expected activation per item set, in `ItemSets.all` order:
-/// empty, oneImage, tenImages, fileURL, webURL, textContent, textAttachment, mixed, twoItems,
-/// manyImages, pdf, movie, safariPage. Worked out by hand from the rules' text and
-/// Docs/activation.md, not from the implementation.
-private func expectations(_ row: String) -> [Bool] { row.filter { $0 != " " }.map { $0 == "T" } }
-
-@Suite("Corpus rules")
+/// Conformance: the real-world corpus's rules. FixtureRuleTests proves the same behaviours on
+/// the repository's own fixtures.
+@Suite("Corpus rules", .corpus)
 struct CorpusTests {
     /// predicates.json, by index.
     static let predicateExpectations: [String] = [
@@ -25,17 +22,7 @@ struct CorpusTests {
     ]
 
     @Test func everyCorpusPredicateEvaluatesAsExpected() throws {
-        let predicates = try Corpus.predicates()
-        #expect(predicates.count == Self.predicateExpectations.count)
-        for (index, text) in predicates.enumerated() where index < Self.predicateExpectations.count {
-            let rule = try ActivationRule.compile(predicate: text)
-            let expected = expectations(Self.predicateExpectations[index])
-            for (column, set) in ItemSets.all.enumerated() {
-                let result = try rule.evaluate(set.items)
-                #expect(result.isActivated == expected[column], "predicate \(index) on \(set.name): \(result)")
-                if !result.isActivated { #expect(result.reason?.isEmpty == false) }
-            }
-        }
+        try expectPredicatesActivate(in: Corpus.directory, as: Self.predicateExpectations)
     }
 
     static let plistExpectations: [String: String] = [
@@ -71,33 +58,12 @@ struct CorpusTests {
     ]
 
     @Test func everyCorpusPlistRuleEvaluatesAsExpected() throws {
-        let files = try FileManager.default.contentsOfDirectory(atPath: Corpus.root.appendingPathComponent("plists").path).sorted()
-        #expect(files.count >= 40)
-        var withRules = 0
-        for file in files where file.hasSuffix(".plist") {
-            let info = try InfoPlist.load(path: Corpus.plist(file))
-            let spec = info.extensionInfo?.activationRule ?? .none
-            let (rule, findings) = ActivationRule.compile(spec)
-            #expect(!findings.hasErrors, "\(file): \(findings)")
-            let compiled = try #require(rule, "\(file) did not compile")
-            guard case .none = spec else {
-                withRules += 1
-                let row = try #require(Self.plistExpectations[file], "no expectation row for \(file)")
-                let expected = expectations(row)
-                for (column, set) in ItemSets.all.enumerated() {
-                    let result = try compiled.evaluate(set.items)
-                    #expect(result.isActivated == expected[column], "\(file) on \(set.name): \(result)")
-                }
-                continue
-            }
-            // No rule: the extension point does not filter on items.
-            #expect(try compiled.evaluate(ItemSets.all[0].items).isActivated)
-        }
-        #expect(withRules == Self.plistExpectations.count)
+        #expect(Corpus.directory.files(in: "plists").count >= 40)
+        try expectPlistRulesActivate(in: Corpus.directory, as: Self.plistExpectations)
     }
 
     @Test func corpus049StringCountIsAcceptedWithWarning() throws {
-        let info = try InfoPlist.load(path: Corpus.plist("049-garfield-action-stringcount-js.plist"))
+        let info = try InfoPlist.load(path: Corpus.path("plists/049-garfield-action-stringcount-js.plist"))
         let (rule, findings) = ActivationRule.compile(info.extensionInfo?.activationRule ?? .none)
         #expect(rule != nil)
         let f = try #require(findings.first { $0.code == "activation.count-type" })
@@ -107,7 +73,7 @@ struct CorpusTests {
 
     @Test func truePredicateIsAWarning() throws {
         for file in ["035-deltachat-share-truepredicate.plist", "052-sharesheetdebugger-action-truepredicate.plist"] {
-            let info = try InfoPlist.load(path: Corpus.plist(file))
+            let info = try InfoPlist.load(path: Corpus.path("plists/" + file))
             let (rule, findings) = ActivationRule.compile(info.extensionInfo?.activationRule ?? .none)
             #expect(rule != nil)
             #expect(findings.map(\.code) == ["activation.truepredicate"])
@@ -116,7 +82,7 @@ struct CorpusTests {
     }
 
     @Test func corpus058UnknownAttributeKeyIsAWarning() throws {
-        let info = try InfoPlist.load(path: Corpus.plist("058-encamera-share-unknownkey.plist"))
+        let info = try InfoPlist.load(path: Corpus.path("plists/058-encamera-share-unknownkey.plist"))
         let findings = Activation.checkAttributes(info.extensionInfo?.attributes ?? [:])
         #expect(findings.count == 1)
         #expect(findings.first?.code == "activation.unknown-key")
@@ -125,7 +91,7 @@ struct CorpusTests {
     }
 
     @Test func corpus055StrictMatchingCompilesAsVersion2Strict() throws {
-        let info = try InfoPlist.load(path: Corpus.plist("055-blear-action-strictmatching.plist"))
+        let info = try InfoPlist.load(path: Corpus.path("plists/055-blear-action-strictmatching.plist"))
         let (rule, findings) = ActivationRule.compile(info.extensionInfo?.activationRule ?? .none)
         #expect(findings.isEmpty)
         guard case .dictionary(let d)? = rule?.form else { Issue.record("not a dictionary rule"); return }

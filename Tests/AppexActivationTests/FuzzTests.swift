@@ -1,8 +1,10 @@
 import Testing
 import AppexActivation
+import AppexTestSupport
 
-/// Bounded fuzzing in the unit suite: mutated corpus predicates and token soup must never
-/// crash the lexer, parser or evaluator; every input is within the length limit or refused.
+/// Bounded fuzzing in the unit suite: mutated fixture predicates (and the corpus's, when it is
+/// there) and token soup must never crash the lexer, parser or evaluator; every input is within
+/// the length limit or refused.
 @Suite("Fuzz")
 struct FuzzTests {
     static let fragments = ["SUBQUERY", "(", ")", ",", "$x", "$attachment", ".", "@count", "ANY", "ALL", "NONE", "SOME",
@@ -13,12 +15,12 @@ struct FuzzTests {
 
     @Test func mutatedAndRandomInputsNeverCrash() throws {
         var rng = SplitMix(20_261_121)
-        let corpus = try Corpus.predicates()
+        let seeds = try Fixtures.directory.predicates() + (Corpus.isPresent ? Corpus.directory.predicates() : [])
         let itemSets = ItemSets.all.map(\.items)
         var compiled = 0
         for round in 0..<3_000 {
             let text: String
-            if round % 2 == 0, let base = corpus.randomElement(using: &rng) {
+            if round % 2 == 0, let base = seeds.randomElement(using: &rng) {
                 var bytes = Array(base.utf8)
                 for _ in 0..<(1 + rng.int(4)) where !bytes.isEmpty {
                     let at = rng.int(bytes.count)

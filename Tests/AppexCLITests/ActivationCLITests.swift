@@ -1,3 +1,4 @@
+import AppexTestSupport
 import Foundation
 import Testing
 
@@ -10,19 +11,30 @@ import Testing
         return path
     }
 
-    @Test func evalAnswersTrueAndFalseFromACorpusPlist() throws {
-        // 013 (DuckDuckGo): SUBQUERY(items, SUBQUERY(attachments, url OR plain-text).@count <= 2).@count == 1,
-        // so one item with one URL activates, and one item with three URLs does not.
-        let plist = AppexBinary.corpus + "/plists/013-duckduckgo-share.plist"
-        let one = try Self.itemsFile([["public.url"]])
-        defer { try? FileManager.default.removeItem(atPath: one) }
-        let r = try AppexBinary.run(["activation", "eval", "--plist", plist, "--items", one])
-        #expect(r.status == 0 && r.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "true")
+    /// `appex activation eval --plist PLIST` on one item with these attachments' types:
+    /// its trimmed stdout after checking it exited 0.
+    static func eval(plist: String, _ types: [[String]]) throws -> String {
+        let items = try itemsFile(types)
+        defer { try? FileManager.default.removeItem(atPath: items) }
+        let r = try AppexBinary.run(["activation", "eval", "--plist", plist, "--items", items])
+        #expect(r.status == 0, "\(r.stderr)")
+        return r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
 
-        let three = try Self.itemsFile([["public.url"], ["public.url"], ["public.url"]])
-        defer { try? FileManager.default.removeItem(atPath: three) }
-        let f = try AppexBinary.run(["activation", "eval", "--plist", plist, "--items", three])
-        #expect(f.status == 0 && f.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "false")
+    @Test func evalAnswersTrueAndFalseFromAPlistPredicate() throws {
+        // share-predicate: exactly one item with at most two URL or plain-text attachments,
+        // so one item with one URL activates, and one item with three URLs does not.
+        let plist = Fixtures.path("plists/share-predicate.plist")
+        #expect(try Self.eval(plist: plist, [["public.url"]]) == "true")
+        #expect(try Self.eval(plist: plist, [["public.url"], ["public.url"], ["public.url"]]) == "false")
+    }
+
+    @Test func evalAnswersFromAPlistDictionaryRule() throws {
+        // share-dict: up to five images; one web URL.
+        let plist = Fixtures.path("plists/share-dict.plist")
+        #expect(try Self.eval(plist: plist, Array(repeating: ["public.jpeg"], count: 5)) == "true")
+        #expect(try Self.eval(plist: plist, Array(repeating: ["public.jpeg"], count: 6)) == "false")
+        #expect(try Self.eval(plist: plist, [["public.url"], ["public.url"]]) == "false")
     }
 
     @Test func badRuleExitsTwoWithOffset() throws {

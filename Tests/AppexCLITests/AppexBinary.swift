@@ -16,8 +16,6 @@ enum AppexBinary {
     static let packageRoot: String = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
 
-    static let corpus: String = URL(fileURLWithPath: packageRoot).appendingPathComponent("../shared/corpus").standardizedFileURL.path
-
     struct Result {
         var status: Int32
         var stdout: String
@@ -41,19 +39,4 @@ enum AppexBinary {
         return Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
                       stderr: String(decoding: errData, as: UTF8.self))
     }
-
-    static func corpusFiles(_ dir: String) -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: corpus + "/" + dir)) ?? []).sorted().map { "\(corpus)/\(dir)/\($0)" }
-    }
-
-    /// SOURCES.tsv rows: file → (extension point, rule kind).
-    static let sources: [String: (point: String, kind: String)] = {
-        guard let text = try? String(contentsOfFile: corpus + "/SOURCES.tsv", encoding: .utf8) else { return [:] }
-        var out: [String: (String, String)] = [:]
-        for line in text.split(separator: "\n").dropFirst() {
-            let c = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
-            out[c[0]] = (c[4], c[5])
-        }
-        return out
-    }()
 }

@@ -1,84 +1,101 @@
+import AppexTestSupport
 import Foundation
 import Testing
 
-/// `appex validate` and `appex info --json` over every corpus file, through the real binary.
+/// `appex validate` and `appex info --json` over the repository's fixtures (Tests/Fixtures),
+/// through the real binary. CorpusCLITests runs the same over the real-world corpus.
 @Suite struct ValidateAndInfoCLITests {
-    static let plists = AppexBinary.corpusFiles("plists")
-    static let entitlements = AppexBinary.corpusFiles("entitlements")
+    static let plists = Fixtures.directory.entries.filter { $0.file.hasPrefix("plists/") }.map(\.file)
+    static let entitlements = Fixtures.directory.entries.filter { $0.file.hasPrefix("entitlements/") }.map(\.file)
 
     @Test(arguments: plists)
-    func infoJSONMatchesTheCorpusRecord(path: String) throws {
-        let r = try AppexBinary.run(["info", "--json", path])
-        #expect(r.status == 0, "\(r.stderr)")
-        let object = try #require(try r.json() as? [String: Any])
-        let name = "plists/" + (path as NSString).lastPathComponent
-        let record = try #require(AppexBinary.sources[name])
-        #expect(object["extensionPoint"] as? String == record.point)
-        let kind = (object["activationRule"] as? [String: Any])?["kind"] as? String
-        #expect(kind == ["dict": "dictionary", "predicate": "predicate", "none": "none"][record.kind])
-        #expect(object.keys.contains("bundleIdentifier"))
-        #expect(object["effectivePolicy"] is [String: Any])
+    func infoJSONMatchesTheManifest(file: String) throws {
+        try ManifestCLIChecks.expectInfoMatchesRow(file, in: Fixtures.directory)
     }
 
     @Test(arguments: plists)
-    func validateJudgesEveryFileWithoutCrashing(path: String) throws {
-        let r = try AppexBinary.run(["validate", "--json", path])
-        #expect(r.status == 0 || r.status == 1, "exit \(r.status): \(r.stderr)")
-        let results = try #require(try r.json() as? [[String: Any]])
-        #expect(results.count == 1)
-        let valid = try #require(results[0]["valid"] as? Bool)
-        #expect((r.status == 0) == valid)
-        let findings = try #require(results[0]["findings"] as? [[String: Any]])
-        for f in findings {
-            #expect(["error", "warning"].contains(f["severity"] as? String))
-            #expect((f["keyPath"] as? String)?.isEmpty == false)
-            #expect((f["code"] as? String)?.isEmpty == false)
+    func validateGivesTheManifestVerdict(file: String) throws {
+        let entry = try #require(Fixtures.directory.entry(file))
+        let (valid, findings) = try ManifestCLIChecks.validate(Fixtures.path(file))
+        #expect(valid == entry.valid, "\(findings)")
+        // The invalid fixtures are the ones whose identity keys are missing or placeholders.
+        if !valid {
+            #expect(findings.filter { $0["severity"] as? String == "error" }.keyPaths.contains("CFBundleIdentifier"))
         }
-        // Source plists have placeholders or missing identity keys: none is installable as is.
-        #expect(!valid)
-        #expect(findings.contains { ($0["keyPath"] as? String) == "CFBundleIdentifier" || ($0["keyPath"] as? String) == "CFBundleExecutable" })
+    }
+
+    @Test func binaryPlistIsDescribedLikeItsXMLTwin() throws {
+        func info(_ file: String) throws -> [String: Any] {
+            let r = try AppexBinary.run(["info", "--json", Fixtures.path(file)])
+            #expect(r.status == 0, "\(r.stderr)")
+            return try #require(try r.json() as? [String: Any])
+        }
+        var binary = try info("plists/action-strict-binary.plist"), xml = try info("plists/action-strict.plist")
+        binary["path"] = nil
+        xml["path"] = nil
+        #expect(NSDictionary(dictionary: binary).isEqual(to: xml), "\(binary)\n\(xml)")
+        #expect(binary["bundleIdentifier"] as? String == "com.example.notes.blur")
     }
 
     @Test func buildSettingsMakeATemplateValid() throws {
-        let path = AppexBinary.corpus + "/plists/044-firefox-notification-service.plist"
-        let r = try AppexBinary.run(["validate", path, "-D", "PRODUCT_BUNDLE_IDENTIFIER=org.mozilla.ios.NotificationService",
-                                     "-D", "EXECUTABLE_NAME=NotificationService", "-D", "MOZ_BUNDLE_DISPLAY_NAME=Firefox"])
+        let path = Fixtures.path("plists/template-placeholders.plist")
+        let before = try AppexBinary.run(["validate", path])
+        #expect(before.status == 1 && before.stdout.contains("bundle.build-variable"))
+        let r = try AppexBinary.run(["validate", path, "-D", "PRODUCT_BUNDLE_IDENTIFIER=com.example.notes.today",
+                                     "-D", "EXECUTABLE_NAME=Today", "-D", "PRODUCT_BUNDLE_PACKAGE_TYPE=XPC!",
+                                     "-D", "APP_NAME=Notes", "-D", "CURRENT_PROJECT_VERSION=9", "-D", "PRODUCT_MODULE_NAME=Today"])
         #expect(r.status == 0, "\(r.stdout)")
         #expect(r.stdout.contains(": valid"))
     }
 
     @Test func stringCountIsAWarningWithItsKeyPath() throws {
-        let path = AppexBinary.corpus + "/plists/049-garfield-action-stringcount-js.plist"
-        let r = try AppexBinary.run(["validate", "--json", path, "-D", "PRODUCT_BUNDLE_IDENTIFIER=com.example.action",
-                                     "-D", "EXECUTABLE_NAME=action", "-D", "PRODUCT_NAME=Action"])
-        let results = try #require(try r.json() as? [[String: Any]])
-        let findings = try #require(results.first?["findings"] as? [[String: Any]])
-        let count = try #require(findings.first { $0["code"] as? String == "activation.count-type" })
+        let (valid, findings) = try ManifestCLIChecks.validate(Fixtures.path("plists/stringcount-webpage.plist"))
+        let count = try #require(findings.with(code: "activation.count-type").first)
         #expect(count["severity"] as? String == "warning")
         #expect(count["keyPath"] as? String == "NSExtension:NSExtensionAttributes:NSExtensionActivationRule:NSExtensionActivationSupportsWebPageWithMaxCount")
-        #expect(r.status == 0)
+        #expect(valid)
     }
 
     @Test func truePredicateWarns() throws {
-        let path = AppexBinary.corpus + "/plists/035-deltachat-share-truepredicate.plist"
-        let r = try AppexBinary.run(["validate", "--json", path])
-        let results = try #require(try r.json() as? [[String: Any]])
-        let findings = try #require(results.first?["findings"] as? [[String: Any]])
+        let (valid, findings) = try ManifestCLIChecks.validate(Fixtures.path("plists/share-truepredicate.plist"))
         #expect(findings.contains { $0["code"] as? String == "activation.truepredicate" && $0["severity"] as? String == "warning" })
+        #expect(valid)
     }
 
     @Test(arguments: entitlements)
-    func entitlementsFilesAreAccepted(path: String) throws {
-        let info = try AppexBinary.run(["info", "--json", path])
-        #expect(info.status == 0)
-        let object = try #require(try info.json() as? [String: Any])
-        #expect(object["kind"] as? String == "entitlements")
-        let groups = (object["entitlements"] as? [String: Any])?["applicationGroups"] as? [String]
-        #expect(groups?.count == 1)
-        let validate = try AppexBinary.run(["validate", path])
-        // Files whose group names hold $(…) placeholders are invalid; plain ones are valid.
-        let hasPlaceholder = groups?.first?.contains("$(") ?? false
-        #expect(validate.status == (hasPlaceholder ? 1 : 0), "\(validate.stdout)")
+    func entitlementsFilesAreAccepted(file: String) throws {
+        let entry = try #require(Fixtures.directory.entry(file))
+        let (groups, valid) = try ManifestCLIChecks.entitlements(Fixtures.path(file))
+        #expect(!groups.isEmpty)
+        #expect(valid == entry.valid)
+        // Exactly the files whose group names hold $(…) placeholders are invalid.
+        #expect(groups.contains { $0.contains("$(") } == !valid)
+    }
+
+    @Test(arguments: ["malformed/unclosed-string.plist", "malformed/truncated-binary.plist"])
+    func malformedFixtureIsRefusedWithItsPath(file: String) throws {
+        let path = Fixtures.path(file)
+        let v = try AppexBinary.run(["validate", path])
+        #expect(v.status == 1)
+        #expect(v.stdout.contains("plist.malformed") && v.stdout.contains(path))
+        let i = try AppexBinary.run(["info", "--json", path])
+        #expect(i.status == 1 && i.stderr.contains(path))
+    }
+
+    @Test func wrongValueTypesAreReportedAtTheirKeyPaths() throws {
+        let (valid, findings) = try ManifestCLIChecks.validate(Fixtures.path("malformed/wrong-types.plist"))
+        #expect(!valid)
+        #expect(findings.with(code: "plist.type").keyPaths == ["CFBundleIdentifier", "NSExtension:NSExtensionPointIdentifier", "UIBackgroundModes:1"])
+        #expect(findings.with(code: "activation.rule-type").keyPaths == ["NSExtension:NSExtensionAttributes:NSExtensionActivationRule"])
+    }
+
+    @Test func unreadableRuleValuesAreErrorsAtTheirKeyPaths() throws {
+        let (valid, findings) = try ManifestCLIChecks.validate(Fixtures.path("malformed/bad-rule-values.plist"))
+        #expect(!valid)
+        let rule = "NSExtension:NSExtensionAttributes:NSExtensionActivationRule:"
+        #expect(findings.with(code: "activation.count-type").keyPaths == [rule + "NSExtensionActivationSupportsImageWithMaxCount",
+                                                                          rule + "NSExtensionActivationSupportsMovieWithMaxCount"])
+        #expect(findings.with(code: "activation.version").keyPaths == [rule + "NSExtensionActivationDictionaryVersion"])
     }
 
     @Test func malformedPlistIsRefusedWithItsPath() throws {

@@ -1,24 +1,7 @@
 import Foundation
 import AppexActivation
 
-/// The shared corpus, found relative to this file so tests run from any directory.
-enum Corpus {
-    static let root: URL = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent()   // AppexActivationTests
-        .deletingLastPathComponent()   // Tests
-        .deletingLastPathComponent()   // package root
-        .appendingPathComponent("../shared/corpus")
-        .standardizedFileURL
-
-    static func plist(_ name: String) -> String { root.appendingPathComponent("plists/\(name)").path }
-
-    static func predicates() throws -> [String] {
-        let data = try Data(contentsOf: root.appendingPathComponent("predicates.json"))
-        return try JSONDecoder().decode([String].self, from: data)
-    }
-}
-
-/// The item sets every corpus rule is evaluated against. Column order of the expectation
+/// The item sets every fixture and corpus rule is evaluated against. Column order of the expectation
 /// strings in the tests.
 enum ItemSets {
     static func attachment(_ types: String...) -> ExtensionAttachment { ExtensionAttachment(registeredTypeIdentifiers: types) }

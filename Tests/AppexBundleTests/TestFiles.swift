@@ -1,30 +1,5 @@
 import Foundation
 
-/// The shared corpus of real Info.plist and entitlements files, beside the package (`../shared`).
-enum Corpus {
-    static let root: String = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("../shared/corpus").standardizedFileURL.path
-
-    static func path(_ relative: String) -> String { (root as NSString).appendingPathComponent(relative) }
-
-    static func files(in dir: String) -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: path(dir))) ?? []).sorted().map { "\(dir)/\($0)" }
-    }
-
-    /// SOURCES.tsv: the corpus's own record of each file's extension point and rule kind,
-    /// written when the files were collected: an oracle independent of Appex's parser.
-    struct Source { var file: String; var extensionPoint: String; var ruleKind: String; var notes: String }
-
-    static let sources: [Source] = {
-        guard let text = try? String(contentsOfFile: path("SOURCES.tsv"), encoding: .utf8) else { return [] }
-        return text.split(separator: "\n").dropFirst().map { line in
-            let cols = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
-            return Source(file: cols[0], extensionPoint: cols[4], ruleKind: cols[5], notes: cols.count > 6 ? cols[6] : "")
-        }
-    }()
-}
-
 /// A scratch directory removed when the test ends.
 final class TemporaryDirectory {
     let path: String
