@@ -50,6 +50,11 @@ public struct WireError: Error, Equatable, Sendable, CustomStringConvertible {
         self.detail = detail
     }
 
+    /// The reason to put in the Refusal sent before closing the connection this error ends.
+    public var refusalReason: Reason {
+        kind == .versionMismatch ? .versionMismatch : .protocolError
+    }
+
     public var description: String {
         var s = kind.rawValue
         if let field { s += " in \(field)" }

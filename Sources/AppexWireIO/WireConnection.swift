@@ -96,5 +96,11 @@ public final class WireConnection: @unchecked Sendable {
         socket.close()
     }
 
+    /// `refuseAndClose` for a frame that broke the protocol: `version-mismatch` or
+    /// `protocol-error`, with the error's description as the message.
+    public func refuseAndClose(for error: WireError) {
+        refuseAndClose(error.refusalReason, message: error.description)
+    }
+
     public func close() { socket.close() }
 }

@@ -215,7 +215,7 @@ import Glibc
         #expect {
             try sup.receive()
         } throws: { ($0 as? WireError)?.kind == .outOfOrder }
-        sup.refuseAndClose(.protocolError, message: "CompleteRequest before Hello")
+        sup.refuseAndClose(for: WireError(.outOfOrder, field: "CompleteRequest", "CompleteRequest before Hello"))
         guard case .frame(let f) = try a.receive(), case .refusal(let r) = f.message else {
             Issue.record("expected a refusal")
             return
