@@ -26,8 +26,10 @@ public enum ConnectionRole: Sendable, CaseIterable {
         switch type {
         case .hello, .refusal, .ping, .pong:
             return true
-        case .beginRequest, .openURLResult, .memoryWarning, .requestWillExpire, .terminate:
-            return self == .supervisor || (type == .openURLResult && self == .host)
+        case .beginRequest, .memoryWarning, .requestWillExpire, .terminate:
+            return self == .supervisor
+        case .openURLResult:
+            return self == .supervisor || self == .host
         case .completeRequest:
             return self == .extension
         case .cancelRequest:
