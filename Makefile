@@ -5,7 +5,7 @@ SWIFT      ?= swift
 EXAMPLES   := .build/examples
 DEMO_STATE := .build/demo-state
 
-.PHONY: all deps build test demo examples bench bench-launch bench-activation fuzz clean
+.PHONY: all deps build test demo examples bench bench-launch bench-activation fuzz fuzz-wire clean
 
 all: build
 
@@ -37,6 +37,16 @@ bench-launch: deps
 	cd Benchmarks && $(SWIFT) build -c release --product launch-bench && \
 	  APPEX_SANDBOX_INIT=$$(cd .. && $(SWIFT) build -c release --show-bin-path)/appex-sandbox-init \
 	  $$($(SWIFT) build -c release --show-bin-path)/launch-bench
+
+# libFuzzer run of the wire decoder (Docs/protocol.md, "Fuzzing"); not part of `make test`.
+FUZZ_SECONDS ?= 300
+FUZZ_WIRE    := .build/fuzz-wire
+fuzz-wire:
+	mkdir -p $(FUZZ_WIRE)/corpus
+	swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name AppexWireFuzz \
+	  Sources/AppexWire/*.swift Fuzz/WireDecoderFuzz.swift -o $(FUZZ_WIRE)/fuzz-wire
+	APPEX_FUZZ_SEEDS=$(FUZZ_WIRE)/corpus $(FUZZ_WIRE)/fuzz-wire -max_total_time=$(FUZZ_SECONDS) \
+	  -max_len=4096 -artifact_prefix=$(FUZZ_WIRE)/ $(FUZZ_WIRE)/corpus
 
 clean:
 	rm -rf .build Benchmarks/.build

@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "AppexPolicy", targets: ["AppexPolicy"]),
         .library(name: "AppexActivation", targets: ["AppexActivation"]),
         .library(name: "AppexSandbox", targets: ["AppexSandbox"]),
+        .library(name: "AppexWire", targets: ["AppexWire", "AppexWireIO"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -52,6 +53,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The wire protocol (Docs/protocol.md): messages, framing, codec, connection state; pure,
+        // no Foundation. AppexWireIO: its Unix-socket transport (SCM_RIGHTS, SO_PEERCRED);
+        // CAppexWireIO: accept4, which Swift's Glibc does not import.
+        .target(name: "AppexWire"),
+        .target(name: "CAppexWireIO"),
+        .target(name: "AppexWireIO", dependencies: ["AppexWire", "CAppexWireIO"]),
         .executableTarget(
             name: "appex",
             dependencies: [
@@ -83,6 +90,7 @@ let package = Package(
         ),
         .testTarget(name: "AppexCgroupsTests", dependencies: ["AppexCgroups"]),
         .testTarget(name: "AppexSandboxTests", dependencies: ["AppexSandbox", "AppexPolicy", "AppexCgroups"]),
+        .testTarget(name: "AppexWireTests", dependencies: ["AppexWire", "AppexWireIO"]),
         .testTarget(name: "AppexCLITests", dependencies: ["appex", "AppexCgroups", "AppexTestSupport"]),
     ]
 )

@@ -1,0 +1,32 @@
+/// A stable, machine-readable reason: why something was refused, killed or terminated. Travels
+/// as its string; people and scripts match on it. A receiver accepts reasons it does not know
+/// (a newer appexd may add some) and shows them as they are.
+public struct Reason: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+    public var rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+    public init(stringLiteral value: String) { self.rawValue = value }
+    public var description: String { rawValue }
+
+    // Refusals: the request or connection was not accepted.
+    public static let versionMismatch: Reason = "version-mismatch"
+    public static let protocolError: Reason = "protocol-error"
+    public static let notAuthorized: Reason = "not-authorized"
+    public static let unknownExtension: Reason = "unknown-extension"
+    public static let disabled: Reason = "disabled"
+    public static let notActivated: Reason = "not-activated"
+    public static let invalidBundle: Reason = "invalid-bundle"
+    public static let launchFailed: Reason = "launch-failed"
+    public static let busy: Reason = "busy"
+
+    // Kill and termination reasons (the same names as the jetsam and life-cycle records).
+    public static let launchTimeout: Reason = "launch-timeout"
+    public static let requestTimeout: Reason = "request-timeout"
+    public static let unresponsive: Reason = "unresponsive"
+    public static let crashed: Reason = "crashed"
+    public static let seccompViolation: Reason = "seccomp-violation"
+    public static let perProcessLimit: Reason = "per-process-limit"
+    public static let memoryPressure: Reason = "memory-pressure"
+    public static let idleExit: Reason = "idle-exit"
+    public static let shutdown: Reason = "shutdown"
+}

@@ -1,0 +1,106 @@
+import AppexWire
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A socket and the state machine of its role, kept in step: every message sent is checked
+/// against the sequence rules first, every message received after decoding. A frame that
+/// breaks the protocol (malformed, oversized, out of order) throws WireError with its
+/// descriptors closed; the owner then calls `refuseAndClose` and logs the reason, and only this
+/// connection ends.
+///
+/// Thread-safe: senders are serialised (so the order checked is the order sent); receive from
+/// one thread at a time.
+public final class WireConnection: @unchecked Sendable {
+    public enum Event {
+        case message(ReceivedFrame)
+        /// A message about a request that has already ended (see ConnectionState); dropped.
+        case stale(Message)
+        case endOfStream
+        case wouldBlock
+    }
+
+    public let socket: WireSocket
+    private var state: ConnectionState
+    private var stateLock = pthread_mutex_t()
+    private var sendLock = pthread_mutex_t()
+
+    public init(socket: WireSocket, role: ConnectionRole) {
+        self.socket = socket
+        self.state = ConnectionState(role: role)
+        pthread_mutex_init(&stateLock, nil)
+        pthread_mutex_init(&sendLock, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(&stateLock)
+        pthread_mutex_destroy(&sendLock)
+    }
+
+    /// A snapshot of the sequence state.
+    public var snapshot: ConnectionState { withState { $0 } }
+
+    private func withState<R>(_ body: (inout ConnectionState) throws(WireError) -> R) throws(WireError) -> R {
+        pthread_mutex_lock(&stateLock)
+        defer { pthread_mutex_unlock(&stateLock) }
+        return try body(&state)
+    }
+
+    private func withState<R>(_ body: (inout ConnectionState) -> R) -> R {
+        pthread_mutex_lock(&stateLock)
+        defer { pthread_mutex_unlock(&stateLock) }
+        return body(&state)
+    }
+
+    /// Checks `message` against the sequence and sends it. A stale message (about a request
+    /// that has ended) is not sent; the result says so.
+    @discardableResult
+    public func send(_ message: Message, descriptors: [Int32] = []) throws -> ConnectionState.Disposition {
+        pthread_mutex_lock(&sendLock)
+        defer { pthread_mutex_unlock(&sendLock) }
+        let disposition = try withState { (s: inout ConnectionState) throws(WireError) in try s.willSend(message) }
+        if disposition == .deliver {
+            try socket.send(message, descriptors: descriptors)
+        }
+        return disposition
+    }
+
+    /// The next event. Throws WireError for a frame that breaks the protocol (its descriptors
+    /// already closed) and SocketError when the socket fails.
+    public func receive(blocking: Bool = true) throws -> Event {
+        switch try socket.receive(blocking: blocking) {
+        case .endOfStream: return .endOfStream
+        case .wouldBlock: return .wouldBlock
+        case .frame(let frame):
+            let disposition: ConnectionState.Disposition
+            do {
+                disposition = try withState { (s: inout ConnectionState) throws(WireError) in try s.didReceive(frame.message) }
+            } catch {
+                frame.closeDescriptors()
+                throw error
+            }
+            if disposition == .stale {
+                frame.closeDescriptors()
+                return .stale(frame.message)
+            }
+            return .message(frame)
+        }
+    }
+
+    /// Tells the peer why the connection ends (best effort, never blocks) and closes it.
+    public func refuseAndClose(_ reason: Reason, message: String) {
+        let refusal = Message.refusal(Refusal(reason: reason, message: message))
+        if let frame = try? WireCodec.encode(refusal) {
+            _ = try? socket.send(frame: frame, blocking: false)
+        }
+        socket.close()
+    }
+
+    /// `refuseAndClose` for a frame that broke the protocol: `version-mismatch` or
+    /// `protocol-error`, with the error's description as the message.
+    public func refuseAndClose(for error: WireError) {
+        refuseAndClose(error.refusalReason, message: error.description)
+    }
+
+    public func close() { socket.close() }
+}
