@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "AppexActivation", targets: ["AppexActivation"]),
         .library(name: "AppexSandbox", targets: ["AppexSandbox"]),
         .library(name: "AppexWire", targets: ["AppexWire", "AppexWireIO"]),
+        .library(name: "AppexRegistry", targets: ["AppexRegistry"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -19,6 +20,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
     ],
     targets: [
         // libseccomp, found with pkg-config; `make` installs libseccomp-dev when missing.
@@ -92,5 +94,17 @@ let package = Package(
         .testTarget(name: "AppexSandboxTests", dependencies: ["AppexSandbox", "AppexPolicy", "AppexCgroups"]),
         .testTarget(name: "AppexWireTests", dependencies: ["AppexWire", "AppexWireIO"]),
         .testTarget(name: "AppexCLITests", dependencies: ["appex", "AppexCgroups", "AppexTestSupport"]),
+
+        // The extension registry: installed copies under <state>/bundles, rows in SQLite (GRDB).
+        .target(
+            name: "AppexRegistry",
+            dependencies: ["AppexBundle", "AppexSandbox", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        // Installs and toggles extensions in a loop until SIGKILLed, for the registry's crash test.
+        .executableTarget(name: "appex-registry-crash-helper", dependencies: ["AppexRegistry"]),
+        .testTarget(
+            name: "AppexRegistryTests",
+            dependencies: ["AppexRegistry", "appex-registry-crash-helper", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
     ]
 )

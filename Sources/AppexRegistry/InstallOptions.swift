@@ -1,0 +1,43 @@
+import AppexBundle
+
+/// Checks an install applies beyond Apple's bundle rules (`BundleValidator`).
+public struct InstallOptions: Sendable {
+    /// Extension points the loaded policies cover beyond Apple's catalogue.
+    public var extraExtensionPoints: Set<String>
+    /// Further checks per bundle, e.g. activation rules and policy (what `appex validate`
+    /// adds). Run on the staged copy; any error finding refuses the install.
+    public var additionalChecks: (@Sendable (ExtensionBundle) -> [Finding])?
+
+    public init(extraExtensionPoints: Set<String> = [],
+                additionalChecks: (@Sendable (ExtensionBundle) -> [Finding])? = nil) {
+        self.extraExtensionPoints = extraExtensionPoints
+        self.additionalChecks = additionalChecks
+    }
+}
+
+/// What an install did.
+public struct InstallResult: Sendable {
+    /// The containing app, when one was installed.
+    public var app: InstalledApp?
+    /// The extensions installed (new or replaced), sorted by identifier.
+    public var extensions: [InstalledExtension]
+    /// Extensions of the same app that its new version no longer holds: uninstalled, their
+    /// data containers kept.
+    public var removedExtensions: [String]
+    /// Warnings per source bundle (errors refuse the install instead).
+    public var warnings: [BundleFindings]
+}
+
+/// What opening the registry cleaned up after a crash or a SIGKILL.
+public struct RecoveryReport: Sendable, Hashable {
+    /// Half-made installs removed from `bundles/.staging`.
+    public var removedStaging: [String] = []
+    /// Copies no row refers to (`bundles/<id>` or `bundles/<id>/<generation>`), removed: a
+    /// crash between placing a copy and committing its row, or before an old one was removed.
+    public var removedOrphans: [String] = []
+    /// Rows whose installed copy is missing: something outside the registry deleted it.
+    /// They stay listed; `Registry.integrityProblems()` names them too.
+    public var missingCopies: [String] = []
+
+    public var isEmpty: Bool { removedStaging.isEmpty && removedOrphans.isEmpty && missingCopies.isEmpty }
+}

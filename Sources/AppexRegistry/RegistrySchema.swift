@@ -1,0 +1,74 @@
+import Foundation
+import GRDB
+
+/// The registry's tables, created and upgraded by GRDB migrations (each runs once, in order,
+/// recorded in `grdb_migrations`). STRICT tables: a value of the wrong type is refused by
+/// SQLite itself, not discovered later.
+enum RegistrySchema {
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: apps and extensions") { db in
+            try db.execute(sql: """
+                CREATE TABLE app (
+                    bundleIdentifier TEXT PRIMARY KEY NOT NULL CHECK (bundleIdentifier <> ''),
+                    displayName      TEXT,
+                    version          TEXT,   -- CFBundleVersion
+                    shortVersion     TEXT,   -- CFBundleShortVersionString
+                    sourcePath       TEXT NOT NULL,
+                    installedAt      TEXT NOT NULL
+                ) STRICT;
+
+                CREATE TABLE extension (
+                    bundleIdentifier        TEXT PRIMARY KEY NOT NULL CHECK (bundleIdentifier <> ''),
+                    extensionPoint          TEXT NOT NULL,
+                    displayName             TEXT,
+                    version                 TEXT,
+                    shortVersion            TEXT,
+                    executable              TEXT NOT NULL,
+                    -- bundles/<id>/<generation>/<Name>.appex, relative to the state directory
+                    bundlePath              TEXT NOT NULL,
+                    generation              INTEGER NOT NULL CHECK (generation > 0),
+                    sourcePath              TEXT NOT NULL,
+                    containingAppIdentifier TEXT REFERENCES app(bundleIdentifier) ON DELETE RESTRICT,
+                    isEnabled               INTEGER NOT NULL DEFAULT 0 CHECK (isEnabled IN (0, 1)),
+                    installedAt             TEXT NOT NULL,
+                    contentDigest           TEXT NOT NULL
+                ) STRICT;
+
+                CREATE INDEX extension_containingApp ON extension(containingAppIdentifier);
+                """)
+        }
+        return migrator
+    }
+}
+
+/// A containing app, kept while at least one of its extensions is installed.
+struct AppRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "app"
+
+    var bundleIdentifier: String
+    var displayName: String?
+    var version: String?
+    var shortVersion: String?
+    var sourcePath: String
+    var installedAt: Date
+}
+
+/// An installed extension. `bundlePath` is relative to the state directory.
+struct ExtensionRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "extension"
+
+    var bundleIdentifier: String
+    var extensionPoint: String
+    var displayName: String?
+    var version: String?
+    var shortVersion: String?
+    var executable: String
+    var bundlePath: String
+    var generation: Int
+    var sourcePath: String
+    var containingAppIdentifier: String?
+    var isEnabled: Bool
+    var installedAt: Date
+    var contentDigest: String
+}

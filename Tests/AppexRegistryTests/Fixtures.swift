@@ -1,0 +1,117 @@
+import AppexRegistry
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A scratch directory holding a state directory and synthetic sources, removed at the end.
+final class Scratch {
+    let path: String
+    var state: String { path + "/state" }
+
+    init() throws {
+        var template = Array((NSTemporaryDirectory() + "appex-registry-test-XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        path = String(cString: made)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    func sub(_ relative: String) -> String { path + "/" + relative }
+
+    func write(_ relative: String, _ contents: String, mode: mode_t = 0o644) throws {
+        try write(relative, Data(contents.utf8), mode: mode)
+    }
+
+    func write(_ relative: String, _ data: Data, mode: mode_t = 0o644) throws {
+        let full = sub(relative)
+        try FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent,
+                                                withIntermediateDirectories: true)
+        try data.write(to: URL(fileURLWithPath: full))
+        #expect(chmod(full, mode) == 0)
+    }
+
+    func read(_ absolute: String) throws -> String {
+        try String(contentsOfFile: absolute, encoding: .utf8)
+    }
+
+    /// A valid bare bundle at `relative`: Info.plist, a shell-script executable `run`, and
+    /// `Resources/data.txt` holding `data`.
+    @discardableResult
+    func makeAppex(_ relative: String, identifier: String, data: String = "payload",
+                   point: String = "com.apple.share-services", name: String? = nil) throws -> String {
+        try write(relative + "/Info.plist", infoPlistXML(identifier: identifier, point: point, name: name))
+        try write(relative + "/run", "#!/bin/sh\necho hello\n", mode: 0o755)
+        try write(relative + "/Resources/data.txt", data)
+        return sub(relative)
+    }
+
+    /// A containing app at `relative` with one plug-in per identifier, named after its last
+    /// component (`com.example.host.share` → `PlugIns/share.appex`), and an app binary.
+    @discardableResult
+    func makeApp(_ relative: String, identifier: String, plugIns: [String], data: String = "payload") throws -> String {
+        try write(relative + "/Info.plist", appInfoPlistXML(identifier: identifier))
+        try write(relative + "/Host", "#!/bin/sh\n", mode: 0o755)
+        for id in plugIns {
+            let name = String(id.split(separator: ".").last!)
+            try makeAppex(relative + "/PlugIns/\(name).appex", identifier: id, data: data)
+        }
+        return sub(relative)
+    }
+
+    func names(in absolute: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: absolute)) ?? []).sorted()
+    }
+}
+
+func infoPlistXML(identifier: String, executable: String = "run", point: String = "com.apple.share-services",
+                  name: String? = nil) -> String {
+    var body = "<key>CFBundleIdentifier</key><string>\(identifier)</string>"
+    body += "<key>CFBundleExecutable</key><string>\(executable)</string>"
+    body += "<key>CFBundlePackageType</key><string>XPC!</string>"
+    body += "<key>CFBundleVersion</key><string>7</string><key>CFBundleShortVersionString</key><string>1.2</string>"
+    if let name { body += "<key>CFBundleDisplayName</key><string>\(name)</string>" }
+    body += "<key>NSExtension</key><dict><key>NSExtensionPointIdentifier</key><string>\(point)</string>"
+    body += "<key>NSExtensionAttributes</key><dict><key>NSExtensionActivationRule</key><string>TRUEPREDICATE</string></dict></dict>"
+    return plist(body)
+}
+
+func appInfoPlistXML(identifier: String) -> String {
+    plist("<key>CFBundleIdentifier</key><string>\(identifier)</string><key>CFBundleName</key><string>Host</string>"
+        + "<key>CFBundleExecutable</key><string>Host</string><key>CFBundleVersion</key><string>3</string>")
+}
+
+private func plist(_ body: String) -> String {
+    """
+    <?xml version="1.0" encoding="UTF-8"?>
+    <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+    <plist version="1.0"><dict>\(body)</dict></plist>
+    """
+}
+
+/// The bundles an install refused, or nil (with a recorded issue) when it was not refused so.
+func refusal(_ body: () throws -> Void) -> [BundleFindings]? {
+    do {
+        try body()
+        Issue.record("expected the install to be refused")
+    } catch RegistryError.invalidBundle(_, let bundles) {
+        return bundles
+    } catch {
+        Issue.record("expected invalidBundle, got \(error)")
+    }
+    return nil
+}
+
+func fileStat(_ path: String) -> stat? {
+    var st = stat()
+    return lstat(path, &st) == 0 ? st : nil
+}
+
+/// True when the registry holds no copy and no staged leftovers: only `.lock` and `.staging`.
+func bundlesAreEmpty(_ registry: Registry) -> Bool {
+    let fm = FileManager.default
+    let top = ((try? fm.contentsOfDirectory(atPath: registry.bundlesDirectory)) ?? []).filter { $0 != ".lock" }
+    let staging = (try? fm.contentsOfDirectory(atPath: registry.bundlesDirectory + "/.staging")) ?? ["?"]
+    return top == [".staging"] && staging.isEmpty
+}
