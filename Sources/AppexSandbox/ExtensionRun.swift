@@ -122,7 +122,8 @@ public final class ExtensionRun {
         let store = self.store
         let container = try store.prepare(bundleIdentifier: spec.bundleIdentifier, appGroups: spec.appGroups)
         self.container = container
-        let seccomp = spec.syscallRules.isEmpty ? nil : try SeccompCompiler.compile(spec.syscallRules)
+        // Always a filter: even a policy that denies nothing gets ENOSYS for syscalls Appex does not know.
+        let seccomp = try SeccompCompiler.compile(spec.syscallRules)
         let executable = try FilesystemView.executablePath(for: spec)
         if sandbox == nil {
             sandbox = try ExtensionSandbox.create(spec: spec, container: container, store: store,
