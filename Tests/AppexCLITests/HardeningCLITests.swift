@@ -182,7 +182,8 @@ extension RunCLITests {
             try p.run()
             runs.append(p)
         }
-        defer { for p in runs { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() } }
+        // Let them finish by themselves (sleep 3): a killed appex could not remove its cgroups.
+        defer { for p in runs { p.waitUntilExit() } }
         // The inits: each appex's child that is pid 1 of its own pid namespace.
         var initUIDs: [Int] = []
         for _ in 0..<200 where initUIDs.count < 2 {
@@ -240,7 +241,8 @@ extension RunCLITests {
         p.standardOutput = FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice
         try p.run()
-        defer { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
+        // Let it finish by itself: a killed appex could not remove its cgroups.
+        defer { p.waitUntilExit() }
         var pid: Int32?
         for _ in 0..<200 where pid == nil {
             usleep(25_000)
