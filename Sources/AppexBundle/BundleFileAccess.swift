@@ -56,15 +56,19 @@ public enum BundleFileAccess {
     static func openRegularFile(at dir: Int32, name: String) throws(Failure) -> OpenFile {
         var fd: Int32
         repeat { fd = openat(dir, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY) } while fd < 0 && errno == EINTR
-        if fd < 0 {
-            switch errno {
-            case ENOENT: throw .missing
-            case ELOOP: throw .symbolicLink
-            case ENXIO: throw .notRegularFile(kind: "socket")  // open(2) of a socket
-            default: throw .system(operation: "open \(name)", errno: errno)
-            }
-        }
+        if fd < 0 { throw openFailure(errno: errno, name: name) }
         return try regularFile(fd: fd)
+    }
+
+    /// What a failed `open`/`openat2` of a bundle entry means: ELOOP is the refused link.
+    public static func openFailure(errno e: Int32, name: String) -> Failure {
+        switch e {
+        case ENOENT: .missing
+        case ELOOP: .symbolicLink
+        case ENXIO: .notRegularFile(kind: "socket")  // open(2) of a socket
+        case EXDEV: .system(operation: "open \(name) beneath the bundle (it leaves the bundle)", errno: e)
+        default: .system(operation: "open \(name)", errno: e)
+        }
     }
 
     /// `fstat`s a descriptor just opened and accepts it only as a regular file; on failure it

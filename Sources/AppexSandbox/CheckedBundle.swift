@@ -27,8 +27,6 @@ public final class CheckedBundle: Sendable {
     /// RUNPATH/RPATH entries as written.
     public let runpath: [String]
 
-    static let resolveBeneath: UInt64 = 0x08 | 0x04 | 0x02  // RESOLVE_BENEATH | NO_SYMLINKS | NO_MAGICLINKS
-
     /// Opens and checks `spec`'s bundle and executable. Throws a `SandboxError` that names the
     /// executable and what is wrong with it.
     public static func open(_ spec: SandboxSpec) throws -> CheckedBundle {
@@ -110,16 +108,9 @@ public final class CheckedBundle: Sendable {
     static func openBeneath(_ dir: Int32, _ rel: String) throws(BundleFileAccess.Failure) -> BundleFileAccess.OpenFile {
         var fd: Int32
         repeat {
-            fd = appex_openat2(dir, rel, UInt64(O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY), 0, resolveBeneath)
+            fd = appex_openat2(dir, rel, UInt64(O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY), 0, ContainerStore.resolveBeneath)
         } while fd < 0 && errno == EINTR
-        if fd < 0 {
-            switch errno {
-            case ENOENT: throw .missing
-            case ELOOP: throw .symbolicLink
-            case EXDEV: throw .system(operation: "open beneath the bundle (it leaves the bundle)", errno: EXDEV)
-            default: throw .system(operation: "open", errno: errno)
-            }
-        }
+        if fd < 0 { throw BundleFileAccess.openFailure(errno: errno, name: rel) }
         return try BundleFileAccess.regularFile(fd: fd)
     }
 }

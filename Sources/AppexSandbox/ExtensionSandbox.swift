@@ -1,3 +1,4 @@
+import AppexBundle
 import CAppexLauncher
 #if canImport(Glibc)
 import Glibc
@@ -55,8 +56,8 @@ public final class ExtensionSandbox: Sendable {
         let initUID = try store.uids.sandboxInitUID(for: spec.bundleIdentifier)
         let mounts = try FilesystemView.operations(for: spec, container: container, bundle: bundle, bundleTree: tree)
         let initPath = try initExecutable ?? SandboxInitLocator.path()
-        // O_PATH (not exported to Swift by Glibc): enough for execveat, opens nothing for reading.
-        let initFD = try Sys.open(initPath, 0o10000000)
+        // O_PATH: enough for execveat, opens nothing for reading.
+        let initFD = try Sys.open(initPath, BundleFileAccess.oPath)
         defer { Sys.close(initFD) }
         let devnull = try Sys.open("/dev/null", O_RDWR)
         defer { Sys.close(devnull) }

@@ -35,13 +35,8 @@ extension RunCLITests {
     /// Runs `appex` and fails the test (killing it) if it has not finished in `seconds`: a hang
     /// is the attack here, so the bound only turns a hang into a failure.
     func runBounded(_ arguments: [String], seconds: Int = 30) throws -> (status: Int32, stderr: String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: AppexBinary.path)
-        p.arguments = arguments
         let err = Pipe()
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = err
-        try p.run()
+        let p = try startAppex(arguments, stderr: err)
         var waited = 0
         while p.isRunning && waited < seconds * 10 {
             usleep(100_000)
@@ -174,13 +169,8 @@ extension RunCLITests {
         var runs: [Process] = []
         for name in ["first", "second"] {
             try FileManager.default.copyItem(atPath: Self.probe, toPath: dir + "/" + name)
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: AppexBinary.path)
-            p.arguments = ["run", "--state-dir", state, "--extension-point", "com.apple.share-services", dir + "/" + name, "--", "sleep", "3"]
-            p.standardOutput = FileHandle.nullDevice
-            p.standardError = FileHandle.nullDevice
-            try p.run()
-            runs.append(p)
+            runs.append(try startAppex(["run", "--state-dir", state, "--extension-point", "com.apple.share-services",
+                                        dir + "/" + name, "--", "sleep", "3"]))
         }
         // Let them finish by themselves (sleep 3): a killed appex could not remove its cgroups.
         defer { for p in runs { p.waitUntilExit() } }
@@ -235,12 +225,8 @@ extension RunCLITests {
             try? FileManager.default.removeItem(atPath: state)
             removeParentCgroup()
         }
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: AppexBinary.path)
-        p.arguments = ["run", "--state-dir", state, "--extension-point", "com.apple.share-services", Self.probe, "--", "sleep", "3"]
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        try p.run()
+        let p = try startAppex(["run", "--state-dir", state, "--extension-point", "com.apple.share-services",
+                                Self.probe, "--", "sleep", "3"])
         // Let it finish by itself: a killed appex could not remove its cgroups.
         defer { p.waitUntilExit() }
         var pid: Int32?

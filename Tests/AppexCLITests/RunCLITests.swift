@@ -54,13 +54,8 @@ struct RunCLITests {
             try? FileManager.default.removeItem(atPath: state)
             removeParentCgroup()
         }
-        let appex = Process()
-        appex.executableURL = URL(fileURLWithPath: AppexBinary.path)
-        appex.arguments = ["run", "--state-dir", state, "--extension-point", "com.apple.share-services",
-                           Self.probe, "--", "sleep", "30"]
-        appex.standardOutput = FileHandle.nullDevice
-        appex.standardError = FileHandle.nullDevice
-        try appex.run()
+        let appex = try startAppex(["run", "--state-dir", state, "--extension-point", "com.apple.share-services",
+                                    Self.probe, "--", "sleep", "30"])
 
         // The extension: appex's child running as the extension's uid (its sandbox init, also
         // appex's child, has a uid of its own). Its uid switch comes after it joined its cgroup,
@@ -99,6 +94,17 @@ struct RunCLITests {
                 try cg.remove()
             }
         }
+    }
+
+    /// Starts `appex` in the background (output discarded unless `stderr` is given).
+    func startAppex(_ arguments: [String], stderr: Pipe? = nil) throws -> Process {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: AppexBinary.path)
+        p.arguments = arguments
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = stderr ?? FileHandle.nullDevice
+        try p.run()
+        return p
     }
 
     func children(of pid: Int32) -> [Int32] {
