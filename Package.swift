@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "AppexSandbox", targets: ["AppexSandbox"]),
         .library(name: "AppexWire", targets: ["AppexWire", "AppexWireIO"]),
         .library(name: "AppexRegistry", targets: ["AppexRegistry"]),
+        .library(name: "AppexSupervisor", targets: ["AppexSupervisor"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -105,6 +106,25 @@ let package = Package(
         .testTarget(
             name: "AppexRegistryTests",
             dependencies: ["AppexRegistry", "appex-registry-crash-helper", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+
+
+        // The supervisor core (Docs/architecture.md): catalog, admission, the life cycle of
+        // each instance (launch deadline, request timeout, liveness, warm reuse, idle exit)
+        // on one event loop over ExtensionSandbox. appexd, `appex request --bundle` and the
+        // tests embed it.
+        .target(name: "CAppexEventLoop"),
+        .target(
+            name: "AppexSupervisor",
+            dependencies: [
+                "AppexBundle", "AppexPolicy", "AppexActivation", "AppexSandbox", "AppexCgroups", "AppexRegistry",
+                "AppexWire", "AppexWireIO", "CAppexLauncher", "CAppexEventLoop",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "AppexSupervisorTests",
+            dependencies: ["AppexSupervisor", "AppexWire", "AppexCgroups"]
         ),
     ]
 )

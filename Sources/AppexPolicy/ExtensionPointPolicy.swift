@@ -38,6 +38,10 @@ public struct ExtensionPointPolicy: Sendable, Hashable {
     public var requestTimeout: Duration
     public var idleTimeout: Duration
     public var maxInstances: Int
+    /// How often appexd pings a live instance, and how long it waits for the pong before
+    /// killing it as `unresponsive` (a hung extension, as iOS's watchdog would find it).
+    public var pingInterval: Duration
+    public var unresponsiveTimeout: Duration
     public var pidsLimit: Int
     public var openFilesLimit: Int
     public var grantableEntitlements: [String]

@@ -16,6 +16,8 @@ struct PolicyLayer {
     var requestTimeout: Duration?
     var idleTimeout: Duration?
     var maxInstances: Int?
+    var pingInterval: Duration?
+    var unresponsiveTimeout: Duration?
     var pidsLimit: Int?
     var openFilesLimit: Int?
     var grantableEntitlements: [String]?
@@ -31,7 +33,7 @@ struct PolicyLayer {
 
     static let topKeys: Set<String> = [
         "extensionPoints", "title", "memory", "jetsamBand", "idleBand", "launchDeadline", "requestTimeout",
-        "idleTimeout", "maxInstances", "pidsLimit", "openFilesLimit", "entitlements", "filesystem", "network", "syscalls",
+        "idleTimeout", "maxInstances", "pingInterval", "unresponsiveTimeout", "pidsLimit", "openFilesLimit", "entitlements", "filesystem", "network", "syscalls",
     ]
     static let memoryKeys: Set<String> = [
         "activeHardLimit", "activeSoftLimit", "inactiveHardLimit", "inactiveSoftLimit", "pageCacheAllowance", "source",
@@ -73,6 +75,8 @@ struct PolicyLayer {
                 case "requestTimeout": layer.requestTimeout = try node.duration()
                 case "idleTimeout": layer.idleTimeout = try node.duration()
                 case "maxInstances": layer.maxInstances = try node.int(in: 1...1024)
+                case "pingInterval": layer.pingInterval = try node.duration()
+                case "unresponsiveTimeout": layer.unresponsiveTimeout = try node.duration()
                 case "pidsLimit": layer.pidsLimit = try node.int(in: 1...65536)
                 case "openFilesLimit": layer.openFilesLimit = try node.int(in: 16...1_048_576)
                 case "entitlements":
@@ -167,6 +171,8 @@ struct PolicyLayer {
         if let v = requestTimeout { p.requestTimeout = v }
         if let v = idleTimeout { p.idleTimeout = v }
         if let v = maxInstances { p.maxInstances = v }
+        if let v = pingInterval { p.pingInterval = v }
+        if let v = unresponsiveTimeout { p.unresponsiveTimeout = v }
         if let v = pidsLimit { p.pidsLimit = v }
         if let v = openFilesLimit { p.openFilesLimit = v }
         if let v = grantableEntitlements { p.grantableEntitlements = v }

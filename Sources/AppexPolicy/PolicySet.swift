@@ -137,6 +137,8 @@ public struct PolicySet: Sendable {
             requestTimeout: try need(first.requestTimeout, "requestTimeout"),
             idleTimeout: try need(first.idleTimeout, "idleTimeout"),
             maxInstances: try need(first.maxInstances, "maxInstances"),
+            pingInterval: try need(first.pingInterval, "pingInterval"),
+            unresponsiveTimeout: try need(first.unresponsiveTimeout, "unresponsiveTimeout"),
             pidsLimit: try need(first.pidsLimit, "pidsLimit"),
             openFilesLimit: try need(first.openFilesLimit, "openFilesLimit"),
             grantableEntitlements: first.grantableEntitlements ?? [],

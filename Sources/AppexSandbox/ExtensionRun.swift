@@ -91,15 +91,22 @@ public final class ExtensionRun {
     private var launchedAt: UInt64 = 0
     private var timedOut = false
 
+    /// The extension's end of its socketpair with appexd, handed over at fd 3; -1: none.
+    private let channelFD: Int32
+
     private static let counter = Protected(0)
 
     /// `sandbox`: an `ExtensionSandbox` made for this spec to enter (a supervisor keeps one per
-    /// extension); nil builds one for this run and closes it afterwards.
-    public init(spec: SandboxSpec, options: RunOptions = RunOptions(), sandbox: ExtensionSandbox? = nil) {
+    /// extension); nil builds one for this run and closes it afterwards. `channelFD`: the
+    /// extension's end of its socketpair with appexd (stays the caller's), placed at fd 3
+    /// with `APPEX_SOCKET_FD=3` in the environment (Docs/protocol.md).
+    public init(spec: SandboxSpec, options: RunOptions = RunOptions(), sandbox: ExtensionSandbox? = nil,
+                channelFD: Int32 = -1) {
         self.spec = spec
         self.options = options
         self.sandbox = sandbox
         self.ownsSandbox = sandbox == nil
+        self.channelFD = channelFD
     }
 
     deinit { cleanup() }
@@ -155,6 +162,7 @@ public final class ExtensionRun {
             "APPEX_DATA_PATH": FilesystemView.dataPath,
         ]
         for (k, v) in spec.environment { env[k] = v }
+        if channelFD >= 0 { env["APPEX_SOCKET_FD"] = "3" }
 
         var plan = LaunchPlan(executable: executable, arguments: [executable] + spec.arguments,
                               environment: env.keys.sorted().map { "\($0)=\(env[$0]!)" })
@@ -179,6 +187,7 @@ public final class ExtensionRun {
                                  supplementaryGroups: container.groups.map(\.gid))
         plan.seccomp = seccomp
         plan.noNewPrivileges = true
+        plan.channelFD = channelFD
         self.plan = plan
         prepareNanos = Sys.monotonicNanos() - start
     }
@@ -209,7 +218,7 @@ public final class ExtensionRun {
 
     /// Waits for the extension to exit (killing it at the timeout) and reports.
     public func wait() throws -> RunReport {
-        guard let process, let cgroup, let container else { throw SandboxError("wait", message: "launch() first") }
+        guard let process else { throw SandboxError("wait", message: "launch() first") }
         let deadline = options.timeout.map { d -> UInt64 in
             let (s, atto) = d.components
             return launchedAt + UInt64(max(0, s)) * 1_000_000_000 + UInt64(max(0, atto / 1_000_000_000))
@@ -237,6 +246,14 @@ public final class ExtensionRun {
                 _ = try? oomWatcher?.check()
             }
         }
+        return try collectExit()
+    }
+
+    /// The report of an extension whose pidfd has become readable (it exited): reaps it and
+    /// collects status, kill reason, peak memory and denials. For callers that watch the pidfd
+    /// themselves (the supervisor's event loop) instead of calling `wait`.
+    public func collectExit() throws -> RunReport {
+        guard let process, let cgroup, let container else { throw SandboxError("collect exit", message: "launch() first") }
         var code: Int32 = 0, status: Int32 = 0
         if appex_wait_pidfd(process.pidfd, 0, &code, &status) < 0 { throw Sys.fail("waitid pidfd") }
         let exitedAt = Sys.monotonicNanos()

@@ -68,6 +68,9 @@ public struct LaunchPlan: Sendable {
     public var enterSandboxPIDFD: Int32 = -1
     /// Exec this descriptor instead of `executable` (how the sandbox init starts). -1: none.
     public var executableFD: Int32 = -1
+    /// The extension's end of its socketpair with appexd: placed at fd 3 (the launcher's
+    /// APPEX_CHANNEL_FD), the only descriptor beyond stdio the extension inherits. -1: none.
+    public var channelFD: Int32 = -1
 
     public init(executable: String, arguments: [String], environment: [String]) {
         self.executable = executable

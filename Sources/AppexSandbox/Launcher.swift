@@ -67,6 +67,7 @@ public enum Launcher {
                             p.no_new_privs = plan.noNewPrivileges ? 1 : 0
                             p.enter_pidfd = plan.enterSandboxPIDFD
                             p.exec_fd = plan.executableFD
+                            p.channel_fd = plan.channelFD
                             return appex_launch(&p, &result)
                         }
                     }

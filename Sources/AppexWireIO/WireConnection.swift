@@ -65,6 +65,17 @@ public final class WireConnection: @unchecked Sendable {
         return disposition
     }
 
+    /// `send` that never blocks: false when the peer's socket buffer is full (the frame was
+    /// not sent; a peer that stops reading is the caller's to deal with, e.g. kill). A stale
+    /// message counts as handled (true). For an event loop that must not wait on one peer.
+    public func sendWithoutBlocking(_ message: Message, descriptors: [Int32] = []) throws -> Bool {
+        pthread_mutex_lock(&sendLock)
+        defer { pthread_mutex_unlock(&sendLock) }
+        let disposition = try withState { (s: inout ConnectionState) throws(WireError) in try s.willSend(message) }
+        guard disposition == .deliver else { return true }
+        return try socket.send(message, descriptors: descriptors, blocking: false)
+    }
+
     /// The next event. Throws WireError for a frame that breaks the protocol (its descriptors
     /// already closed) and SocketError when the socket fails.
     public func receive(blocking: Bool = true) throws -> Event {

@@ -214,8 +214,8 @@ static int child_main(void *arg) {
         syscall(SYS_umask, old_umask);
     }
 
-    // 4. stdio, then nothing else survives execve except the notify socket
-    //    (which is close-on-exec itself).
+    // 4. stdio and the channel to appexd at fd 3; nothing else survives execve (the notify
+    //    socket is close-on-exec itself).
     const int32_t stdio[3] = {p->stdin_fd, p->stdout_fd, p->stderr_fd};
     for (int i = 0; i < 3; i++) {
         if (stdio[i] < 0) continue;
@@ -229,7 +229,20 @@ static int child_main(void *arg) {
         if (syscall(SYS_dup3, c->notify_sock, APPEX_NOTIFY_SOCK_FD, O_CLOEXEC) < 0)
             fail(c, APPEX_STEP_FDS, 1, errno);
     }
+    // The channel goes to fd 3. Whatever sits there now (the executable's fd, say) is moved
+    // out of the way first, so the dup3 below cannot close something still needed.
+    int32_t exec_fd = p->exec_fd;
+    if (p->channel_fd >= 0 && p->channel_fd != APPEX_CHANNEL_FD) {
+        if (exec_fd == APPEX_CHANNEL_FD) {
+            long moved = syscall(SYS_fcntl, exec_fd, F_DUPFD_CLOEXEC, APPEX_CHANNEL_FD + 1);
+            if (moved < 0) fail(c, APPEX_STEP_FDS, 2, errno);
+            exec_fd = (int32_t)moved;
+        }
+        if (syscall(SYS_dup3, p->channel_fd, APPEX_CHANNEL_FD, 0) < 0) fail(c, APPEX_STEP_FDS, 3, errno);
+    }
     if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0) fail(c, APPEX_STEP_FDS, 0, errno);
+    if (p->channel_fd >= 0 && syscall(SYS_fcntl, APPEX_CHANNEL_FD, F_SETFD, 0) < 0)
+        fail(c, APPEX_STEP_FDS, 4, errno);
 
     // 5. rlimits while still privileged (lowering hard limits needs no privilege,
     //    raising them above the current hard limit does).
@@ -298,8 +311,8 @@ static int child_main(void *arg) {
     uint64_t empty = 0;
     syscall(SYS_rt_sigprocmask, SIG_SETMASK, &empty, NULL, 8);
     c->result->t_ready = now_ns();
-    if (p->exec_fd >= 0)
-        syscall(SYS_execveat, p->exec_fd, "", p->argv, p->envp, AT_EMPTY_PATH);
+    if (exec_fd >= 0)
+        syscall(SYS_execveat, exec_fd, "", p->argv, p->envp, AT_EMPTY_PATH);
     else
         syscall(SYS_execve, p->path, p->argv, p->envp);
     fail(c, APPEX_STEP_EXEC, 0, errno);

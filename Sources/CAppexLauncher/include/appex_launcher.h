@@ -18,12 +18,16 @@
 extern "C" {
 #endif
 
-#define APPEX_LAUNCHER_ABI_VERSION 3
+#define APPEX_LAUNCHER_ABI_VERSION 4
 
 // The child moves its end of the notify socketpair to this fd number before it
 // loads the filter; the compiled filter never denies sendmsg(2) on it, so the
 // child can always hand the seccomp listener to the parent (see SeccompCompiler).
 #define APPEX_NOTIFY_SOCK_FD 1021
+
+// The extension's end of its socketpair with appexd (Docs/protocol.md): the one
+// descriptor beyond stdio that survives execve, at this number, not close-on-exec.
+#define APPEX_CHANNEL_FD 3
 
 // Mount operations, applied in order inside the child's mount namespace,
 // before pivot_root. Targets are absolute paths under `plan.root`.
@@ -151,6 +155,8 @@ typedef struct appex_plan {
     // Exec this descriptor (execveat AT_EMPTY_PATH) instead of `path`: how the sandbox
     // init is started inside a view that need not contain it. -1: execve(path).
     int32_t exec_fd;
+    // The extension's socket to appexd, placed at APPEX_CHANNEL_FD across execve. -1: none.
+    int32_t channel_fd;
 } appex_plan;
 
 typedef struct appex_result {

@@ -1,0 +1,35 @@
+import AppexActivation
+import AppexBundle
+import AppexPolicy
+import AppexRegistry
+import AppexSandbox
+
+/// One installed extension as the supervisor uses it: the registry row, the installed copy
+/// loaded once, its effective policy and sandbox, and its compiled activation rule. Built when
+/// the supervisor starts or the registry changes, so a request pays for none of it.
+struct CatalogEntry: Sendable {
+    let installed: InstalledExtension
+    let bundle: ExtensionBundle
+    let policy: EffectivePolicy
+    let spec: SandboxSpec
+    /// nil: the rule does not compile (the install checks refuse that, so only a changed
+    /// policy set can cause it); such an extension never activates.
+    let rule: ActivationRule?
+    let ruleProblem: String?
+
+    var identifier: String { installed.bundleIdentifier }
+    var lifecycle: ExtensionPointPolicy { policy.policy }
+
+    /// Loads `installed` from its copy under the state directory.
+    static func load(_ installed: InstalledExtension, policies: PolicySet) throws -> CatalogEntry {
+        let bundle = try ExtensionBundle.load(path: installed.bundlePath)
+        guard let policy = EffectivePolicy(bundle: bundle, in: policies) else {
+            throw SupervisorError("load \(installed.bundleIdentifier)",
+                                  "no policy covers extension point \(installed.extensionPoint)")
+        }
+        let spec = try SandboxSpec(bundle: bundle, policy: policy)
+        let (rule, findings) = Activation.rule(for: bundle)
+        let problem = rule == nil ? (findings.first { $0.severity == .error }?.description ?? "the rule does not compile") : nil
+        return CatalogEntry(installed: installed, bundle: bundle, policy: policy, spec: spec, rule: rule, ruleProblem: problem)
+    }
+}

@@ -1,0 +1,156 @@
+import CAppexEventLoop
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The supervisor's one thread of control: an epoll loop over every descriptor it watches
+/// (extension channels, pidfds, the control socket and its clients), with timers and a queue
+/// of closures posted from other threads.
+///
+/// Why a loop rather than actors: a warm request is two hops through appexd (host → appexd →
+/// extension → appexd → host), and its budget is a few hundred microseconds. Here each hop is
+/// one epoll wakeup and one recvmsg/sendmsg, with no task scheduling in between, and every
+/// piece of supervisor state is touched from this thread only, so none of it needs a lock.
+/// Slow work (building a sandbox, cloning an extension, removing a cgroup, copying a bundle)
+/// runs on worker threads and posts its result back.
+public final class EventLoop: @unchecked Sendable {
+    public typealias TimerID = UInt64
+
+    private let epfd: Int32
+    /// An eventfd that `post` writes to wake the loop.
+    private let wakeFD: Int32
+    private var handlers: [Int32: () -> Void] = [:]
+    private var timers = TimerQueue()
+    private var posted: [() -> Void] = []
+    private var postLock = pthread_mutex_t()
+    private var stopping = false
+    private var loopThread: pthread_t?
+
+    public init() throws {
+        epfd = appex_epoll_create()
+        guard epfd >= 0 else { throw SupervisorError.errno("epoll_create1") }
+        wakeFD = appex_eventfd()
+        guard wakeFD >= 0 else { throw SupervisorError.errno("eventfd") }
+        pthread_mutex_init(&postLock, nil)
+        try add(wakeFD)
+    }
+
+    deinit {
+        close(epfd)
+        close(wakeFD)
+        pthread_mutex_destroy(&postLock)
+    }
+
+    /// Whether the caller is the loop's thread (state may be touched only there).
+    public var isLoopThread: Bool {
+        guard let t = loopThread else { return false }
+        return pthread_equal(t, pthread_self()) != 0
+    }
+
+    // MARK: descriptors (loop thread only)
+
+    /// Calls `handler` each time `fd` is readable (level-triggered: a handler that reads one
+    /// frame is called again while more wait). Also fires on hang-up and error.
+    public func register(_ fd: Int32, _ handler: @escaping () -> Void) throws {
+        precondition(handlers[fd] == nil, "fd \(fd) registered twice")
+        try add(fd)
+        handlers[fd] = handler
+    }
+
+    /// Stops watching `fd` (before the caller closes it).
+    public func unregister(_ fd: Int32) {
+        guard handlers.removeValue(forKey: fd) != nil else { return }
+        _ = appex_epoll_del(epfd, fd)
+    }
+
+    private func add(_ fd: Int32) throws {
+        guard appex_epoll_add(epfd, fd) == 0 else { throw SupervisorError.errno("epoll_ctl ADD fd \(fd)") }
+    }
+
+    // MARK: timers (loop thread only)
+
+    /// Runs `body` once, `after` from now, on the loop.
+    @discardableResult
+    public func schedule(after: Duration, _ body: @escaping () -> Void) -> TimerID {
+        timers.add(at: Clock.now + after.nanoseconds, body)
+    }
+
+    public func cancel(_ timer: TimerID?) {
+        if let timer { timers.cancel(timer) }
+    }
+
+    // MARK: from any thread
+
+    /// Runs `body` on the loop, soon. Safe from any thread.
+    public func post(_ body: @escaping @Sendable () -> Void) {
+        pthread_mutex_lock(&postLock)
+        posted.append(body)
+        pthread_mutex_unlock(&postLock)
+        var one: UInt64 = 1
+        _ = write(wakeFD, &one, 8)
+    }
+
+    /// Ends `run` after the current iteration. Safe from any thread.
+    public func stop() {
+        post { [self] in stopping = true }
+    }
+
+    // MARK: the loop
+
+    /// Runs the loop on the calling thread until `stop`.
+    public func run() {
+        loopThread = pthread_self()
+        var ready = [Int32](repeating: -1, count: 64)
+        while !stopping {
+            let timeout = timers.millisecondsUntilNext(now: Clock.now)
+            let n = appex_epoll_wait(epfd, &ready, Int32(ready.count), timeout)
+            if n < 0 {
+                if errno == EINTR { continue }
+                fatalError("epoll_wait: \(String(cString: strerror(errno)))")
+            }
+            for i in 0..<Int(n) {
+                let fd = ready[i]
+                if fd == wakeFD {
+                    var value: UInt64 = 0
+                    _ = read(wakeFD, &value, 8)
+                    continue
+                }
+                // A handler may unregister another descriptor of this batch: look it up again.
+                handlers[fd]?()
+            }
+            runPosted()
+            for body in timers.popDue(now: Clock.now) { body() }
+        }
+        runPosted()
+        loopThread = nil
+        stopping = false
+    }
+
+    private func runPosted() {
+        pthread_mutex_lock(&postLock)
+        let batch = posted
+        posted.removeAll(keepingCapacity: true)
+        pthread_mutex_unlock(&postLock)
+        for body in batch { body() }
+    }
+}
+
+/// CLOCK_MONOTONIC in nanoseconds.
+public enum Clock {
+    public static var now: UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+}
+
+extension Duration {
+    /// Whole nanoseconds, never negative.
+    public var nanoseconds: UInt64 {
+        let (s, atto) = components
+        guard s >= 0 else { return 0 }
+        return UInt64(s) * 1_000_000_000 + UInt64(max(0, atto) / 1_000_000_000)
+    }
+
+    public var milliseconds: UInt64 { nanoseconds / 1_000_000 }
+}

@@ -1,0 +1,193 @@
+import AppexRegistry
+import AppexWire
+import AppexWireIO
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One host (or `appex` CLI) connection on the control socket. Loop thread only.
+///
+/// The peer's uid comes from SO_PEERCRED at accept; the configuration decides whether it may
+/// act as a host (requests), an administrator (install, enable, …), both or neither (refused
+/// at Hello). A frame that breaks the protocol closes this connection only, with a logged
+/// reason; its requests are cancelled.
+final class HostSession: RequestSink, @unchecked Sendable {
+    private unowned let server: ControlServer
+    private var connection: WireConnection?
+    let peer: PeerCredentials
+    private let fd: Int32
+    /// Open-URL questions waiting for the host's answer, by the host's request id.
+    private var openURLReplies: [UInt64: (Bool) -> Void] = [:]
+
+    init(server: ControlServer, socket: WireSocket, peer: PeerCredentials) {
+        self.server = server
+        self.peer = peer
+        fd = socket.fd
+        connection = WireConnection(socket: socket, role: .service)
+    }
+
+    private var supervisor: Supervisor { server.supervisor }
+    private var label: String { "host pid \(peer.pid) uid \(peer.uid)" }
+
+    func readable() {
+        guard let connection else { return }
+        let event: WireConnection.Event
+        do {
+            event = try connection.receive(blocking: false)
+        } catch let error as WireError {
+            server.logger.warning("\(label): protocol error, closing: \(error)")
+            close(refusal: (error.refusalReason, error.description))
+            return
+        } catch {
+            server.logger.warning("\(label): connection failed: \(error)")
+            close()
+            return
+        }
+        switch event {
+        case .wouldBlock, .stale: return
+        case .endOfStream: close()
+        case .message(let frame): handle(frame)
+        }
+    }
+
+    private func handle(_ frame: ReceivedFrame) {
+        let auth = server.authorization
+        switch frame.message {
+        case .hello:
+            guard auth.mayHost(uid: peer.uid) || auth.mayAdminister(uid: peer.uid) else {
+                server.logger.warning("\(label): not authorized, closing")
+                close(refusal: (.notAuthorized, "uid \(peer.uid) may neither host nor administer (appexd configuration)"))
+                return
+            }
+            send(.hello(Hello(bundleIdentifier: "appexd", pid: getpid())))
+        case .ping(let sequence):
+            send(.pong(sequence: sequence))
+        case .hostBeginRequest(let request):
+            guard auth.mayHost(uid: peer.uid) else {
+                frame.closeDescriptors()
+                send(.refusal(Refusal(reason: .notAuthorized, message: "uid \(peer.uid) may not act as a host",
+                                      requestID: request.requestID)))
+                return
+            }
+            if let refusal = supervisor.begin(request, descriptors: frame.descriptors, sink: self) {
+                send(.refusal(refusal))
+            }
+        case .hostCancelRequest(let cancel):
+            supervisor.cancel(hostRequestID: cancel.requestID, sink: self)
+        case .openURLResult(let result):
+            openURLReplies.removeValue(forKey: result.requestID)?(result.accepted)
+        case .admin(let admin):
+            guard auth.mayAdminister(uid: peer.uid) else {
+                send(.refusal(Refusal(reason: .notAuthorized, message: "uid \(peer.uid) may not administer",
+                                      requestID: admin.requestID)))
+                return
+            }
+            administer(admin)
+        default:
+            frame.closeDescriptors()
+        }
+    }
+
+    // MARK: administration
+
+    private func administer(_ admin: AdminRequest) {
+        let supervisor = self.supervisor
+        let id = admin.requestID
+        let label = self.label
+        server.logger.info("\(label): \(admin.command)")
+        // Held strongly until answered: a closed session ignores the send.
+        Task { [self] in
+            let answer: Message
+            do {
+                let extensions: [InstalledExtension]
+                switch admin.command {
+                case .install(let path): extensions = try await supervisor.install(path: path).extensions
+                case .list: extensions = try await supervisor.list()
+                case .enable(let ext): extensions = [try await supervisor.enable(ext)]
+                case .disable(let ext): extensions = [try await supervisor.disable(ext)]
+                case .uninstall(let ext, let removeData):
+                    let removed = try await supervisor.uninstall(ext, removeData: removeData)
+                    extensions = []
+                    answer = .adminResult(AdminResult(requestID: id, extensions: removed.map {
+                        ExtensionInfo(bundleIdentifier: $0, extensionPoint: "", enabled: false)
+                    }))
+                    supervisor.loop.post { [self] in send(answer) }
+                    return
+                }
+                answer = .adminResult(AdminResult(requestID: id, extensions: extensions.map(Self.info)))
+            } catch {
+                answer = .refusal(Self.refusal(for: error, requestID: id))
+            }
+            supervisor.loop.post { [self] in send(answer) }
+        }
+    }
+
+    static func info(_ e: InstalledExtension) -> ExtensionInfo {
+        ExtensionInfo(bundleIdentifier: e.bundleIdentifier, extensionPoint: e.extensionPoint, enabled: e.isEnabled,
+                      displayName: e.displayName, version: e.shortVersion ?? e.version,
+                      containingApp: e.containingAppIdentifier)
+    }
+
+    /// A registry failure as the host sees it: a stable reason, the message, and for an
+    /// invalid bundle each finding on its own line.
+    static func refusal(for error: Error, requestID: UInt64) -> Refusal {
+        switch error {
+        case RegistryError.invalidBundle(let source, let bundles):
+            let details = bundles.flatMap { b in b.findings.map { "\(b.path): \($0)" } }
+            return Refusal(reason: .invalidBundle, message: "refused \(source)", requestID: requestID, details: details)
+        case RegistryError.unknownExtension(let id):
+            return Refusal(reason: .unknownExtension, message: "no installed extension \(id)", requestID: requestID)
+        default:
+            return Refusal(reason: Reason("admin-failed"), message: "\(error)", requestID: requestID)
+        }
+    }
+
+    // MARK: RequestSink
+
+    func requestEnded(_ outcome: RequestOutcome, descriptors: [Int32]) {
+        defer { descriptors.forEach { _ = Glibc.close($0) } }
+        openURLReplies.removeValue(forKey: outcome.requestID)
+        send(.requestOutcome(outcome), descriptors: descriptors)
+    }
+
+    func requestInterrupted(_ interruption: Interruption) {
+        send(.interruption(interruption))
+    }
+
+    func openURL(_ url: String, requestID: UInt64, reply: @escaping (Bool) -> Void) {
+        guard connection != nil else { reply(false); return }
+        openURLReplies[requestID] = reply
+        send(.openURL(OpenURL(requestID: requestID, url: url)))
+    }
+
+    // MARK: sending, closing
+
+    /// Never blocks the loop: a host that does not read its socket is disconnected.
+    private func send(_ message: Message, descriptors: [Int32] = []) {
+        guard let connection else { return }
+        do {
+            if try !connection.sendWithoutBlocking(message, descriptors: descriptors) {
+                server.logger.warning("\(label): not reading its socket, closing")
+                close()
+            }
+        } catch {
+            server.logger.warning("\(label): sending \(message.type.name) failed, closing: \(error)")
+            close()
+        }
+    }
+
+    func close(refusal: (Reason, String)? = nil) {
+        guard let connection else { return }
+        self.connection = nil
+        supervisor.loop.unregister(fd)
+        if let (reason, message) = refusal {
+            connection.refuseAndClose(reason, message: message)
+        } else {
+            connection.close()
+        }
+        for reply in openURLReplies.values { reply(false) }
+        openURLReplies.removeAll()
+        supervisor.sinkClosed(self)
+        server.sessionClosed(self, fd: fd)
+    }
+}

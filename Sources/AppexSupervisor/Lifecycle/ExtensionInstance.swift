@@ -1,0 +1,74 @@
+import AppexSandbox
+import AppexWire
+import AppexWireIO
+
+/// One running process of an extension, from spawn to exit. Loop thread only.
+///
+/// launching (sandbox, clone, exec on a worker) → awaitingCheckIn (the launch deadline runs)
+/// → idle ⇄ busy (one request at a time) → terminating (Terminate sent, grace running) →
+/// exited. A kill from any state records its reason first; the exit, whenever the kernel
+/// reports it, is then attributed to that reason rather than to the signal.
+final class ExtensionInstance: @unchecked Sendable {
+    enum State: String { case launching, awaitingCheckIn, idle, busy, terminating, exited }
+
+    let number: Int
+    let identifier: String
+    var state: State = .launching
+    /// Set once the launch worker is done.
+    var run: RunHandle?
+    var pid: Int32 = 0
+    var channel: WireConnection?
+    /// When the launch began (the deadline counts from here), and when check-in came.
+    let launchStartedAt = Clock.now
+    var checkedInAt: UInt64 = 0
+    /// Where its launch went (sandbox phases, spawn) and how long check-in took.
+    var launchPhases: [(String, UInt64)] = []
+    var checkInNanos: UInt64 = 0
+    /// Whether the channel has reached end of stream (the process is on its way out).
+    var channelClosed = false
+    /// The request it serves, or will serve once checked in.
+    var ticket: RequestTicket?
+    /// The id of that request on this instance's channel (strictly increasing).
+    var channelRequestID: UInt64 = 0
+    /// Why appexd ended it, once it decided to.
+    var killReason: Reason?
+    var killMessage: String?
+    var requestsServed = 0
+
+    // Timers (EventLoop ids), cancelled when what they guard happens.
+    var deadlineTimer: EventLoop.TimerID?
+    var willExpireTimer: EventLoop.TimerID?
+    var requestTimer: EventLoop.TimerID?
+    var pingTimer: EventLoop.TimerID?
+    var pongTimer: EventLoop.TimerID?
+    var idleTimer: EventLoop.TimerID?
+    var graceTimer: EventLoop.TimerID?
+    var pingSequence: UInt64 = 0
+
+    init(number: Int, identifier: String) {
+        self.number = number
+        self.identifier = identifier
+    }
+
+    var isLive: Bool { state != .exited }
+    var label: String { "\(identifier)#\(number)" + (pid > 0 ? " (pid \(pid))" : "") }
+
+    func cancelTimers(_ loop: EventLoop) {
+        for t in [deadlineTimer, willExpireTimer, requestTimer, pingTimer, pongTimer, idleTimer, graceTimer] {
+            loop.cancel(t)
+        }
+        deadlineTimer = nil; willExpireTimer = nil; requestTimer = nil
+        pingTimer = nil; pongTimer = nil; idleTimer = nil; graceTimer = nil
+    }
+}
+
+/// An `ExtensionRun` handed between the launch worker and the loop (one thread at a time).
+final class RunHandle: @unchecked Sendable {
+    let run: ExtensionRun
+    let process: LaunchedProcess
+
+    init(run: ExtensionRun, process: LaunchedProcess) {
+        self.run = run
+        self.process = process
+    }
+}

@@ -1,0 +1,114 @@
+import AppexWire
+import AppexWireIO
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// What an extension sends appexd over its socketpair. One frame per wakeup: the loop is
+// level-triggered, so a busy extension cannot starve the others.
+
+extension Supervisor {
+    func channelReadable(_ instance: ExtensionInstance) {
+        guard let channel = instance.channel else { return }
+        let event: WireConnection.Event
+        do {
+            event = try channel.receive(blocking: false)
+        } catch let error as WireError {
+            // Malformed, oversized or out of order: this extension's connection ends, and the
+            // extension with it; appexd and every other extension go on.
+            logger.warning("\(instance.label): protocol error, closing: \(error)")
+            closeChannel(instance, refusal: (error.refusalReason, error.description))
+            kill(instance, reason: .protocolError, "\(error)")
+            return
+        } catch {
+            logger.warning("\(instance.label): channel failed: \(error)")
+            closeChannel(instance)
+            kill(instance, reason: .protocolError, "channel failed: \(error)")
+            return
+        }
+        switch event {
+        case .wouldBlock:
+            return
+        case .endOfStream:
+            // Usually the process is exiting and its pidfd follows. One that closes its socket
+            // and lives on is useless to appexd: it gets a moment, then is killed.
+            closeChannel(instance)
+            if instance.killReason == nil && instance.state != .terminating {
+                instance.graceTimer = loop.schedule(after: .milliseconds(500)) { [self] in
+                    instance.graceTimer = nil
+                    kill(instance, reason: .protocolError, "closed its socket but did not exit")
+                }
+            }
+        case .stale(let message):
+            logger.debug("\(instance.label): stale \(message.type.name) dropped")
+        case .message(let frame):
+            handle(frame, from: instance)
+        }
+    }
+
+    private func handle(_ frame: ReceivedFrame, from instance: ExtensionInstance) {
+        switch frame.message {
+        case .hello(let hello):
+            checkedIn(instance, hello: hello)
+        case .pong(let sequence):
+            pongReceived(instance, sequence: sequence)
+        case .completeRequest(let complete):
+            answered(instance, requestID: complete.requestID, descriptors: frame.descriptors) { ticket in
+                ticket.end(.completed, items: complete.items, returned: frame.descriptors)
+            }
+        case .cancelRequest(let cancel):
+            answered(instance, requestID: cancel.requestID, descriptors: frame.descriptors) { ticket in
+                ticket.end(.cancelled, returned: frame.descriptors, error: cancel.error)
+            }
+        case .openURL(let open):
+            frame.closeDescriptors()
+            guard let ticket = instance.ticket, open.requestID == instance.channelRequestID else { return }
+            let channelRequestID = instance.channelRequestID
+            ticket.sink.openURL(open.url, requestID: ticket.hostRequestID) { [self] accepted in
+                // Only while that request is still the one in flight.
+                guard instance.ticket === ticket, instance.state == .busy else { return }
+                send(.openURLResult(OpenURLResult(requestID: channelRequestID, accepted: accepted)), to: instance)
+            }
+        default:
+            // The state machine lets through only what an extension may send; anything else
+            // here is a message appexd does not act on.
+            frame.closeDescriptors()
+            logger.debug("\(instance.label): ignored \(frame.message.type.name)")
+        }
+    }
+
+    /// The extension answered its request: the host gets the outcome, the instance idles.
+    /// `descriptors` came with the answer: closed here when the answer is not for the request
+    /// in flight.
+    private func answered(_ instance: ExtensionInstance, requestID: UInt64, descriptors: [Int32],
+                          _ end: (RequestTicket) -> Void) {
+        guard let ticket = instance.ticket, instance.state == .busy, requestID == instance.channelRequestID else {
+            descriptors.forEach { _ = close($0) }
+            return
+        }
+        ticket.addPhase("roundTrip", nanos: Clock.now - ticket.sentAt)
+        loop.cancel(instance.willExpireTimer)
+        loop.cancel(instance.requestTimer)
+        instance.willExpireTimer = nil
+        instance.requestTimer = nil
+        instance.ticket = nil
+        instance.requestsServed += 1
+        instance.state = .idle
+        end(ticket)
+        becameIdle(instance)
+    }
+
+    /// Stops watching the channel and closes appexd's end (telling the extension why first,
+    /// when there is a refusal). Once only: the descriptor number may be reused afterwards.
+    func closeChannel(_ instance: ExtensionInstance, refusal: (Reason, String)? = nil) {
+        guard let channel = instance.channel else { return }
+        instance.channel = nil
+        instance.channelClosed = true
+        loop.unregister(channel.socket.fd)
+        if let (reason, message) = refusal {
+            channel.refuseAndClose(reason, message: message)
+        } else {
+            channel.close()
+        }
+    }
+}

@@ -1,0 +1,131 @@
+import AppexSandbox
+import AppexWire
+import CAppexLauncher
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One termination appexd caused or observed, with its reason (the names of
+/// Docs/architecture.md's life cycle, shared with the jetsam records).
+public struct TerminationRecord: Sendable, Equatable {
+    public var bundleIdentifier: String
+    public var instance: Int
+    public var pid: Int32
+    public var reason: Reason
+    public var message: String
+    public var signal: Int32?
+    public var exitStatus: Int32?
+    public var peakMemoryBytes: Int64?
+    public var requestsServed: Int
+    public var at: Date
+}
+
+extension Supervisor {
+    static let maximumTerminationRecords = 1000
+
+    /// Kills the instance now (SIGKILL through its pidfd) and records why; the exit that
+    /// follows is attributed to this reason. An instance still launching is killed as soon
+    /// as its process exists.
+    func kill(_ instance: ExtensionInstance, reason: Reason, _ message: String) {
+        guard instance.isLive else { return }
+        if instance.killReason == nil || instance.state != .terminating {
+            instance.killReason = reason
+            instance.killMessage = message
+        }
+        logger.info("\(instance.label): killing: \(reason): \(message)")
+        signalKill(instance)
+    }
+
+    func signalKill(_ instance: ExtensionInstance) {
+        guard let handle = instance.run, instance.isLive else { return }
+        _ = appex_pidfd_send_signal(handle.process.pidfd, SIGKILL)
+    }
+
+    /// The pidfd is readable: the process has exited. Reaping, reading its cgroup and removing
+    /// it happen on a worker; the request's outcome and the record follow on the loop.
+    func processExited(_ instance: ExtensionInstance) {
+        guard let handle = instance.run, instance.isLive else { return }
+        loop.unregister(handle.process.pidfd)
+        closeChannel(instance)
+        instance.cancelTimers(loop)
+        instance.state = .exited
+        let slot = slot(for: instance.identifier)
+        DispatchQueue.global().async { [self] in
+            // Whatever the extension left behind in its cgroup goes first, so that nothing
+            // holds its log pipe open while the log is drained.
+            try? handle.run.cgroup?.killAll()
+            let report = try? handle.run.collectExit()
+            handle.run.cleanup()
+            let summary = ExitSummary(report: report)
+            loop.post { [self] in finishExit(instance, in: slot, summary) }
+        }
+    }
+
+    struct ExitSummary: Sendable {
+        var signal: Int32?
+        var exitStatus: Int32?
+        var kernelReason: String?
+        var peak: Int64?
+
+        init(report: RunReport?) {
+            signal = report?.signal
+            exitStatus = report?.exitStatus
+            kernelReason = report?.killReason
+            peak = report?.peakMemoryBytes
+        }
+    }
+
+    private func finishExit(_ instance: ExtensionInstance, in slot: ExtensionSlot, _ exit: ExitSummary) {
+        let (reason, message) = Self.classify(exit, killReason: instance.killReason, killMessage: instance.killMessage,
+                                              busy: instance.ticket != nil)
+        record(instance, reason: reason, message: message, signal: exit.signal, status: exit.exitStatus, peak: exit.peak)
+        logger.info("\(instance.label) ended: \(reason): \(message)")
+        if let ticket = instance.ticket {
+            instance.ticket = nil
+            ticket.sink.requestInterrupted(Interruption(requestID: ticket.hostRequestID, bundleIdentifier: instance.identifier,
+                                                        reason: reason, message: message, signal: exit.signal))
+            ticket.fail(reason, "\(instance.identifier): \(message)")
+        }
+        slot.instances.removeAll { $0 === instance }
+        pump(slot)
+        exitWaiters.removeAll { waiter in
+            guard waiter.isDone(self) else { return false }
+            waiter.resume()
+            return true
+        }
+    }
+
+    /// Why an instance ended: appexd's own reason when it killed it, else what the kernel
+    /// says (the memory limit, the seccomp filter, another signal), else how it exited.
+    static func classify(_ exit: ExitSummary, killReason: Reason?, killMessage: String?, busy: Bool) -> (Reason, String) {
+        if let killReason { return (killReason, killMessage ?? killReason.rawValue) }
+        if exit.kernelReason == KillReason.perProcessLimit.rawValue {
+            let peak = exit.peak.map { ", peak \($0 / 1024) KiB" } ?? ""
+            return (.perProcessLimit, "killed by the kernel at its memory limit\(peak)")
+        }
+        if let s = exit.signal {
+            if s == SIGSYS { return (.seccompViolation, "killed by its seccomp filter (SIGSYS)") }
+            return (.crashed, "killed by signal \(s) (\(signalName(s)))")
+        }
+        let status = exit.exitStatus ?? -1
+        if busy { return (.crashed, "exited with status \(status) before answering its request") }
+        if status != 0 { return (.crashed, "exited with status \(status)") }
+        return (Reason("exited"), "exited by itself")
+    }
+
+    static func signalName(_ s: Int32) -> String {
+        guard let p = strsignal(s) else { return "signal \(s)" }
+        return String(cString: p)
+    }
+
+    func record(_ instance: ExtensionInstance, reason: Reason, message: String, signal: Int32?, status: Int32?, peak: Int64?) {
+        terminations.append(TerminationRecord(
+            bundleIdentifier: instance.identifier, instance: instance.number, pid: instance.pid, reason: reason,
+            message: message, signal: signal, exitStatus: status, peakMemoryBytes: peak,
+            requestsServed: instance.requestsServed, at: Date()))
+        if terminations.count > Self.maximumTerminationRecords {
+            terminations.removeFirst(terminations.count - Self.maximumTerminationRecords)
+        }
+    }
+}

@@ -1,0 +1,91 @@
+import AppexActivation
+import AppexBundle
+import AppexPolicy
+import AppexRegistry
+import AppexWire
+import Dispatch
+
+// Administration: install, list, enable, disable, uninstall. The registry work (copying a
+// bundle, SQLite) runs on a worker thread; the catalog the loop serves from is then rebuilt,
+// and running instances of an extension that changed are retired first, so the next request
+// launches what the registry now holds.
+
+extension Supervisor {
+    /// The checks an install adds to Apple's bundle rules: a policy must cover the extension
+    /// point, and the activation rule must compile (what `appex validate` reports).
+    var installOptions: InstallOptions {
+        let policies = self.policies
+        return InstallOptions(extraExtensionPoints: Set(policies.byExtensionPoint.keys)) { bundle in
+            var findings = Activation.rule(for: bundle).findings.filter { $0.severity == .error }
+            if EffectivePolicy(bundle: bundle, in: policies) == nil {
+                findings.append(Finding(.error, code: "install.policy", at: PlistKeyPath(["NSExtension", "NSExtensionPointIdentifier"]),
+                                        "no policy covers extension point \(bundle.info.extensionInfo?.pointIdentifier ?? "(none)")"))
+            }
+            return findings
+        }
+    }
+
+    /// Installs a containing app or a bare `.appex` (validated, then copied into the state
+    /// directory). Installed extensions start disabled; a reinstalled one keeps its state.
+    public func install(path: String) async throws -> InstallResult {
+        let options = installOptions
+        let result = try await onWorker { [registry] in try registry.install(path: path, options: options) }
+        let changed = result.extensions.map(\.bundleIdentifier) + result.removedExtensions
+        for id in changed { await retire(id, reason: Reason("updated"), "a new version was installed") }
+        try await reload()
+        return result
+    }
+
+    public func list() async throws -> [InstalledExtension] {
+        try await onWorker { [registry] in try registry.list() }
+    }
+
+    public func enable(_ identifier: String) async throws -> InstalledExtension {
+        let e = try await onWorker { [registry] in try registry.enable(identifier) }
+        try await reload()
+        return e
+    }
+
+    /// Disables an extension: requests are refused from now on, running instances terminate.
+    public func disable(_ identifier: String) async throws -> InstalledExtension {
+        let e = try await onWorker { [registry] in try registry.disable(identifier) }
+        try await reload()
+        await retire(identifier, reason: .disabled, "the extension was disabled")
+        return e
+    }
+
+    /// Uninstalls an extension (or every extension of a containing app): instances end first;
+    /// the data container goes only with `removeData`.
+    public func uninstall(_ identifier: String, removeData: Bool) async throws -> [String] {
+        let targets = try await onWorker { [registry] in
+            if let e = try? registry.extension(bundleIdentifier: identifier) { return [e.bundleIdentifier] }
+            return try registry.apps().first { $0.bundleIdentifier == identifier }?.extensionIdentifiers ?? []
+        }
+        for id in targets { await retire(id, reason: Reason("uninstalled"), "the extension was uninstalled") }
+        let removed = try await onWorker { [registry] in try registry.uninstall(identifier, removeData: removeData) }
+        try await reload()
+        return removed
+    }
+
+    private func reload() async throws {
+        try await onLoop { s in Result { try s.reloadCatalog() } }.get()
+    }
+
+    private func retire(_ identifier: String, reason: Reason, _ message: String) async {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            loop.post { [self] in
+                if let slot = slots[identifier] {
+                    for ticket in slot.queue { ticket.fail(reason, "\(identifier): \(message)") }
+                    slot.queue.removeAll()
+                }
+                retire(identifier, reason: reason, message) { c.resume() }
+            }
+        }
+    }
+
+    private func onWorker<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { c in
+            DispatchQueue.global().async { c.resume(with: Result { try body() }) }
+        }
+    }
+}

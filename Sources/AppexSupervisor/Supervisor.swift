@@ -1,0 +1,114 @@
+import AppexCgroups
+import AppexPolicy
+import AppexRegistry
+import AppexSandbox
+import AppexWire
+import Dispatch
+import Foundation
+import Logging
+
+/// How a supervisor runs: where its state is, which policies, which cgroups and uids.
+public struct SupervisorOptions: Sendable {
+    /// Registry, installed bundles, containers, uids, logs (Docs/registry.md).
+    public var stateDirectory: String
+    /// Policy directories layered over the shipped ones (`PolicyLocator.load(overlays:)`).
+    public var policyOverlays: [String]
+    /// The cgroup parent under which every instance gets its own cgroup. Only the supervisor
+    /// creates cgroups there, so what is found there at start belongs to a dead predecessor.
+    public var cgroupParent: String
+    /// nil: detect the system's cgroups (`CgroupManager.detect`).
+    public var cgroups: CgroupManager?
+    public var uidRange: ClosedRange<UInt32>
+    /// How long an extension told to terminate (idle exit, shutdown, disable) may take before
+    /// it is killed.
+    public var terminateGrace: Duration
+
+    public init(stateDirectory: String, policyOverlays: [String] = [], cgroupParent: String = "appexd",
+                cgroups: CgroupManager? = nil, uidRange: ClosedRange<UInt32> = UIDAllocator.defaultRange,
+                terminateGrace: Duration = .seconds(2)) {
+        self.stateDirectory = stateDirectory
+        self.policyOverlays = policyOverlays
+        self.cgroupParent = cgroupParent
+        self.cgroups = cgroups
+        self.uidRange = uidRange
+        self.terminateGrace = terminateGrace
+    }
+}
+
+/// The supervisor core: the registry, the life cycle of every extension instance (launch,
+/// launch deadline, check-in, requests, timeouts, liveness, warm reuse, idle exit, shutdown)
+/// over `ExtensionSandbox`. `appexd` wraps it with a control socket; `appex request --bundle`,
+/// the tests and the benchmark embed it.
+///
+/// All state lives on one `EventLoop` thread (see EventLoop for why). Public methods are
+/// safe from any thread: they post to the loop. Methods marked "loop only" are for code that
+/// already runs there (the control server).
+public final class Supervisor: @unchecked Sendable {
+    public let options: SupervisorOptions
+    public let loop: EventLoop
+    public let registry: Registry
+    let logger: Logger
+    let cgroups: CgroupManager
+    private(set) var policies: PolicySet
+    var catalog: [String: CatalogEntry] = [:]
+    var slots: [String: ExtensionSlot] = [:]
+    var instanceCounter = 0
+    /// Every termination the supervisor caused or observed, oldest first (bounded).
+    var terminations: [TerminationRecord] = []
+    var shuttingDown = false
+    var exitWaiters: [ExitWaiter] = []
+    private var thread: Thread?
+
+    public init(options: SupervisorOptions, logger: Logger = Logger(label: "appex.supervisor")) throws {
+        self.options = options
+        self.logger = logger
+        loop = try EventLoop()
+        registry = try Registry(stateDirectory: options.stateDirectory)
+        policies = try PolicyLocator.load(overlays: options.policyOverlays)
+        cgroups = try options.cgroups ?? CgroupManager.detect(parentName: options.cgroupParent)
+        try reloadCatalog()
+    }
+
+    /// Runs the loop on a thread of its own.
+    public func start() {
+        let loop = self.loop
+        let t = Thread { loop.run() }
+        t.name = "appex-supervisor"
+        t.start()
+        thread = t
+    }
+
+    /// Runs `body` on the loop and returns its result.
+    public func onLoop<T: Sendable>(_ body: @escaping @Sendable (Supervisor) -> T) async -> T {
+        await withCheckedContinuation { c in
+            loop.post { [self] in c.resume(returning: body(self)) }
+        }
+    }
+
+    // MARK: catalog
+
+    /// Rebuilds the in-memory catalog from the registry. An extension whose copy no longer
+    /// loads is left out (logged), never the whole catalog.
+    func reloadCatalog() throws {
+        var fresh: [String: CatalogEntry] = [:]
+        for installed in try registry.list() {
+            do {
+                fresh[installed.bundleIdentifier] = try CatalogEntry.load(installed, policies: policies)
+            } catch {
+                logger.error("catalog: \(installed.bundleIdentifier) left out: \(error)")
+            }
+        }
+        catalog = fresh
+    }
+
+    func slot(for identifier: String) -> ExtensionSlot {
+        if let s = slots[identifier] { return s }
+        let s = ExtensionSlot(identifier: identifier)
+        slots[identifier] = s
+        return s
+    }
+
+    var runOptions: RunOptions {
+        RunOptions(stateDirectory: options.stateDirectory, cgroups: cgroups, uidRange: options.uidRange)
+    }
+}

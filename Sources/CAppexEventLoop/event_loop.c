@@ -1,0 +1,22 @@
+#include "appex_event_loop.h"
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+
+int appex_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
+
+int appex_epoll_add(int epfd, int fd) {
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.fd = fd};
+    return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+int appex_epoll_del(int epfd, int fd) { return epoll_ctl(epfd, EPOLL_CTL_DEL, fd, 0); }
+
+int appex_epoll_wait(int epfd, int *fds, int max, int timeout_ms) {
+    struct epoll_event events[64];
+    if (max > 64) max = 64;
+    int n = epoll_wait(epfd, events, max, timeout_ms);
+    for (int i = 0; i < n; i++) fds[i] = events[i].data.fd;
+    return n;
+}
+
+int appex_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }

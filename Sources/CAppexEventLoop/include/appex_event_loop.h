@@ -1,0 +1,17 @@
+// epoll and eventfd for the supervisor's event loop: Swift's Glibc module exports neither,
+// and struct epoll_event is packed on x86_64, so the loop sees only descriptors.
+#ifndef APPEX_EVENT_LOOP_H
+#define APPEX_EVENT_LOOP_H
+
+// epoll_create1(EPOLL_CLOEXEC); -1 and errno on failure.
+int appex_epoll_create(void);
+// Watch fd for input, hang-up and errors (level-triggered).
+int appex_epoll_add(int epfd, int fd);
+int appex_epoll_del(int epfd, int fd);
+// Waits up to timeout_ms (-1: forever); writes up to max ready descriptors to fds.
+// Returns their number, or -1 and errno.
+int appex_epoll_wait(int epfd, int *fds, int max, int timeout_ms);
+// eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK).
+int appex_eventfd(void);
+
+#endif
