@@ -1,0 +1,209 @@
+import AppexSupervisor
+import AppexWire
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The request life cycle end to end, as root, with the real probe extension under the real
+/// sandbox: request → launch → check-in → answer, and each way an instance can end.
+@Suite(.serialized) struct LifecycleTests {
+    static var probe: String { SupervisorFixture.buildDirectory + "/appex-probe-extension" }
+
+    static func action(_ name: String, _ arg: String? = nil) -> [String: UserInfoValue] {
+        var info: [String: UserInfoValue] = ["probe.action": .string(name)]
+        if let arg { info["probe.arg"] = .string(arg) }
+        return info
+    }
+
+    func withProbe(policy: [String] = [], conf: String? = nil, rule: String? = nil,
+                   _ body: (SupervisorFixture, String) async throws -> Void) async throws {
+        try #require(SupervisorFixture.isRoot, "the life cycle needs root (namespaces, cgroups, uids); CI runs as root")
+        let f = try SupervisorFixture(policy: policy)
+        do {
+            let id = try await f.install(executable: Self.probe, identifier: "dev.appex.tests.probe",
+                                         activationRule: rule, files: conf.map { ["probe.conf": $0] } ?? [:])
+            try await body(f, id)
+        } catch {
+            try await f.close()
+            throw error
+        }
+        try await f.close()
+    }
+
+    @Test func requestCompletesColdThenWarm() async throws {
+        try await withProbe { f, id in
+            let first = await f.request(id, text: "ping me")
+            let o1 = try #require(first.outcome, "\(first)")
+            #expect(o1.outcome == .completed)
+            #expect(o1.items.first?.attributedContentText == "ping me")
+            #expect(o1.cold)
+            #expect(first.phase("checkIn") != nil && first.phase("roundTrip") != nil && first.phase("spawn") != nil)
+
+            let second = await f.request(id, text: "again")
+            let o2 = try #require(second.outcome)
+            #expect(o2.outcome == .completed && !o2.cold, "the second request reuses the warm instance")
+            #expect(second.phase("checkIn") == nil && second.phase("spawn") == nil)
+            #expect(await f.supervisor.liveInstances(of: id) == 1)
+            #expect(await f.supervisor.terminationRecords().isEmpty)
+        }
+    }
+
+    @Test func cancelWithAnError() async throws {
+        try await withProbe { f, id in
+            let r = await f.request(id, userInfo: Self.action("cancel", "42"))
+            let o = try #require(r.outcome)
+            #expect(o.outcome == .cancelled)
+            #expect(o.error?.domain == "dev.appex.probe" && o.error?.code == 42)
+        }
+    }
+
+    @Test func openURLReachesTheHost() async throws {
+        try await withProbe { f, id in
+            let seen = Locked<[String]>([])
+            let r = await f.request(id, userInfo: Self.action("open-url", "https://example.org/x")) { url in
+                seen.mutate { $0.append(url) }
+                return true
+            }
+            #expect(r.outcome?.items.first?.attributedContentText == "accepted")
+            #expect(seen.value == ["https://example.org/x"])
+            let refused = await f.request(id, userInfo: Self.action("open-url", "https://example.org/y"))
+            #expect(refused.outcome?.items.first?.attributedContentText == "refused")
+        }
+    }
+
+    @Test func launchDeadlineMissIsKilledWithLaunchTimeout() async throws {
+        try await withProbe(policy: ["launchDeadline: 500ms"], conf: "sleep-before-checkin-ms=5000\n") { f, id in
+            let r = await f.request(id)
+            let o = try #require(r.outcome, "\(r)")
+            #expect(o.outcome == .failed)
+            #expect(o.reason == .launchTimeout)
+            let records = await f.supervisor.terminationRecords()
+            #expect(records.map(\.reason) == [.launchTimeout])
+        }
+    }
+
+    @Test func requestTimeoutWarnsThenKills() async throws {
+        // requestTimeout 4 s: will-expire at 3 s (a quarter before, at most 5 s).
+        try await withProbe(policy: ["requestTimeout: 4s"]) { f, id in
+            let answered = await f.request(id, userInfo: Self.action("sleep", "3500"))
+            #expect(answered.outcome?.outcome == .completed, "answered after the warning, before the timeout")
+            let counts = await f.request(id, userInfo: Self.action("memory-warnings"))
+            #expect(counts.outcome?.items.first?.attributedContentText?.contains("will-expire=1") == true,
+                    "\(String(describing: counts.outcome))")
+
+            let late = await f.request(id, userInfo: Self.action("sleep", "60000"))
+            let o = try #require(late.outcome)
+            #expect(o.outcome == .failed && o.reason == .requestTimeout)
+            #expect(late.interruption?.reason == .requestTimeout)
+        }
+    }
+
+    @Test func crashFailsTheRequestWithTheSignal() async throws {
+        try await withProbe { f, id in
+            let r = await f.request(id, userInfo: Self.action("crash"))
+            let o = try #require(r.outcome)
+            #expect(o.outcome == .failed && o.reason == .crashed)
+            #expect(r.interruption?.signal == SIGSEGV)
+            // The next request gets a fresh instance.
+            let next = await f.request(id)
+            #expect(next.outcome?.outcome == .completed && next.outcome?.cold == true)
+        }
+    }
+
+    @Test func hungExtensionIsKilledAsUnresponsive() async throws {
+        try await withProbe { f, id in
+            let r = await f.request(id, userInfo: Self.action("hang"))
+            let o = try #require(r.outcome)
+            #expect(o.outcome == .failed && o.reason == .unresponsive, "\(o)")
+        }
+    }
+
+    @Test func idleInstanceExits() async throws {
+        try await withProbe(policy: ["idleTimeout: 300ms"]) { f, id in
+            #expect(await f.request(id).outcome?.outcome == .completed)
+            var waited = 0
+            while await f.supervisor.liveInstances(of: id) > 0 && waited < 100 {
+                try await Task.sleep(for: .milliseconds(50))
+                waited += 1
+            }
+            #expect(await f.supervisor.liveInstances(of: id) == 0)
+            #expect(await f.supervisor.terminationRecords().map(\.reason) == [.idleExit])
+        }
+    }
+
+    @Test func overTheMemoryLimitIsPerProcessLimit() async throws {
+        let memory = ["memory:", "  activeHardLimit: 16MiB", "  activeSoftLimit: 12MiB", "  inactiveHardLimit: 16MiB",
+                      "  inactiveSoftLimit: 8MiB", "  pageCacheAllowance: 4MiB"]
+        try await withProbe(policy: memory) { f, id in
+            let r = await f.request(id, userInfo: Self.action("allocate", "64"))
+            let o = try #require(r.outcome)
+            #expect(o.outcome == .failed && o.reason == .perProcessLimit, "\(o)")
+        }
+    }
+
+    @Test func seccompKillActionIsSeccompViolation() async throws {
+        let policy = ["syscalls:", "  deny:", "    - group: reboot", "      action: kill"]
+        try await withProbe(policy: policy) { f, id in
+            let r = await f.request(id, userInfo: Self.action("syscall", "reboot"))
+            let o = try #require(r.outcome)
+            #expect(o.outcome == .failed && o.reason == .seccompViolation, "\(o)")
+        }
+    }
+
+    @Test func refusedBeforeLaunch() async throws {
+        let textOnly = "<dict><key>NSExtensionActivationSupportsText</key><true/></dict>"
+        try await withProbe(rule: textOnly) { f, id in
+            #expect(await f.request("dev.appex.tests.nobody").refusal?.reason == .unknownExtension)
+            #expect(await f.request(id, text: nil).refusal?.reason == .notActivated)
+            _ = try await f.supervisor.disable(id)
+            #expect(await f.request(id).refusal?.reason == .disabled)
+            #expect(await f.supervisor.liveInstances(of: id) == 0)
+        }
+    }
+
+    @Test func attachmentDescriptorIsReadableInsideTheSandbox() async throws {
+        try await withProbe { f, id in
+            let secret = f.root + "/host-only.txt"
+            try SupervisorFixture.write("contents by descriptor", to: secret)
+            let fd = open(secret, O_RDONLY | O_CLOEXEC)
+            try #require(fd >= 0)
+            let item = AppexWire.ExtensionItem(
+                attachments: [AppexWire.Attachment(typeIdentifiers: ["public.plain-text"], content: .descriptor(index: 0))],
+                userInfo: Self.action("fds"))
+            let r = await f.request(id, items: [item], descriptors: [fd])
+            #expect(r.outcome?.items.first?.attributedContentText == "contents by descriptor", "\(r)")
+            // The host path itself does not exist in the extension's view.
+            let probe = await f.request(id, userInfo: Self.action("stat", secret))
+            #expect(probe.outcome?.items.first?.attributedContentText == "errno=2", "\(probe)")
+        }
+    }
+
+    @Test func concurrentRequestsQueueAtMaxInstances() async throws {
+        try await withProbe(policy: ["maxInstances: 1"]) { f, id in
+            async let a = f.request(id, userInfo: Self.action("sleep", "300"), id: 1)
+            async let b = f.request(id, userInfo: Self.action("sleep", "300"), id: 2)
+            let (ra, rb) = await (a, b)
+            #expect(ra.outcome?.outcome == .completed && rb.outcome?.outcome == .completed)
+            #expect([ra, rb].filter { $0.phase("queue") != nil }.count == 1, "one waited for the other")
+            #expect(await f.supervisor.liveInstances(of: id) == 1)
+        }
+        try await withProbe(policy: ["maxInstances: 2"]) { f, id in
+            async let a = f.request(id, userInfo: Self.action("sleep", "300"), id: 1)
+            async let b = f.request(id, userInfo: Self.action("sleep", "300"), id: 2)
+            let (ra, rb) = await (a, b)
+            #expect(ra.outcome?.cold == true && rb.outcome?.cold == true, "two instances served them")
+            #expect(await f.supervisor.liveInstances(of: id) == 2)
+        }
+    }
+}
+
+/// A value shared with a @Sendable closure.
+final class Locked<T>: @unchecked Sendable {
+    private var stored: T
+    private let lock = NSLock()
+    init(_ value: T) { stored = value }
+    var value: T { lock.withLock { stored } }
+    func mutate(_ body: (inout T) -> Void) { lock.withLock { body(&stored) } }
+}

@@ -1,0 +1,131 @@
+import AppexCgroups
+import AppexSupervisor
+import AppexWire
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A supervisor on a private state directory, with a policy overlay that defines the test's
+/// own extension point (short timeouts, so life-cycle tests take a second, not thirty), and
+/// bundles installed from built extension executables. `close()` shuts it down and checks
+/// that nothing is left: no instance, no cgroup.
+final class SupervisorFixture: @unchecked Sendable {
+    static let extensionPoint = "dev.appex.tests.supervisor"
+    static let isRoot = geteuid() == 0
+
+    let root: String
+    let supervisor: Supervisor
+    let cgroupParent: String
+
+    /// `policy`: YAML lines added to the test extension point's policy.
+    init(policy: [String] = []) throws {
+        root = try Self.makeTempDirectory()
+        let overlay = root + "/policies"
+        try FileManager.default.createDirectory(atPath: overlay + "/extension-points", withIntermediateDirectories: true)
+        let yaml = [
+            "extensionPoints: [\(Self.extensionPoint)]",
+            "title: Supervisor tests",
+            "launchDeadline: 2s",
+            "requestTimeout: 4s",
+            "idleTimeout: 30s",
+            "pingInterval: 200ms",
+            "unresponsiveTimeout: 1s",
+        ] + policy
+        try Self.write(yaml.joined(separator: "\n") + "\n", to: overlay + "/extension-points/tests.yaml")
+        cgroupParent = "appexd-tests-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        supervisor = try Supervisor(options: SupervisorOptions(
+            stateDirectory: root + "/state", policyOverlays: [overlay], cgroupParent: cgroupParent,
+            terminateGrace: .milliseconds(500)))
+        supervisor.start()
+    }
+
+    /// Builds a bundle around `executable`, installs and enables it; returns its identifier.
+    @discardableResult
+    func install(executable: String, identifier: String, activationRule: String? = nil,
+                 files: [String: String] = [:]) async throws -> String {
+        let bundle = root + "/src/\(identifier).appex"
+        try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: executable, toPath: bundle + "/ext")
+        chmod(bundle + "/ext", 0o755)
+        for (name, text) in files { try Self.write(text, to: bundle + "/" + name) }
+        let rule = activationRule.map {
+            "<key>NSExtensionAttributes</key><dict><key>NSExtensionActivationRule</key>\($0)</dict>"
+        } ?? ""
+        let plist = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <plist version="1.0"><dict>
+            <key>CFBundleIdentifier</key><string>\(identifier)</string>
+            <key>CFBundleExecutable</key><string>ext</string>
+            <key>CFBundlePackageType</key><string>XPC!</string>
+            <key>CFBundleVersion</key><string>1</string>
+            <key>CFBundleShortVersionString</key><string>1.0</string>
+            <key>NSExtension</key><dict>
+            <key>NSExtensionPointIdentifier</key><string>\(Self.extensionPoint)</string>
+            \(rule)
+            </dict></dict></plist>
+            """
+        try Self.write(plist, to: bundle + "/Info.plist")
+        _ = try await supervisor.install(path: bundle)
+        _ = try await supervisor.enable(identifier)
+        return identifier
+    }
+
+    func request(_ identifier: String, text: String? = "hello", items: [AppexWire.ExtensionItem]? = nil,
+                 userInfo: [String: UserInfoValue] = [:], descriptors: [Int32] = [],
+                 id: UInt64 = UInt64.random(in: 1...UInt64.max / 2),
+                 openURL: @escaping @Sendable (String) -> Bool = { _ in false }) async -> EmbeddedResult {
+        let items = items ?? [AppexWire.ExtensionItem(attributedContentText: text, userInfo: userInfo)]
+        return await supervisor.request(HostBeginRequest(requestID: id, bundleIdentifier: identifier, items: items),
+                                        descriptors: descriptors, openURL: openURL)
+    }
+
+    /// Shuts the supervisor down and checks it left no cgroup behind; removes the files.
+    func close() async throws {
+        await supervisor.shutdown()
+        let manager = try CgroupManager.detect(parentName: cgroupParent)
+        for path in manager.parentPaths {
+            #expect(!FileManager.default.fileExists(atPath: path), "cgroup parent left behind: \(path)")
+            _ = rmdir(path)
+        }
+        try? FileManager.default.removeItem(atPath: root)
+    }
+
+    static func makeTempDirectory() throws -> String {
+        var template = Array((NSTemporaryDirectory() + "appex-sup-XXXXXX").utf8CString)
+        guard let p = mkdtemp(&template) else { throw POSIXError(.EIO) }
+        let path = String(cString: p)
+        chmod(path, 0o755)
+        return path
+    }
+
+    static func write(_ text: String, to path: String) throws {
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+    }
+
+    static var buildDirectory: String {
+        URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().path
+    }
+}
+
+extension EmbeddedResult {
+    var outcome: RequestOutcome? {
+        if case .ended(let o, _, _) = self { return o }
+        return nil
+    }
+
+    var refusal: Refusal? {
+        if case .refused(let r) = self { return r }
+        return nil
+    }
+
+    var interruption: Interruption? {
+        if case .ended(_, let i, _) = self { return i }
+        return nil
+    }
+
+    func phase(_ name: String) -> UInt64? {
+        outcome?.phases.first { $0.name == name }?.microseconds
+    }
+}
