@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "AppexSandbox", targets: ["AppexSandbox"]),
         .library(name: "AppexWire", targets: ["AppexWire", "AppexWireIO"]),
         .library(name: "AppexRegistry", targets: ["AppexRegistry"]),
+        .library(name: "AppexHostClient", targets: ["AppexHostClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -106,5 +107,11 @@ let package = Package(
             name: "AppexRegistryTests",
             dependencies: ["AppexRegistry", "appex-registry-crash-helper", .product(name: "GRDB", package: "GRDB.swift")]
         ),
+
+        // appexd's pieces beside the supervisor (h-host). AppexHostClient: what a host links to
+        // talk to appexd over the control socket; no Foundation (the appex CLI links it and
+        // must start fast).
+        .target(name: "AppexHostClient", dependencies: ["AppexWire", "AppexWireIO"]),
+        .testTarget(name: "AppexHostClientTests", dependencies: ["AppexHostClient", "AppexWire", "AppexWireIO"]),
     ]
 )
