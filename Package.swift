@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "AppexWire", targets: ["AppexWire", "AppexWireIO"]),
         .library(name: "AppexRegistry", targets: ["AppexRegistry"]),
         .library(name: "AppexHostClient", targets: ["AppexHostClient"]),
+        .library(name: "AppexDaemon", targets: ["AppexDaemon"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -110,8 +111,13 @@ let package = Package(
 
         // appexd's pieces beside the supervisor (h-host). AppexHostClient: what a host links to
         // talk to appexd over the control socket; no Foundation (the appex CLI links it and
-        // must start fast).
+        // must start fast). AppexDaemon: the configuration file and sd_notify.
         .target(name: "AppexHostClient", dependencies: ["AppexWire", "AppexWireIO"]),
         .testTarget(name: "AppexHostClientTests", dependencies: ["AppexHostClient", "AppexWire", "AppexWireIO"]),
+        .target(
+            name: "AppexDaemon",
+            dependencies: ["AppexPolicy", "AppexWire", "AppexWireIO", .product(name: "Yams", package: "Yams")]
+        ),
+        .testTarget(name: "AppexDaemonTests", dependencies: ["AppexDaemon", "AppexPolicy", "AppexWireIO", "AppexTestSupport"]),
     ]
 )
