@@ -7,6 +7,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "appex", targets: ["appex"]),
+        .executable(name: "appexd", targets: ["appexd"]),
         .library(name: "AppexBundle", targets: ["AppexBundle"]),
         .library(name: "AppexPolicy", targets: ["AppexPolicy"]),
         .library(name: "AppexActivation", targets: ["AppexActivation"]),
@@ -14,6 +15,8 @@ let package = Package(
         .library(name: "AppexWire", targets: ["AppexWire", "AppexWireIO"]),
         .library(name: "AppexRegistry", targets: ["AppexRegistry"]),
         .library(name: "AppexSupervisor", targets: ["AppexSupervisor"]),
+        .library(name: "AppexHostClient", targets: ["AppexHostClient"]),
+        .library(name: "AppexDaemon", targets: ["AppexDaemon"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -22,6 +25,7 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
     ],
     targets: [
         // libseccomp, found with pkg-config; `make` installs libseccomp-dev when missing.
@@ -65,7 +69,7 @@ let package = Package(
         .executableTarget(
             name: "appex",
             dependencies: [
-                "AppexBundle", "AppexPolicy", "AppexActivation", "AppexSandbox",
+                "AppexBundle", "AppexPolicy", "AppexActivation", "AppexSandbox", "AppexSupervisor", "AppexHostClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -124,7 +128,33 @@ let package = Package(
         ),
         .testTarget(
             name: "AppexSupervisorTests",
-            dependencies: ["AppexSupervisor", "AppexWire", "AppexCgroups"]
+            dependencies: ["AppexSupervisor", "AppexWire", "AppexCgroups", "appex-probe-extension"]
+        ),
+        // appexd's pieces beside the supervisor (h-host). AppexHostClient: what a host links to
+        // talk to appexd over the control socket; no Foundation (the appex CLI links it and
+        // must start fast). AppexDaemon: the configuration file and sd_notify.
+        .target(name: "AppexHostClient", dependencies: ["AppexWire", "AppexWireIO"]),
+        .testTarget(name: "AppexHostClientTests", dependencies: ["AppexHostClient", "AppexWire", "AppexWireIO"]),
+        .target(
+            name: "AppexDaemon",
+            dependencies: ["AppexPolicy", "AppexWire", "AppexWireIO", .product(name: "Yams", package: "Yams")]
+        ),
+        .testTarget(name: "AppexDaemonTests", dependencies: ["AppexDaemon", "AppexPolicy", "AppexWireIO", "AppexTestSupport"]),
+
+        // appexd: configuration, the stale sweep, the supervisor, its control socket, and
+        // service lifecycle (SIGTERM/SIGINT) wired together.
+        .executableTarget(
+            name: "appexd",
+            dependencies: [
+                "AppexSupervisor", "AppexDaemon", "AppexWire",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .testTarget(
+            name: "AppexdTests",
+            dependencies: ["appexd", "appex", "appex-probe-extension", "AppexHostClient", "AppexCgroups", "AppexWire"]
         ),
     ]
 )

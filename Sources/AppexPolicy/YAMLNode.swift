@@ -1,20 +1,29 @@
 import Yams
 
 /// A thin walker over Yams' node tree that remembers where each value came from and turns
-/// every mistake into a `PolicyError` carrying file, line and dotted key.
-struct YAMLNode {
-    let node: Node
-    let file: String
-    let key: String?
+/// every mistake into a `PolicyError` carrying file, line and dotted key. Package-wide: the
+/// daemon's configuration file (AppexDaemon) is read with the same rules and messages.
+package struct YAMLNode {
+    package let node: Node
+    package let file: String
+    package let key: String?
 
-    static func parse(_ text: String, file: String) throws -> YAMLNode {
+    package static func parse(_ text: String, file: String) throws -> YAMLNode {
+        guard let root = try parseDocument(text, file: file) else {
+            throw PolicyError(file: file, message: "file is empty")
+        }
+        return root
+    }
+
+    /// The document's root, or nil when the text holds no document (empty, or only comments).
+    package static func parseDocument(_ text: String, file: String) throws -> YAMLNode? {
         do {
-            guard let node = try Yams.compose(yaml: text) else {
-                throw PolicyError(file: file, message: "file is empty")
-            }
-            return YAMLNode(node: node, file: file, key: nil)
-        } catch let error as PolicyError {
-            throw error
+            return try Yams.compose(yaml: text).map { YAMLNode(node: $0, file: file, key: nil) }
+        } catch YamlError.duplicatedKeysInMapping(let duplicates, let context) {
+            // Yams marks the first copy of the key (the later ones are not located).
+            throw PolicyError(file: file, line: context.mark.line, column: context.mark.column,
+                              key: duplicates.joined(separator: ", "),
+                              message: "duplicate key (this is its first occurrence in the mapping)")
         } catch let error as YamlError {
             throw PolicyError(file: file, line: Self.line(of: error), message: "not valid YAML: \(Self.problem(of: error))")
         } catch {
@@ -22,10 +31,10 @@ struct YAMLNode {
         }
     }
 
-    var line: Int? { node.mark?.line }
-    var column: Int? { node.mark?.column }
+    package var line: Int? { node.mark?.line }
+    package var column: Int? { node.mark?.column }
 
-    func error(_ message: String) -> PolicyError {
+    package func error(_ message: String) -> PolicyError {
         PolicyError(file: file, line: line, column: column, key: key, message: message)
     }
 
@@ -34,7 +43,7 @@ struct YAMLNode {
     }
 
     /// The mapping's entries, refusing keys outside `allowed` (a typo must not be ignored).
-    func mapping(allowed: Set<String>) throws -> [(String, YAMLNode)] {
+    package func mapping(allowed: Set<String>) throws -> [(String, YAMLNode)] {
         guard let mapping = node.mapping else { throw error("expected a mapping, found \(kind)") }
         var out: [(String, YAMLNode)] = []
         var seen = Set<String>()
@@ -55,27 +64,27 @@ struct YAMLNode {
         return out
     }
 
-    func sequence() throws -> [YAMLNode] {
+    package func sequence() throws -> [YAMLNode] {
         guard let seq = node.sequence else { throw error("expected a list, found \(kind)") }
         return seq.enumerated().map { i, n in
             YAMLNode(node: n, file: file, key: "\(key ?? "")[\(i)]")
         }
     }
 
-    func string() throws -> String {
+    package func string() throws -> String {
         guard let s = node.scalar else { throw error("expected a string, found \(kind)") }
         return s.string
     }
 
-    func strings() throws -> [String] { try sequence().map { try $0.string() } }
+    package func strings() throws -> [String] { try sequence().map { try $0.string() } }
 
-    func int(in range: ClosedRange<Int>) throws -> Int {
+    package func int(in range: ClosedRange<Int>) throws -> Int {
         guard let s = node.scalar, let v = Int(s.string) else { throw error("expected a whole number, found \(describe)") }
         guard range.contains(v) else { throw error("\(v) is out of range \(range.lowerBound)…\(range.upperBound)") }
         return v
     }
 
-    func bool() throws -> Bool {
+    package func bool() throws -> Bool {
         guard let s = node.scalar else { throw error("expected true or false, found \(kind)") }
         switch s.string {
         case "true": return true
@@ -84,14 +93,14 @@ struct YAMLNode {
         }
     }
 
-    func byteSize() throws -> ByteSize {
+    package func byteSize() throws -> ByteSize {
         guard let s = node.scalar, let size = ByteSize(parsing: s.string) else {
             throw error("expected a size such as 120MiB, found \(describe)")
         }
         return size
     }
 
-    func duration() throws -> Duration {
+    package func duration() throws -> Duration {
         guard let s = node.scalar, let d = PolicyDuration.parse(s.string) else {
             throw error("expected a duration such as 1s or 500ms, found \(describe)")
         }

@@ -26,6 +26,12 @@ public enum WireProtocol {
     public static let extensionSocketFD: Int32 = 3
     /// The environment variable that names that descriptor (its value is "3").
     public static let extensionSocketEnvironment = "APPEX_SOCKET_FD"
+
+    /// Where appexd listens for hosts and the `appex` CLI unless told otherwise (`appexd
+    /// --socket`, the configuration's `socket`).
+    public static let defaultControlSocketPath = "/run/appex/appexd.sock"
+    /// The environment variable a client reads for another control socket path.
+    public static let controlSocketEnvironment = "APPEX_SOCKET"
 }
 
 /// Hard bounds on counts, enforced by the encoder and the decoder alike.

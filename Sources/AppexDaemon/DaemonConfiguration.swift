@@ -1,0 +1,91 @@
+import AppexPolicy
+import AppexWire
+
+/// appexd's configuration file (default `/etc/appex/appexd.yaml`, `appexd --config PATH`):
+///
+/// ```yaml
+/// hosts: [1000, alice]            # uids or user names that may begin requests
+/// admins: [0]                     # uids or user names that may install, enable, disable, uninstall
+/// stateDirectory: /var/lib/appex  # optional
+/// socket: /run/appex/appexd.sock  # optional
+/// shutdownGrace: 2s               # optional: Terminate, then kill after this long
+/// memoryBudget: 512MiB            # optional: for the jetsam
+/// ```
+///
+/// Every key is optional. A mistake (unknown key, wrong type, unknown user name, bad or
+/// negative duration) is refused as a `PolicyError` naming file, line, column and key, the
+/// same form as policy files. Root (uid 0) may always host and administer.
+public struct DaemonConfiguration: Sendable, Equatable {
+    public static let defaultPath = "/etc/appex/appexd.yaml"
+    public static let defaultStateDirectory = "/var/lib/appex"
+    public static let defaultShutdownGrace: Duration = .seconds(2)
+
+    /// uids allowed to act as hosts (begin and cancel requests, list extensions), besides root.
+    public var hosts: Set<UInt32>
+    /// uids allowed to install, enable, disable and uninstall extensions, besides root.
+    /// Administering does not imply hosting: list a uid under both for both.
+    public var admins: Set<UInt32>
+    public var stateDirectory: String
+    public var socketPath: String
+    /// How long an extension has between Terminate and SIGKILL when appexd stops.
+    public var shutdownGrace: Duration
+    /// Memory all extensions together may use; nil: no budget of appexd's own.
+    public var memoryBudget: ByteSize?
+    /// The file this was read from; nil when no file was read (defaults).
+    public var file: String?
+
+    public init(hosts: Set<UInt32> = [], admins: Set<UInt32> = [],
+                stateDirectory: String = defaultStateDirectory,
+                socketPath: String = WireProtocol.defaultControlSocketPath,
+                shutdownGrace: Duration = defaultShutdownGrace,
+                memoryBudget: ByteSize? = nil, file: String? = nil) {
+        self.hosts = hosts
+        self.admins = admins
+        self.stateDirectory = stateDirectory
+        self.socketPath = socketPath
+        self.shutdownGrace = shutdownGrace
+        self.memoryBudget = memoryBudget
+        self.file = file
+    }
+
+    /// Whether a control client with this uid (SO_PEERCRED) may begin requests.
+    public func mayHost(uid: UInt32) -> Bool { uid == 0 || hosts.contains(uid) }
+
+    /// Whether a control client with this uid may install, enable, disable and uninstall.
+    public func mayAdminister(uid: UInt32) -> Bool { uid == 0 || admins.contains(uid) }
+
+    /// Reads the configuration at `path`. A missing file means the defaults (only root may host
+    /// or administer) unless it was named `explicit`ly (`--config`), when it is an error: a
+    /// typo in a path must not silently lock everyone out.
+    ///
+    /// - Throws: `PolicyError` with file, line, column and key.
+    public static func load(path: String = defaultPath, explicit: Bool) throws -> DaemonConfiguration {
+        guard let text = try ConfigurationFile.read(path) else {
+            if explicit {
+                throw PolicyError(file: path, message: "no such file (a configuration named with --config must exist)")
+            }
+            return DaemonConfiguration()
+        }
+        return try parse(text, file: path)
+    }
+
+    /// Parses the configuration `text`; `file` names it in errors. An empty document (or one of
+    /// comments only) means the defaults.
+    public static func parse(_ text: String, file: String) throws -> DaemonConfiguration {
+        var configuration = DaemonConfiguration(file: file)
+        guard let root = try YAMLNode.parseDocument(text, file: file) else { return configuration }
+        let keys: Set<String> = ["hosts", "admins", "stateDirectory", "socket", "shutdownGrace", "memoryBudget"]
+        for (key, node) in try root.mapping(allowed: keys) {
+            switch key {
+            case "hosts": configuration.hosts = try ConfigurationValues.uids(node)
+            case "admins": configuration.admins = try ConfigurationValues.uids(node)
+            case "stateDirectory": configuration.stateDirectory = try ConfigurationValues.absolutePath(node)
+            case "socket": configuration.socketPath = try ConfigurationValues.socketPath(node)
+            case "shutdownGrace": configuration.shutdownGrace = try ConfigurationValues.nonNegativeDuration(node)
+            case "memoryBudget": configuration.memoryBudget = try ConfigurationValues.positiveSize(node)
+            default: break
+            }
+        }
+        return configuration
+    }
+}

@@ -1,0 +1,150 @@
+import Testing
+@testable import AppexDaemon
+import AppexPolicy
+import AppexTestSupport
+import Glibc
+
+/// A fresh temporary directory for configuration files, removed by `cleanUp`.
+struct ConfigurationDirectory {
+    let path: String
+
+    init() throws {
+        var template = Array("/tmp/appexd-config-XXXXXX".utf8CString)
+        try #require(mkdtemp(&template) != nil)
+        path = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+    }
+
+    func write(_ name: String, _ text: String) throws -> String {
+        let file = path + "/" + name
+        let fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        try #require(fd >= 0)
+        defer { close(fd) }
+        let bytes = Array(text.utf8)
+        try #require(Glibc.write(fd, bytes, bytes.count) == bytes.count)
+        return file
+    }
+
+    func cleanUp(_ files: [String]) {
+        for file in files { unlink(file) }
+        rmdir(path)
+    }
+}
+
+@Suite struct DaemonConfigurationTests {
+    @Test func everyKeyIsRead() throws {
+        let dir = try ConfigurationDirectory()
+        let file = try dir.write("appexd.yaml", """
+            hosts: [1000, "1001", root]
+            admins:
+              - 2000
+            stateDirectory: /srv/appex
+            socket: /run/appex-test/control.sock
+            shutdownGrace: 1500ms
+            memoryBudget: 512MiB
+            """)
+        defer { dir.cleanUp([file]) }
+        let c = try DaemonConfiguration.load(path: file, explicit: true)
+        #expect(c.hosts == [1000, 1001, 0])
+        #expect(c.admins == [2000])
+        #expect(c.stateDirectory == "/srv/appex")
+        #expect(c.socketPath == "/run/appex-test/control.sock")
+        #expect(c.shutdownGrace == .milliseconds(1500))
+        #expect(c.memoryBudget == .mebibytes(512))
+        #expect(c.file == file)
+        #expect(c.mayHost(uid: 1000) && c.mayHost(uid: 1001) && !c.mayHost(uid: 2000))
+        #expect(c.mayAdminister(uid: 2000) && !c.mayAdminister(uid: 1000))
+    }
+
+    @Test func rootMayAlwaysHostAndAdminister() throws {
+        let c = try DaemonConfiguration.parse("hosts: [1000]\nadmins: []\n", file: "appexd.yaml")
+        #expect(c.mayHost(uid: 0) && c.mayAdminister(uid: 0))
+        #expect(c.mayHost(uid: 1000) && !c.mayAdminister(uid: 1000))
+        #expect(!c.mayHost(uid: 1002))
+    }
+
+    @Test func aMissingFileAtTheDefaultPathMeansDefaultsButNamedExplicitlyIsAnError() throws {
+        let dir = try ConfigurationDirectory()
+        defer { dir.cleanUp([]) }
+        let missing = dir.path + "/appexd.yaml"
+        let defaults = try DaemonConfiguration.load(path: missing, explicit: false)
+        #expect(defaults == DaemonConfiguration())
+        #expect(defaults.stateDirectory == "/var/lib/appex")
+        #expect(defaults.socketPath == "/run/appex/appexd.sock")
+        #expect(defaults.shutdownGrace == .seconds(2))
+        #expect(defaults.memoryBudget == nil)
+        #expect(defaults.mayHost(uid: 0) && !defaults.mayHost(uid: 1000) && !defaults.mayAdminister(uid: 1000))
+
+        let error = #expect(throws: PolicyError.self) { try DaemonConfiguration.load(path: missing, explicit: true) }
+        #expect(error?.file == missing)
+        #expect(error?.message.contains("no such file") == true)
+    }
+
+    @Test func aFileOfCommentsOnlyMeansDefaults() throws {
+        let c = try DaemonConfiguration.parse("# nothing configured yet\n\n", file: "appexd.yaml")
+        #expect(c == DaemonConfiguration(file: "appexd.yaml"))
+    }
+
+    @Test func aDirectoryIsNotAConfiguration() throws {
+        let dir = try ConfigurationDirectory()
+        defer { dir.cleanUp([]) }
+        let error = #expect(throws: PolicyError.self) { try DaemonConfiguration.load(path: dir.path, explicit: true) }
+        #expect(error?.description == "\(dir.path): cannot read: Is a directory")
+    }
+
+    @Test func theShippedExampleLoads() throws {
+        let c = try DaemonConfiguration.load(path: Corpus.packageRoot + "/Docs/appexd.yaml", explicit: true)
+        #expect(c.hosts == [1000, 0])
+        #expect(c.admins == [0])
+        #expect(c.socketPath == DaemonConfiguration().socketPath)
+        #expect(c.stateDirectory == DaemonConfiguration.defaultStateDirectory)
+        #expect(c.memoryBudget == .mebibytes(512))
+    }
+
+    /// A bad file: its text, and where and what the error must say.
+    struct Bad: Sendable, CustomTestStringConvertible {
+        var text: String
+        var line: Int
+        var key: String?
+        var message: String
+        var testDescription: String { message }
+    }
+
+    static let bad: [Bad] = [
+        Bad(text: "hosts: [0]\nsockets: /run/x.sock\n", line: 2, key: "sockets", message: "unknown key \"sockets\""),
+        Bad(text: "hosts: 1000\n", line: 1, key: "hosts", message: "expected a list, found a scalar"),
+        Bad(text: "admins: [0]\nhosts:\n  - 1000\n  - appex-no-such-user-7f3a\n", line: 4, key: "hosts[1]",
+            message: "no user named \"appex-no-such-user-7f3a\" on this machine"),
+        Bad(text: "hosts: [-1]\n", line: 1, key: "hosts[0]", message: "uid -1 is out of range 0…4294967294"),
+        Bad(text: "admins: [4294967295]\n", line: 1, key: "admins[0]", message: "uid 4294967295 is out of range"),
+        Bad(text: "hosts: [[1000]]\n", line: 1, key: "hosts[0]", message: "expected a string, found a list"),
+        Bad(text: "socket: /run/a.sock\nshutdownGrace: -2s\n", line: 2, key: "shutdownGrace",
+            message: "a duration cannot be negative, found \"-2s\""),
+        Bad(text: "shutdownGrace: 2\n", line: 1, key: "shutdownGrace", message: "expected a duration such as 1s or 500ms, found \"2\""),
+        Bad(text: "shutdownGrace: two seconds\n", line: 1, key: "shutdownGrace", message: "expected a duration"),
+        Bad(text: "\n\nstateDirectory: var/lib/appex\n", line: 3, key: "stateDirectory",
+            message: "expected an absolute path, found \"var/lib/appex\""),
+        Bad(text: "socket: /\(String(repeating: "s", count: 120))\n", line: 1, key: "socket",
+            message: "a socket path is at most 107 bytes, this one is 121"),
+        Bad(text: "memoryBudget: 0MiB\n", line: 1, key: "memoryBudget", message: "expected a size above 0"),
+        Bad(text: "memoryBudget: lots\n", line: 1, key: "memoryBudget", message: "expected a size such as 120MiB"),
+        Bad(text: "admins: [0]\nhosts: [0]\nhosts: [1]\n", line: 2, key: "hosts", message: "duplicate key"),
+        Bad(text: "- hosts\n- admins\n", line: 1, key: nil, message: "expected a mapping, found a list"),
+        Bad(text: "hosts: [1000\nadmins: [0]\n", line: 2, key: nil, message: "not valid YAML"),
+    ]
+
+    @Test(arguments: bad) func badFilesAreRefusedWithLineAndKey(_ bad: Bad) throws {
+        let dir = try ConfigurationDirectory()
+        let file = try dir.write("appexd.yaml", bad.text)
+        defer { dir.cleanUp([file]) }
+        let error = #expect(throws: PolicyError.self) { try DaemonConfiguration.load(path: file, explicit: true) }
+        #expect(error?.file == file)
+        #expect(error?.line == bad.line)
+        #expect(error?.key == bad.key)
+        #expect(error?.message.contains(bad.message) == true, "\(error?.description ?? "no error")")
+        // The form people and editors read: file:line:column: key: message.
+        if let error, let key = bad.key {
+            #expect(error.description.hasPrefix("\(file):\(bad.line):"))
+            #expect(error.description.contains(": \(key): "))
+        }
+    }
+}
