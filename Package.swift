@@ -156,5 +156,15 @@ let package = Package(
             name: "AppexdTests",
             dependencies: ["appexd", "appex", "appex-probe-extension", "AppexHostClient", "AppexCgroups", "AppexWire"]
         ),
+        // C extensions, written from Docs/protocol.md with no Appex code: the example
+        // (HelloC.appex, executable hello-c) and the probe that misbehaves on instruction
+        // (Probe.appex, executable probe; Docs/probe-extension.md). The tests run both as child
+        // processes and play appexd.
+        .executableTarget(name: "appex-example-c"),
+        .executableTarget(name: "appex-probe-extension"),
+        .testTarget(
+            name: "AppexCExtensionTests",
+            dependencies: ["AppexWire", "AppexWireIO", "appex-example-c", "appex-probe-extension"]
+        ),
     ]
 )

@@ -1,0 +1,301 @@
+/* What the probe does for one request, chosen by the first input item's user info:
+ * `probe.action` (default echo) and `probe.arg` (both string values). A missing or malformed
+ * argument, or an unknown action, is answered with CancelRequest(dev.appex.probe, EINVAL)
+ * saying what is wrong, so a test's typo cannot pass for a result. */
+#define _GNU_SOURCE
+#include "probe.h"
+#include "syscalls.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_ARG 2048
+/* How much of each descriptor attachment the `fds` action reads: 16 of them still fit a frame. */
+#define MAX_FD_READ 4096
+
+struct instruction {
+    uint64_t id;
+    char action[32];
+    char arg[MAX_ARG];
+    int has_arg;
+    const uint8_t *text;         /* the first item's content text, or NULL */
+    uint32_t text_length;
+};
+
+/* ---- answers -------------------------------------------------------------------------------- */
+
+static struct wire_out out;
+
+int probe_complete_text(struct probe *p, uint64_t id, const char *text) {
+    wire_begin(&out, WIRE_COMPLETE_REQUEST);
+    wire_put_u64(&out, 1, id);
+    size_t item = wire_open(&out, 2);
+    wire_put_string(&out, 2, text);
+    wire_close(&out, item);
+    return wire_send(p->sock, &out);
+}
+
+int probe_cancel(struct probe *p, uint64_t id, int64_t code, const char *message) {
+    wire_begin(&out, WIRE_CANCEL_REQUEST);
+    wire_put_u64(&out, 1, id);
+    size_t error = wire_open(&out, 2);
+    wire_put_string(&out, 1, PROBE_ERROR_DOMAIN);
+    wire_put_u64(&out, 2, (uint64_t)code);
+    wire_put_string(&out, 3, message);
+    wire_close(&out, error);
+    return wire_send(p->sock, &out);
+}
+
+static int refuse_arg(struct probe *p, const struct instruction *in, const char *wanted) {
+    char message[MAX_ARG + 256];
+    snprintf(message, sizeof message, "probe.action %s wants probe.arg %s, got %s%s%s", in->action, wanted,
+             in->has_arg ? "\"" : "none", in->has_arg ? in->arg : "", in->has_arg ? "\"" : "");
+    return probe_cancel(p, in->id, EINVAL, message);
+}
+
+/* probe.arg as a whole number in [min, max]; 0, or -1 when it is not one. */
+static int number_arg(const struct instruction *in, long long min, long long max, long long *value) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(in->arg, &end, 10);
+    if (!in->has_arg || in->arg[0] == 0 || in->arg[0] == ' ' || *end != 0 || errno != 0 || v < min || v > max) return -1;
+    *value = v;
+    return 0;
+}
+
+static struct pending *free_slot(struct probe *p) {
+    for (int i = 0; i < PROBE_MAX_REQUESTS; i++)
+        if (p->pending[i].id == 0) return &p->pending[i];
+    return NULL;   /* main admits a request only with a slot free */
+}
+
+/* ---- actions ---------------------------------------------------------------------------------- */
+
+static int act_echo(struct probe *p, const struct instruction *in, const struct wire_frame *frame) {
+    (void)frame;
+    char *text = strndup(in->text ? (const char *)in->text : "", in->text ? in->text_length : 0);
+    if (!text) return probe_cancel(p, in->id, ENOMEM, "out of memory");
+    int r = probe_complete_text(p, in->id, text);
+    free(text);
+    return r;
+}
+
+static int act_sleep(struct probe *p, const struct instruction *in, const struct wire_frame *frame) {
+    (void)frame;
+    long long ms;
+    if (number_arg(in, 0, 86400000, &ms)) return refuse_arg(p, in, "milliseconds from 0 to 86400000");
+    struct pending *slot = free_slot(p);
+    clock_gettime(CLOCK_MONOTONIC, &slot->due);
+    slot->due.tv_sec += (time_t)(ms / 1000);
+    slot->due.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (slot->due.tv_nsec >= 1000000000L) { slot->due.tv_sec++; slot->due.tv_nsec -= 1000000000L; }
+    slot->sleep_ms = (long)ms;
+    slot->awaiting_url = 0;
+    slot->id = in->id;   /* answered by main's timer; pings are served meanwhile */
+    return 0;
+}
+
+/* Held until the process exits, so the memory stays charged to it. */
+static volatile uint8_t **held;
+static size_t held_count;
+static long long held_mib;
+
+static int act_allocate(struct probe *p, const struct instruction *in, const struct wire_frame *frame) {
+    (void)frame;
+    long long mib;
+    if (number_arg(in, 1, 1 << 20, &mib)) return refuse_arg(p, in, "MiB from 1 to 1048576");
+    size_t bytes = (size_t)mib << 20;
+    volatile uint8_t **list = realloc(held, (held_count + 1) * sizeof *held);
+    if (!list) return probe_cancel(p, in->id, ENOMEM, "out of memory for the list of blocks");
+    held = list;
+    volatile uint8_t *block = malloc(bytes);
+    if (!block) return probe_cancel(p, in->id, ENOMEM, "malloc failed");
+    /* Write every page: untouched pages are not resident and would not count. */
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    for (size_t at = 0; at < bytes; at += page) block[at] = (uint8_t)(at / page) | 1;
+    held[held_count++] = block;
+    held_mib += mib;
+    char text[96];
+    snprintf(text, sizeof text, "allocated %lld MiB, holding %lld MiB", mib, held_mib);
+    return probe_complete_text(p, in->id, text);
+}
+
+static int act_spin(struct probe *p, const struct instruction *in, const struct wire_frame *frame) {
+    (void)p; (void)in; (void)frame;
+    volatile unsigned long turns = 0;
+    for (;;) turns++;
+}
+
+static int act_hang(struct probe *p, const struct instruction *in, const struct wire_frame *frame) {
+    (void)p; (void)in; (void)frame;
+    /* The only thread sleeps, so nothing reads the socket or answers a ping. */
+    for (;;) pause();
+}
+
+static int act_crash(struct probe *p, const struct instruction *in, const struct wire_frame *frame) {
+    (void)p; (void)in; (void)frame;
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGSEGV);
+    sigprocmask(SIG_UNBLOCK, &set, NULL);
+    signal(SIGSEGV, SIG_DFL);
+    raise(SIGSEGV);
+    _exit(70);   /* not reached */
+}
+
+static int act_abort(struct probe *p, const struct instruction *in, const struct wire_frame *frame) {
+    (void)p; (void)in; (void)frame;
+    abort();
+}
+
+static int act_exit(struct probe *p, const struct instruction *in, const struct wire_frame *frame) {
+    (void)frame;
+    long long code;
+    if (number_arg(in, 0, 255, &code)) return refuse_arg(p, in, "an exit status from 0 to 255");
+    fflush(NULL);
+    _exit((int)code);
+}
+
+static int act_syscall(struct probe *p, const struct instruction *in, const struct wire_frame *frame) {
+    (void)frame;
+    char result[320];
+    if (!in->has_arg) return refuse_arg(p, in, "a system call name or number");
+    if (probe_syscall(in->arg, result, sizeof result)) return probe_cancel(p, in->id, EINVAL, result);
+    return probe_complete_text(p, in->id, result);
+}
+
+static int act_cancel(struct probe *p, const struct instruction *in, const struct wire_frame *frame) {
+    (void)frame;
+    long long code;
+    if (number_arg(in, INT64_MIN, INT64_MAX, &code)) return refuse_arg(p, in, "an error code (a 64-bit integer)");
+    return probe_cancel(p, in->id, code, "cancelled on instruction");
+}
+
+static int act_open_url(struct probe *p, const struct instruction *in, const struct wire_frame *frame) {
+    (void)frame;
+    if (!in->has_arg || !in->arg[0]) return refuse_arg(p, in, "a URL");
+    wire_begin(&out, WIRE_OPEN_URL);
+    wire_put_u64(&out, 1, in->id);
+    wire_put_string(&out, 2, in->arg);
+    if (wire_send(p->sock, &out)) return -1;
+    struct pending *slot = free_slot(p);
+    slot->awaiting_url = 1;
+    slot->id = in->id;   /* answered when the OpenURLResult comes */
+    return 0;
+}
+
+/* Reads up to MAX_FD_READ bytes from the descriptor's current offset. */
+static ssize_t read_some(int fd, uint8_t *buffer) {
+    size_t got = 0;
+    while (got < MAX_FD_READ) {
+        ssize_t n = read(fd, buffer + got, MAX_FD_READ - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return -1;
+        if (n == 0) break;
+        got += (size_t)n;
+    }
+    return (ssize_t)got;
+}
+
+/* One returned item per descriptor attachment, in order over all input items: its content
+ * text when the bytes are UTF-8, else an inline public.data attachment with them. */
+static int act_fds(struct probe *p, const struct instruction *in, const struct wire_frame *frame) {
+    static uint8_t data[MAX_FD_READ + 1];
+    wire_begin(&out, WIRE_COMPLETE_REQUEST);
+    wire_put_u64(&out, 1, in->id);
+    uint32_t item_length, attachment_length, n;
+    const uint8_t *item, *attachment;
+    for (unsigned i = 0; (item = wire_field(frame->payload, frame->length, 2, i, &item_length)); i++) {
+        for (unsigned a = 0; (attachment = wire_field(item, item_length, 3, a, &attachment_length)); a++) {
+            const uint8_t *index = wire_field(attachment, attachment_length, 3, 0, &n);
+            if (!index) continue;
+            ssize_t got = read_some(frame->fds[wire_le(index, 4)], data);
+            if (got < 0) return probe_cancel(p, in->id, errno, "reading a descriptor attachment failed");
+            size_t returned = wire_open(&out, 2);
+            if (wire_is_utf8(data, (size_t)got)) {
+                wire_put(&out, 2, data, (size_t)got);
+            } else {
+                size_t inline_attachment = wire_open(&out, 3);
+                wire_put_string(&out, 1, "public.data");
+                wire_put(&out, 2, data, (size_t)got);
+                wire_close(&out, inline_attachment);
+            }
+            wire_close(&out, returned);
+        }
+    }
+    return wire_send(p->sock, &out);
+}
+
+static int act_ignore_pings(struct probe *p, const struct instruction *in, const struct wire_frame *frame) {
+    (void)frame;
+    p->ignore_pings = 1;
+    return probe_complete_text(p, in->id, "ignoring pings");
+}
+
+static int act_memory_warnings(struct probe *p, const struct instruction *in, const struct wire_frame *frame) {
+    (void)frame;
+    char text[96];
+    snprintf(text, sizeof text, "memory-warnings=%lu will-expire=%lu", p->memory_warnings, p->will_expire);
+    return probe_complete_text(p, in->id, text);
+}
+
+static const struct {
+    const char *name;
+    int (*run)(struct probe *p, const struct instruction *in, const struct wire_frame *frame);
+} actions[] = {
+    { "echo", act_echo }, { "sleep", act_sleep }, { "allocate", act_allocate }, { "spin", act_spin },
+    { "hang", act_hang }, { "crash", act_crash }, { "abort", act_abort }, { "exit", act_exit },
+    { "syscall", act_syscall }, { "cancel", act_cancel }, { "open-url", act_open_url }, { "fds", act_fds },
+    { "ignore-pings", act_ignore_pings }, { "memory-warnings", act_memory_warnings },
+};
+
+/* ---- reading the instruction ------------------------------------------------------------------ */
+
+/* Copies the string value of user-info entry `entry` to `to`; -1 when it is not a string or
+ * does not fit, with the reason in `why`. */
+static int string_value(const uint8_t *entry, uint32_t length, const char *key, char *to, size_t size, char *why, size_t why_size) {
+    uint32_t n;
+    const uint8_t *value = wire_field(entry, length, 2, 0, &n);
+    if (!value) return snprintf(why, why_size, "%s must have a string value", key), -1;
+    if (n >= size) return snprintf(why, why_size, "%s is longer than %zu bytes", key, size - 1), -1;
+    memcpy(to, value, n);
+    to[n] = 0;
+    return 0;
+}
+
+static int read_instruction(const struct wire_frame *frame, struct instruction *in, char *why, size_t why_size) {
+    uint32_t item_length, entry_length, n;
+    strcpy(in->action, "echo");
+    const uint8_t *item = wire_field(frame->payload, frame->length, 2, 0, &item_length);
+    if (!item) return 0;
+    in->text = wire_field(item, item_length, 2, 0, &in->text_length);
+    const uint8_t *entry;
+    for (unsigned i = 0; (entry = wire_field(item, item_length, 4, i, &entry_length)); i++) {
+        const uint8_t *key = wire_field(entry, entry_length, 1, 0, &n);
+        if (n == 12 && memcmp(key, "probe.action", 12) == 0) {
+            if (string_value(entry, entry_length, "probe.action", in->action, sizeof in->action, why, why_size)) return -1;
+        } else if (n == 9 && memcmp(key, "probe.arg", 9) == 0) {
+            if (string_value(entry, entry_length, "probe.arg", in->arg, sizeof in->arg, why, why_size)) return -1;
+            in->has_arg = 1;
+        }
+    }
+    return 0;
+}
+
+int probe_begin(struct probe *p, const struct wire_frame *frame) {
+    static struct instruction in;
+    char why[160];
+    memset(&in, 0, sizeof in);
+    uint32_t n;
+    in.id = wire_le(wire_field(frame->payload, frame->length, 1, 0, &n), 8);
+    if (read_instruction(frame, &in, why, sizeof why)) return probe_cancel(p, in.id, EINVAL, why);
+    fprintf(stderr, "probe: request %llu: %s%s%s\n", (unsigned long long)in.id, in.action, in.has_arg ? " " : "", in.arg);
+    for (size_t i = 0; i < sizeof actions / sizeof *actions; i++)
+        if (strcmp(actions[i].name, in.action) == 0) return actions[i].run(p, &in, frame);
+    snprintf(why, sizeof why, "unknown probe.action \"%s\" (see Docs/probe-extension.md)", in.action);
+    return probe_cancel(p, in.id, EINVAL, why);
+}
