@@ -49,6 +49,8 @@ public final class Supervisor: @unchecked Sendable {
     public let registry: Registry
     let logger: Logger
     let cgroups: CgroupManager
+    /// The cgroups instances get (for the stale sweep at start).
+    public var cgroupManager: CgroupManager { cgroups }
     private(set) var policies: PolicySet
     var catalog: [String: CatalogEntry] = [:]
     var slots: [String: ExtensionSlot] = [:]

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #define MAX_ARG 2048
 /* How much of each descriptor attachment the `fds` action reads: 16 of them still fit a frame. */
@@ -236,6 +237,18 @@ static int act_ignore_pings(struct probe *p, const struct instruction *in, const
     return probe_complete_text(p, in->id, "ignoring pings");
 }
 
+/* stat(2) on a path: "ok", or "errno=N". For checking what the extension's view holds
+ * (a host path that must not be there, its own container that must). */
+static int act_stat(struct probe *p, const struct instruction *in, const struct wire_frame *frame) {
+    (void)frame;
+    if (!in->has_arg || !in->arg[0]) return refuse_arg(p, in, "a path");
+    struct stat st;
+    char text[32];
+    if (stat(in->arg, &st) == 0) snprintf(text, sizeof text, "ok");
+    else snprintf(text, sizeof text, "errno=%d", errno);
+    return probe_complete_text(p, in->id, text);
+}
+
 static int act_memory_warnings(struct probe *p, const struct instruction *in, const struct wire_frame *frame) {
     (void)frame;
     char text[96];
@@ -250,7 +263,7 @@ static const struct {
     { "echo", act_echo }, { "sleep", act_sleep }, { "allocate", act_allocate }, { "spin", act_spin },
     { "hang", act_hang }, { "crash", act_crash }, { "abort", act_abort }, { "exit", act_exit },
     { "syscall", act_syscall }, { "cancel", act_cancel }, { "open-url", act_open_url }, { "fds", act_fds },
-    { "ignore-pings", act_ignore_pings }, { "memory-warnings", act_memory_warnings },
+    { "ignore-pings", act_ignore_pings }, { "memory-warnings", act_memory_warnings }, { "stat", act_stat },
 };
 
 /* ---- reading the instruction ------------------------------------------------------------------ */

@@ -4,13 +4,15 @@ import ArgumentParser
 struct Appex: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "appex",
-        abstract: "Install, validate, run and inspect Linux app extensions (.appex bundles).",
+        abstract: "Install, validate, run, request and inspect Linux app extensions (.appex bundles).",
         subcommands: [
             ValidateCommand.self,
             InfoCommand.self,
             PolicyCommand.self,
             ActivationCommand.self, ExtensionsForCommand.self,
             RunCommand.self,
+            InstallCommand.self, ListCommand.self, EnableCommand.self, DisableCommand.self, UninstallCommand.self,
+            RequestCommand.self,
         ]
     )
 }

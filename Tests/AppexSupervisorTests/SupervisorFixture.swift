@@ -24,15 +24,16 @@ final class SupervisorFixture: @unchecked Sendable {
         root = try Self.makeTempDirectory()
         let overlay = root + "/policies"
         try FileManager.default.createDirectory(atPath: overlay + "/extension-points", withIntermediateDirectories: true)
-        let yaml = [
-            "extensionPoints: [\(Self.extensionPoint)]",
-            "title: Supervisor tests",
+        // The test's lines replace these defaults key by key.
+        let overridden = Set(policy.compactMap { $0.first == " " ? nil : $0.split(separator: ":").first.map(String.init) })
+        let defaults = [
             "launchDeadline: 2s",
             "requestTimeout: 4s",
             "idleTimeout: 30s",
             "pingInterval: 200ms",
             "unresponsiveTimeout: 1s",
-        ] + policy
+        ].filter { !overridden.contains(String($0.split(separator: ":")[0])) }
+        let yaml = ["extensionPoints: [\(Self.extensionPoint)]", "title: Supervisor tests"] + defaults + policy
         try Self.write(yaml.joined(separator: "\n") + "\n", to: overlay + "/extension-points/tests.yaml")
         cgroupParent = "appexd-tests-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         supervisor = try Supervisor(options: SupervisorOptions(

@@ -10,6 +10,11 @@ import Glibc
 extension Supervisor {
     func channelReadable(_ instance: ExtensionInstance) {
         guard let channel = instance.channel else { return }
+        if instance.killReason != nil && instance.state != .terminating {
+            // Killed already: what is left on the socket no longer matters.
+            closeChannel(instance)
+            return
+        }
         let event: WireConnection.Event
         do {
             event = try channel.receive(blocking: false)

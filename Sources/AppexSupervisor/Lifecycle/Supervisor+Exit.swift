@@ -29,7 +29,9 @@ extension Supervisor {
     /// as its process exists.
     func kill(_ instance: ExtensionInstance, reason: Reason, _ message: String) {
         guard instance.isLive else { return }
-        if instance.killReason == nil || instance.state != .terminating {
+        // The first reason wins: a kill makes the socket fail and the process vanish, and
+        // neither of those later symptoms is why it ended.
+        if instance.killReason == nil {
             instance.killReason = reason
             instance.killMessage = message
         }

@@ -1,0 +1,126 @@
+import AppexHostClient
+import AppexSupervisor
+import AppexWire
+import ArgumentParser
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `appex request`: one request to an extension, through a running appexd, or with
+/// `--bundle` through a supervisor embedded in this process (no daemon needed).
+struct RequestCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "request",
+        abstract: "Send a request to an extension and show what it returned.",
+        discussion: """
+            Through appexd (its socket from --socket, $APPEX_SOCKET or /run/appex/appexd.sock), \
+            or with --bundle PATH through a supervisor embedded here: the bundle is installed \
+            (validated and copied) into the state directory, enabled, and launched under full \
+            governance. Files are opened here and passed to the extension as descriptors.
+            Exit status: 0 completed, 1 cancelled, failed or refused.
+            """)
+
+    @Argument(help: "The extension's bundle identifier (optional with --bundle).")
+    var bundleIdentifier: String?
+
+    @Option(name: .customLong("text"), help: "Text for the item's content (repeatable).")
+    var texts: [String] = []
+    @Option(name: .customLong("url"), help: "A URL attachment (repeatable).")
+    var urls: [String] = []
+    @Option(name: .customLong("file"), help: "A file attachment, passed as a descriptor (repeatable).")
+    var files: [String] = []
+    @Flag(help: "One JSON object: outcome, items, error, reason, cold, phases (µs).")
+    var json = false
+    @Option(help: "appexd's control socket.")
+    var socket: String?
+    @Option(help: "Serve the request through an embedded supervisor from this bundle (.appex or containing app).")
+    var bundle: String?
+    @Option(help: "State directory for --bundle (default /var/lib/appex as root, $XDG_STATE_HOME/appex otherwise).")
+    var stateDir: String?
+    @Option(name: .customLong("policies"), help: "A policy directory layered over the shipped ones (with --bundle).")
+    var policyDirectories: [String] = []
+
+    func validate() throws {
+        if bundle == nil && bundleIdentifier == nil {
+            throw ValidationError("name the extension's bundle identifier, or give --bundle PATH")
+        }
+    }
+
+    func run() async throws {
+        let request = try RequestItems.make(texts: texts, urls: urls, files: files)
+        defer { request.descriptors.forEach { _ = close($0) } }
+        let output: RequestOutput
+        do {
+            if let bundle {
+                output = try await Self.embedded(bundle: bundle, identifier: bundleIdentifier, request: request,
+                                                 stateDirectory: stateDir ?? Self.defaultStateDirectory,
+                                                 policies: policyDirectories)
+            } else {
+                output = try await Self.throughDaemon(identifier: bundleIdentifier!, request: request, socket: socket)
+            }
+        } catch let e as HostClientError {
+            FileHandle.standardError.write(Data("appex request: \(e)\n".utf8))
+            throw ExitCode(1)
+        }
+        if json {
+            try JSONOutput.print(output.json)
+        } else {
+            print(output.human)
+        }
+        if !output.succeeded { throw ExitCode(1) }
+    }
+
+    static func throughDaemon(identifier: String, request: RequestItems, socket: String?) async throws -> RequestOutput {
+        let client = try HostClient.connect(socketPath: socket, identifier: "appex-cli")
+        defer { client.close() }
+        do {
+            let received = try await client.beginRequest(bundleIdentifier: identifier, items: request.items,
+                                                         descriptors: request.descriptors)
+            received.closeDescriptors()
+            return RequestOutput(received.message)
+        } catch let e as HostClientError where e.kind == .refused {
+            return RequestOutput(refusal: Refusal(reason: e.reason ?? Reason("refused"), message: e.message,
+                                                  details: e.details))
+        }
+    }
+
+    static func embedded(bundle: String, identifier: String?, request: RequestItems, stateDirectory: String,
+                         policies: [String]) async throws -> RequestOutput {
+        let lock = try StateDirectoryLock(stateDirectory: stateDirectory)
+        defer { withExtendedLifetime(lock) {} }
+        let supervisor = try Supervisor(options: SupervisorOptions(stateDirectory: stateDirectory, policyOverlays: policies,
+                                                                   cgroupParent: "appex-request"))
+        _ = try StaleSweep.run(stateDirectory: stateDirectory, cgroups: supervisor.cgroupManager,
+                               uidRange: supervisor.options.uidRange)
+        supervisor.start()
+        do {
+            let installed = try await supervisor.install(path: bundle).extensions
+            guard let target = identifier ?? (installed.count == 1 ? installed[0].bundleIdentifier : nil) else {
+                await supervisor.shutdown()
+                throw ValidationErrorText("\(bundle) holds \(installed.count) extensions; name one: \(installed.map(\.bundleIdentifier).joined(separator: ", "))")
+            }
+            _ = try await supervisor.enable(target)
+            // The supervisor owns what it is given: hand it duplicates.
+            let fds = request.descriptors.map { fcntl($0, F_DUPFD_CLOEXEC, 3) }
+            let result = await supervisor.request(HostBeginRequest(requestID: 1, bundleIdentifier: target, items: request.items),
+                                                  descriptors: fds)
+            await supervisor.shutdown()
+            switch result {
+            case .refused(let r): return RequestOutput(refusal: r)
+            case .ended(let o, _, let returned):
+                returned.forEach { _ = close($0) }
+                return RequestOutput(o)
+            }
+        } catch {
+            await supervisor.shutdown()
+            throw error
+        }
+    }
+
+    static var defaultStateDirectory: String {
+        if geteuid() == 0 { return "/var/lib/appex" }
+        let env = ProcessInfo.processInfo.environment
+        return (env["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? (NSHomeDirectory() + "/.local/state")) + "/appex"
+    }
+}

@@ -1,0 +1,103 @@
+// appexd: the Appex supervisor daemon. A thin executable: it reads its configuration, takes
+// the state directory, sweeps what a dead predecessor left, starts the supervisor and its
+// control socket, tells systemd it is ready, and on SIGTERM/SIGINT shuts everything down in
+// order (Docs/deployment.md).
+import AppexDaemon
+import AppexSupervisor
+import AppexWire
+import ArgumentParser
+import Foundation
+import Logging
+import ServiceLifecycle
+
+@main
+struct Appexd: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "appexd",
+        abstract: "The Appex extension supervisor daemon.")
+
+    @Option(help: "Configuration file (default \(DaemonConfiguration.defaultPath); a missing default means root only).")
+    var config: String?
+
+    @Option(help: "State directory: registry, installed bundles, containers, logs (default /var/lib/appex as root, $XDG_STATE_HOME/appex otherwise).")
+    var stateDir: String?
+
+    @Option(help: "Control socket path (default \(WireProtocol.defaultControlSocketPath)).")
+    var socket: String?
+
+    @Option(name: .customLong("policies"), help: "A policy directory layered over the shipped policies (repeatable).")
+    var policyDirectories: [String] = []
+
+    @Option(help: ArgumentHelp("The cgroup parent of the extensions' cgroups (only appexd creates cgroups there).", visibility: .hidden))
+    var cgroupParent: String = "appexd"
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: String = "info"
+
+    func run() async throws {
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "appexd")
+
+        let settings = try DaemonConfiguration.load(path: config ?? DaemonConfiguration.defaultPath, explicit: config != nil)
+        let state = stateDir ?? (settings.file != nil ? settings.stateDirectory : Self.defaultStateDirectory)
+        let socketPath = socket ?? (settings.file != nil ? settings.socketPath : WireProtocol.defaultControlSocketPath)
+
+        let lock = try StateDirectoryLock(stateDirectory: state)
+        let supervisor = try Supervisor(options: SupervisorOptions(
+            stateDirectory: state, policyOverlays: policyDirectories, cgroupParent: cgroupParent,
+            terminateGrace: settings.shutdownGrace),
+            logger: Logger(label: "appexd.supervisor"))
+        let swept = try StaleSweep.run(stateDirectory: state, cgroups: supervisor.cgroupManager,
+                                       uidRange: supervisor.options.uidRange)
+        if !swept.isEmpty {
+            logger.notice("removed what a previous appexd left: cgroups \(swept.cgroups), killed pids \(swept.killedPIDs)")
+        }
+        supervisor.start()
+        let server = ControlServer(supervisor: supervisor, path: socketPath, authorization: settings,
+                                   logger: Logger(label: "appexd.control"))
+        try await server.start()
+        let installed = try await supervisor.list().count
+        logger.notice("ready: state \(state), socket \(socketPath), \(installed) extensions installed")
+        _ = try? SDNotify.notify("READY=1\nSTATUS=serving on \(socketPath)\nMAINPID=\(getpid())")
+
+        let service = AppexdService(supervisor: supervisor, server: server, logger: logger)
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
+            services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger))
+        try await group.run()
+        withExtendedLifetime(lock) {}
+    }
+
+    static var defaultStateDirectory: String {
+        if geteuid() == 0 { return DaemonConfiguration.defaultStateDirectory }
+        let env = ProcessInfo.processInfo.environment
+        let base = env["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? (NSHomeDirectory() + "/.local/state")
+        return base + "/appex"
+    }
+}
+
+extension DaemonConfiguration: PeerAuthorization {}
+
+/// The daemon as a service: it runs until the group shuts down gracefully (a signal), then
+/// stops accepting, terminates the extensions (killing them after the grace period), and
+/// removes their sandboxes and cgroups.
+struct AppexdService: Service {
+    let supervisor: Supervisor
+    let server: ControlServer
+    let logger: Logger
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        logger.notice("shutting down")
+        _ = try? SDNotify.notify("STOPPING=1")
+        await server.stop()
+        await supervisor.shutdown()
+        logger.notice("stopped")
+    }
+}

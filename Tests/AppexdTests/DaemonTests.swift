@@ -1,0 +1,229 @@
+import AppexCgroups
+import AppexHostClient
+import AppexWire
+import CAppexLauncher
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The real `appexd` binary on a private state directory and socket, driven through the real
+/// CLI and host client: install, request, authorisation by SO_PEERCRED, restart, SIGKILL
+/// recovery and SIGTERM shutdown.
+@Suite(.serialized) struct DaemonTests {
+    static var bin: String {
+        URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().path
+    }
+
+    final class Daemon: @unchecked Sendable {
+        let root: String
+        let socket: String
+        let cgroupParent: String
+        var process: Process?
+
+        init() throws {
+            var template = Array((NSTemporaryDirectory() + "appexd-test-XXXXXX").utf8CString)
+            guard let p = mkdtemp(&template) else { throw POSIXError(.EIO) }
+            root = String(cString: p)
+            chmod(root, 0o755)
+            socket = root + "/appexd.sock"
+            cgroupParent = "appexd-daemon-tests-\(getpid())"
+            // uid 4242 may host but not administer; nobody else but root may do anything.
+            try Data("hosts: [4242]\nadmins: []\n".utf8).write(to: URL(fileURLWithPath: root + "/appexd.yaml"))
+        }
+
+        func start() throws {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: DaemonTests.bin + "/appexd")
+            p.arguments = ["--state-dir", root + "/state", "--socket", socket, "--config", root + "/appexd.yaml",
+                           "--cgroup-parent", cgroupParent, "--log-level", "warning"]
+            try p.run()
+            process = p
+            // Ready when it answers a Hello (a socket file alone may be a dead predecessor's).
+            var ready = false
+            for _ in 0..<250 where !ready {
+                if let client = try? HostClient.connect(socketPath: socket, identifier: "tests") {
+                    client.close()
+                    ready = true
+                } else {
+                    usleep(20_000)
+                }
+            }
+            try #require(ready, "appexd did not start answering")
+        }
+
+        func signal(_ s: Int32) -> Int32 {
+            guard let p = process else { return -1 }
+            kill(p.processIdentifier, s)
+            p.waitUntilExit()
+            process = nil
+            return p.terminationStatus
+        }
+
+        func appex(_ args: [String], asUID uid: UInt32? = nil) throws -> (status: Int32, out: String, err: String) {
+            let p = Process()
+            var command = [DaemonTests.bin + "/appex"] + args + ["--socket", socket]
+            if let uid { command = ["/usr/bin/setpriv", "--reuid=\(uid)", "--regid=\(uid)", "--clear-groups"] + command }
+            p.executableURL = URL(fileURLWithPath: command[0])
+            p.arguments = Array(command.dropFirst())
+            let out = Pipe(), err = Pipe()
+            p.standardOutput = out
+            p.standardError = err
+            try p.run()
+            let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
+            p.waitUntilExit()
+            return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+        }
+
+        /// A bare probe bundle at root/src, installed and enabled through the CLI.
+        func installProbe() throws -> String {
+            let bundle = root + "/src/Probe.appex"
+            try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
+            chmod(root + "/src", 0o755)
+            chmod(bundle, 0o755)
+            try FileManager.default.copyItem(atPath: DaemonTests.bin + "/appex-probe-extension", toPath: bundle + "/probe")
+            let plist = """
+                <?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict>
+                <key>CFBundleIdentifier</key><string>dev.appex.tests.daemon.probe</string>
+                <key>CFBundleExecutable</key><string>probe</string>
+                <key>CFBundlePackageType</key><string>XPC!</string>
+                <key>CFBundleVersion</key><string>1</string>
+                <key>NSExtension</key><dict><key>NSExtensionPointIdentifier</key><string>com.apple.widgetkit-extension</string></dict>
+                </dict></plist>
+                """
+            try Data(plist.utf8).write(to: URL(fileURLWithPath: bundle + "/Info.plist"))
+            let installed = try appex(["install", bundle])
+            #expect(installed.status == 0, "\(installed.err)")
+            #expect(try appex(["enable", "dev.appex.tests.daemon.probe"]).status == 0)
+            return "dev.appex.tests.daemon.probe"
+        }
+
+        var cgroupPaths: [String] {
+            (try? CgroupManager.detect(parentName: cgroupParent).parentPaths) ?? []
+        }
+
+        /// Processes running as a uid this state directory allocated (extensions, inits).
+        func sandboxProcesses() -> [Int32] {
+            guard let table = try? String(contentsOfFile: root + "/state/uids", encoding: .utf8) else { return [] }
+            let uids = Set(table.split(separator: "\n").compactMap { $0.split(separator: " ").last.flatMap { UInt32($0) } })
+            let pids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc"))?.compactMap { Int32($0) } ?? []
+            return pids.filter { pid in
+                guard let s = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+                      let line = s.split(separator: "\n").first(where: { $0.hasPrefix("Uid:") }),
+                      let uid = line.split(whereSeparator: { $0 == "\t" || $0 == " " }).dropFirst().first.flatMap({ UInt32($0) })
+                else { return false }
+                return uids.contains(uid)
+            }
+        }
+
+        func cleanUp() {
+            if process != nil { _ = signal(SIGTERM) }
+            for p in cgroupPaths.reversed() { _ = rmdir(p) }
+            try? FileManager.default.removeItem(atPath: root)
+        }
+    }
+
+    func withDaemon(_ body: (Daemon) async throws -> Void) async throws {
+        try #require(geteuid() == 0, "appexd needs root; CI runs as root")
+        let d = try Daemon()
+        defer { d.cleanUp() }
+        try d.start()
+        try await body(d)
+    }
+
+    @Test func requestThroughTheDaemonAndTheCLI() async throws {
+        try await withDaemon { d in
+            let id = try d.installProbe()
+            let r = try d.appex(["request", id, "--text", "via appexd", "--json"])
+            #expect(r.status == 0, "\(r.err)")
+            let json = try #require(try JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [String: Any])
+            #expect(json["outcome"] as? String == "completed")
+            #expect(json["cold"] as? Bool == true)
+            #expect(((json["items"] as? [[String: Any]])?.first?["contentText"]) as? String == "via appexd")
+            let phases = try #require(json["phases"] as? [String: Any])
+            #expect(phases["checkIn"] != nil && phases["roundTrip"] != nil)
+
+            let warm = try d.appex(["request", id, "--text", "again", "--json"])
+            let warmJSON = try #require(try JSONSerialization.jsonObject(with: Data(warm.out.utf8)) as? [String: Any])
+            #expect(warmJSON["cold"] as? Bool == false)
+
+            let list = try d.appex(["list", "--json"])
+            #expect(list.out.contains(id) && list.out.contains("\"enabled\" : true"))
+        }
+    }
+
+    @Test func peersAreAuthorisedByUID() async throws {
+        try await withDaemon { d in
+            let id = try d.installProbe()
+            // 4242 may host: its request goes through.
+            let host = try d.appex(["request", id, "--text", "hi"], asUID: 4242)
+            #expect(host.status == 0, "\(host.out) \(host.err)")
+            // ... but may not administer.
+            let admin = try d.appex(["disable", id], asUID: 4242)
+            #expect(admin.status != 0 && admin.err.contains("not-authorized"), "\(admin.err)")
+            // 4343 is neither: refused at hello.
+            let stranger = try d.appex(["list"], asUID: 4343)
+            #expect(stranger.status != 0 && stranger.err.contains("not-authorized"), "\(stranger.err)")
+        }
+    }
+
+    @Test func restartKeepsTheRegistryAndSIGTERMIsClean() async throws {
+        try await withDaemon { d in
+            let id = try d.installProbe()
+            #expect(try d.appex(["request", id]).status == 0)
+            #expect(d.signal(SIGTERM) == 0, "SIGTERM exits 0")
+            #expect(!FileManager.default.fileExists(atPath: d.socket), "the socket is removed")
+            #expect(d.cgroupPaths.allSatisfy { !FileManager.default.fileExists(atPath: $0) }, "no cgroup left")
+            #expect(d.sandboxProcesses().isEmpty, "no extension or sandbox init left")
+            try d.start()
+            let list = try d.appex(["list", "--json"])
+            #expect(list.out.contains(id), "the registry survives the restart")
+            #expect(try d.appex(["request", id]).status == 0)
+        }
+    }
+
+    /// Reaps adopted children until `done` holds (or two seconds pass). Called when this
+    /// process has no other child to wait for.
+    static func reapAdopted(until done: () -> Bool) {
+        for _ in 0..<200 where !done() {
+            var status: Int32 = 0
+            while waitpid(-1, &status, WNOHANG) > 0 {}
+            usleep(10_000)
+        }
+    }
+
+    @Test func sigkillUnderLoadLeavesNothingAfterRestart() async throws {
+        #expect(appex_set_child_subreaper() == 0)
+        try await withDaemon { d in
+            let id = try d.installProbe()
+            // Requests in flight from three clients while appexd is killed; every client has
+            // finished (its connection lost) before the restart, so nothing new starts.
+            let group = DispatchGroup()
+            for _ in 0..<3 {
+                group.enter()
+                Thread.detachNewThread {
+                    for _ in 0..<20 { _ = try? d.appex(["request", id]) }
+                    group.leave()
+                }
+            }
+            usleep(300_000)
+            _ = d.signal(SIGKILL)
+            group.wait()
+            // A killed appexd's children are adopted by pid 1, which reaps them on a real
+            // system (systemd); this test process is the subreaper that stands in for it.
+            Self.reapAdopted(until: { d.sandboxProcesses().isEmpty })
+            try d.start()
+            // The restarted appexd swept its predecessor's cgroups and processes before listening.
+            let orphans = d.sandboxProcesses()
+            let described = orphans.map { pid in
+                ((try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? "").split(separator: "\n").prefix(8).joined(separator: " ")
+            }
+            #expect(orphans.isEmpty, "orphans: \(described)")
+            let manager = try CgroupManager.detect(parentName: d.cgroupParent)
+            let leftovers = try manager.list()
+            #expect(leftovers.isEmpty, "leftover cgroups: \(leftovers)")
+            #expect(try d.appex(["request", id]).status == 0, "and it serves again")
+        }
+    }
+}
