@@ -1,4 +1,5 @@
 import AppexWire
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -19,10 +20,10 @@ public final class ExtensionContext: Sendable {
     public let inputItems: [ExtensionItem]
 
     private let runtime: ExtensionRuntime
-    private let state: Locked<State>
+    private let state: Mutex<State>
     /// Held while an OpenURL is queued and sent, so results (which name only the request)
     /// resume the callers in the order their URLs went out.
-    private let openURLOrder = Locked(())
+    private let openURLOrder = Mutex(())
 
     private struct Waiter {
         var id: Int
@@ -43,7 +44,7 @@ public final class ExtensionContext: Sendable {
         self.requestID = requestID
         self.inputItems = inputItems
         self.runtime = runtime
-        self.state = Locked(State(descriptors: descriptors))
+        self.state = Mutex(State(descriptors: descriptors))
     }
 
     // MARK: answering

@@ -1,5 +1,6 @@
 import AppexWire
 import AppexWireIO
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -15,7 +16,7 @@ import Glibc
 final class ExtensionRuntime: Sendable {
     let connection: WireConnection
     let handler: any ExtensionRequestHandler
-    private let requests = Locked<[UInt64: ExtensionContext]>([:])
+    private let requests = Mutex<[UInt64: ExtensionContext]>([:])
 
     /// How long open requests may run after a Terminate without a grace period.
     static let defaultTerminationGrace: Duration = .seconds(1)

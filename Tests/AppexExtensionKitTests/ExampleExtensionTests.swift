@@ -14,9 +14,8 @@ import Glibc
     @Test func shareSavesTextURLsAndFilesAsANote() throws {
         let home = try makeTemporaryDirectory("share")
         defer { try? FileManager.default.removeItem(atPath: home) }
-        let ext = try ExtensionProcess("AppexExampleShare", bundleIdentifier: "dev.appex.examples.host.share", home: home)
+        let ext = try ExtensionProcess.checkedIn("AppexExampleShare", bundleIdentifier: "dev.appex.examples.host.share", home: home)
         defer { ext.stop() }
-        try ext.checkIn()
 
         let file = try temporaryFile([UInt8](repeating: 0x2a, count: 1234))
         defer { close(file) }
@@ -44,9 +43,8 @@ import Glibc
     @Test func shareCancelsWhenThereIsNothingToSave() throws {
         let home = try makeTemporaryDirectory("share-empty")
         defer { try? FileManager.default.removeItem(atPath: home) }
-        let ext = try ExtensionProcess("AppexExampleShare", bundleIdentifier: "dev.appex.examples.host.share", home: home)
+        let ext = try ExtensionProcess.checkedIn("AppexExampleShare", bundleIdentifier: "dev.appex.examples.host.share", home: home)
         defer { ext.stop() }
-        try ext.checkIn()
         let id = try ext.begin([ExtensionItem()])
         guard case .cancelRequest(let cancel) = try ext.receive().message else {
             Issue.record("expected CancelRequest")
@@ -60,9 +58,8 @@ import Glibc
     // MARK: Action
 
     @Test func actionReturnsTheTextTransformed() throws {
-        let ext = try ExtensionProcess("AppexExampleAction", bundleIdentifier: "dev.appex.examples.host.action")
+        let ext = try ExtensionProcess.checkedIn("AppexExampleAction", bundleIdentifier: "dev.appex.examples.host.action")
         defer { ext.stop() }
-        try ext.checkIn()
         let id = try ext.begin([
             ExtensionItem(attributedContentText: "Grüße aus Zürich"),
             ExtensionItem(attachments: [AppexWire.Attachment(typeIdentifiers: ["public.plain-text"], content: .inline(Array("attached text".utf8)))]),
@@ -74,9 +71,8 @@ import Glibc
     }
 
     @Test func actionCancelsWithoutText() throws {
-        let ext = try ExtensionProcess("AppexExampleAction", bundleIdentifier: "dev.appex.examples.host.action")
+        let ext = try ExtensionProcess.checkedIn("AppexExampleAction", bundleIdentifier: "dev.appex.examples.host.action")
         defer { ext.stop() }
-        try ext.checkIn()
         let url = AppexWire.Attachment(typeIdentifiers: ["public.url"], content: .inline(Array("https://example.com/".utf8)))
         let id = try ext.begin([ExtensionItem(attachments: [url])])
         guard case .cancelRequest(let cancel) = try ext.receive().message else {
@@ -94,9 +90,8 @@ import Glibc
         let home = try makeTemporaryDirectory("widget")
         defer { try? FileManager.default.removeItem(atPath: home) }
         for (launch, expected) in [["refreshed 1 time", "refreshed 2 times"], ["refreshed 3 times"]].enumerated() {
-            let ext = try ExtensionProcess("AppexExampleWidget", bundleIdentifier: "dev.appex.examples.host.widget", home: home)
+            let ext = try ExtensionProcess.checkedIn("AppexExampleWidget", bundleIdentifier: "dev.appex.examples.host.widget", home: home)
             defer { ext.stop() }
-            try ext.checkIn()
             for text in expected {
                 let answer = try ext.request("")
                 guard case .completeRequest(let snapshot) = answer.message else {

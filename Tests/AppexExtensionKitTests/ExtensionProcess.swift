@@ -74,6 +74,19 @@ final class ExtensionProcess {
         connection = WireConnection(socket: mine, role: .supervisor)
     }
 
+    /// Started and checked in, ready for requests.
+    static func checkedIn(_ product: String, bundleIdentifier: String = "dev.appex.tests.extension",
+                          home: String? = nil) throws -> ExtensionProcess {
+        let process = try ExtensionProcess(product, bundleIdentifier: bundleIdentifier, home: home)
+        do {
+            try process.checkIn()
+        } catch {
+            process.stop()
+            throw error
+        }
+        return process
+    }
+
     deinit { stop() }
 
     /// Kills (if still running) and reaps the child, closes the socket, removes the stderr file.

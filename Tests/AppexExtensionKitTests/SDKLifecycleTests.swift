@@ -21,9 +21,8 @@ import Glibc
     }
 
     @Test func echoesARequestAndAnswersPings() throws {
-        let ext = try ExtensionProcess(Self.product)
+        let ext = try ExtensionProcess.checkedIn(Self.product)
         defer { ext.stop() }
-        try ext.checkIn()
         try ext.connection.send(.ping(sequence: 41))
         #expect(try ext.receive().message == .pong(sequence: 41))
 
@@ -36,9 +35,8 @@ import Glibc
     }
 
     @Test func answersAPingWhileAHandlerIsBusy() throws {
-        let ext = try ExtensionProcess(Self.product)
+        let ext = try ExtensionProcess.checkedIn(Self.product)
         defer { ext.stop() }
-        try ext.checkIn()
         let held = try ext.begin([ExtensionItem(attributedContentText: "hold")])
         try ext.connection.send(.ping(sequence: 7))
         #expect(try ext.receive().message == .pong(sequence: 7))
@@ -46,9 +44,8 @@ import Glibc
     }
 
     @Test func readsAttachmentDescriptorsAndReturnsDescriptors() throws {
-        let ext = try ExtensionProcess(Self.product)
+        let ext = try ExtensionProcess.checkedIn(Self.product)
         defer { ext.stop() }
-        try ext.checkIn()
         let file = try temporaryFile(Array("bytes in a file".utf8))
         defer { close(file) }
         let attachments = [
@@ -72,9 +69,8 @@ import Glibc
     }
 
     @Test func aReplyThatCannotBeSentBecomesTheSDKsCancel() throws {
-        let ext = try ExtensionProcess(Self.product)
+        let ext = try ExtensionProcess.checkedIn(Self.product)
         defer { ext.stop() }
-        try ext.checkIn()
         let answer = try ext.request("bad-reply")
         guard case .cancelRequest(let cancel) = answer.message else {
             Issue.record("expected CancelRequest, got \(answer.message)")
@@ -86,9 +82,8 @@ import Glibc
     }
 
     @Test func aSecondAnswerNeverReachesTheWire() throws {
-        let ext = try ExtensionProcess(Self.product)
+        let ext = try ExtensionProcess.checkedIn(Self.product)
         defer { ext.stop() }
-        try ext.checkIn()
         #expect(completedTexts(try ext.request("twice")) == ["first"])
         // The supervisor-role state machine would throw on a second answer to the request;
         // the journal entry is written after the second attempt, so the report comes after it.
@@ -96,9 +91,8 @@ import Glibc
     }
 
     @Test func aHostCancelReachesTheHandlerAndIsAnswered() throws {
-        let ext = try ExtensionProcess(Self.product)
+        let ext = try ExtensionProcess.checkedIn(Self.product)
         defer { ext.stop() }
-        try ext.checkIn()
         let id = try ext.begin([ExtensionItem(attributedContentText: "wait-cancel")])
         let reason = RequestError(domain: "NSCocoaErrorDomain", code: 3072, message: "the user cancelled")
         try ext.connection.send(.cancelRequest(CancelRequest(requestID: id, error: reason)))
@@ -109,9 +103,8 @@ import Glibc
     }
 
     @Test func openURLRoundTrip() throws {
-        let ext = try ExtensionProcess(Self.product)
+        let ext = try ExtensionProcess.checkedIn(Self.product)
         defer { ext.stop() }
-        try ext.checkIn()
         for accepted in [true, false] {
             let id = try ext.begin([ExtensionItem(attributedContentText: "open https://example.com/\(accepted)")])
             #expect(try ext.receive().message == .openURL(OpenURL(requestID: id, url: "https://example.com/\(accepted)")))
@@ -121,9 +114,8 @@ import Glibc
     }
 
     @Test func memoryWarningReachesTheHandler() throws {
-        let ext = try ExtensionProcess(Self.product)
+        let ext = try ExtensionProcess.checkedIn(Self.product)
         defer { ext.stop() }
-        try ext.checkIn()
         try ext.connection.send(.memoryWarning(MemoryWarning(level: .critical)))
         try ext.connection.send(.memoryWarning(MemoryWarning(level: .warning)))
         let lines = try journal(ext, until: { $0.count >= 2 })
@@ -131,42 +123,32 @@ import Glibc
     }
 
     @Test func willExpireReachesTheHandlerWithItsContext() throws {
-        let ext = try ExtensionProcess(Self.product)
+        let ext = try ExtensionProcess.checkedIn(Self.product)
         defer { ext.stop() }
-        try ext.checkIn()
         let id = try ext.begin([ExtensionItem(attributedContentText: "hold")])
         try ext.connection.send(.requestWillExpire(RequestWillExpire(requestID: id, millisecondsLeft: 250)))
-        let answer = try ext.receive()
-        #expect(answer.message.requestID == id)
-        #expect(completedTexts(answer) == ["will-expire 250"])
+        #expect(try ext.receive().message == .completeRequest(CompleteRequest(requestID: id, items: [ExtensionItem(attributedContentText: "will-expire 250")])))
     }
 
     @Test func terminateWithNothingOpenExitsZero() throws {
-        let ext = try ExtensionProcess(Self.product)
+        let ext = try ExtensionProcess.checkedIn(Self.product)
         defer { ext.stop() }
-        try ext.checkIn()
         try ext.connection.send(.terminate(Terminate(reason: .idleExit)))
-        #expect(try ext.receiveEndOfStream())
-        #expect(ext.waitForExit() == .status(0))
+        try expectCleanExit(ext)
     }
 
     @Test func terminateLetsOpenRequestsFinishWithinTheGrace() throws {
-        let ext = try ExtensionProcess(Self.product)
+        let ext = try ExtensionProcess.checkedIn(Self.product)
         defer { ext.stop() }
-        try ext.checkIn()
         let id = try ext.begin([ExtensionItem(attributedContentText: "sleep 50")])
         try ext.connection.send(.terminate(Terminate(reason: .shutdown, graceMilliseconds: 10_000)))
-        let answer = try ext.receive()
-        #expect(answer.message.requestID == id)
-        #expect(completedTexts(answer) == ["slept"])
-        #expect(try ext.receiveEndOfStream())
-        #expect(ext.waitForExit() == .status(0))
+        #expect(try ext.receive().message == .completeRequest(CompleteRequest(requestID: id, items: [ExtensionItem(attributedContentText: "slept")])))
+        try expectCleanExit(ext)
     }
 
     @Test func terminateCancelsWhatIsStillOpenWhenTheGraceRunsOut() throws {
-        let ext = try ExtensionProcess(Self.product)
+        let ext = try ExtensionProcess.checkedIn(Self.product)
         defer { ext.stop() }
-        try ext.checkIn()
         let id = try ext.begin([ExtensionItem(attributedContentText: "hold")])
         try ext.connection.send(.terminate(Terminate(reason: .shutdown, graceMilliseconds: 100)))
         guard case .cancelRequest(let cancel) = try ext.receive().message else {
@@ -179,17 +161,15 @@ import Glibc
     }
 
     @Test func endOfStreamExitsZero() throws {
-        let ext = try ExtensionProcess(Self.product)
+        let ext = try ExtensionProcess.checkedIn(Self.product)
         defer { ext.stop() }
-        try ext.checkIn()
         ext.connection.close()
         #expect(ext.waitForExit() == .status(0))
     }
 
     @Test func aMalformedFrameEndsTheExtensionWithAReason() throws {
-        let ext = try ExtensionProcess(Self.product)
+        let ext = try ExtensionProcess.checkedIn(Self.product)
         defer { ext.stop() }
-        try ext.checkIn()
         var frame = try WireCodec.encode(.ping(sequence: 1))
         frame[0] = UInt8(ascii: "X")
         try ext.connection.socket.send(frame: frame)
@@ -204,9 +184,8 @@ import Glibc
     }
 
     @Test func anOutOfOrderMessageEndsTheExtension() throws {
-        let ext = try ExtensionProcess(Self.product)
+        let ext = try ExtensionProcess.checkedIn(Self.product)
         defer { ext.stop() }
-        try ext.checkIn()
         // A request id that was never begun, written past the test's own state machine.
         try ext.connection.socket.send(.openURLResult(OpenURLResult(requestID: 99, accepted: true)))
         #expect(ext.waitForExit() == .status(1))
@@ -235,6 +214,12 @@ import Glibc
         defer { noSocket.stop() }
         #expect(noSocket.waitForExit() == .status(1))
         #expect(noSocket.stderr.contains("no connection to appexd"))
+    }
+
+    /// The extension closes its end of the socket and exits 0.
+    func expectCleanExit(_ ext: ExtensionProcess, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        #expect(try ext.receiveEndOfStream(), sourceLocation: sourceLocation)
+        #expect(ext.waitForExit() == .status(0), sourceLocation: sourceLocation)
     }
 
     /// The test extension's journal, asked for until `ready` holds for it (callbacks run in
