@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "AppexSupervisor", targets: ["AppexSupervisor"]),
         .library(name: "AppexHostClient", targets: ["AppexHostClient"]),
         .library(name: "AppexDaemon", targets: ["AppexDaemon"]),
+        .library(name: "AppexExtensionKit", targets: ["AppexExtensionKit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -75,7 +76,6 @@ let package = Package(
         ),
 
         // Shipped example extensions (their bundles live in Examples/).
-        .executableTarget(name: "AppexExampleShare"),
         .executableTarget(name: "AppexExampleBalloon"),
         .executableTarget(name: "appex-probe"),
         // pid 1 and holder of an extension's namespaces; static, exec'd inside the view.
@@ -165,6 +165,23 @@ let package = Package(
         .testTarget(
             name: "AppexCExtensionTests",
             dependencies: ["AppexWire", "AppexWireIO", "appex-example-c", "appex-probe-extension"]
+        ),
+        // Extension SDK (h-sdk): AppexExtensionKit, the Swift example extensions built on it,
+        // and their tests, which run the real executables against a test-played appexd.
+        // No Foundation anywhere here: the SDK is on every cold launch's critical path.
+        .target(name: "AppexExtensionKit", dependencies: ["AppexWire", "AppexWireIO"]),
+        .executableTarget(name: "AppexExampleShare", dependencies: ["AppexExtensionKit"]),
+        .executableTarget(name: "AppexExampleAction", dependencies: ["AppexExtensionKit"]),
+        .executableTarget(name: "AppexExampleWidget", dependencies: ["AppexExtensionKit"]),
+        // Reports the callbacks it sees through its answers; only the SDK tests run it.
+        .executableTarget(name: "appex-sdk-test-extension", dependencies: ["AppexExtensionKit"],
+                          path: "Tests/AppexSDKTestExtension"),
+        .testTarget(
+            name: "AppexExtensionKitTests",
+            dependencies: [
+                "AppexWire", "AppexWireIO",
+                "AppexExampleShare", "AppexExampleAction", "AppexExampleWidget", "appex-sdk-test-extension",
+            ]
         ),
     ]
 )

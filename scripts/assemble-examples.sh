@@ -6,13 +6,25 @@ out=${1:?usage: assemble-examples.sh OUT_DIR}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-swift build -c release --static-swift-stdlib --product AppexExampleShare >&2
-swift build -c release --static-swift-stdlib --product AppexExampleBalloon >&2
-bin=$(swift build -c release --show-bin-path)
-
 rm -rf "$out/ExampleHost.app"
 mkdir -p "$out"
 cp -R Examples/ExampleHost.app "$out/"
-install -m 0755 "$bin/AppexExampleShare" "$out/ExampleHost.app/PlugIns/Share.appex/share"
-install -m 0755 "$bin/AppexExampleBalloon" "$out/ExampleHost.app/PlugIns/Balloon.appex/balloon"
+plugins="$out/ExampleHost.app/PlugIns"
+
+# Swift extensions: product name -> bundle/executable. Share, Action and Widget are built on
+# AppexExtensionKit (Docs/sdk.md); Balloon is a bare memory-limit demonstration.
+swift_extensions=(
+    "AppexExampleShare Share.appex/share"
+    "AppexExampleAction Action.appex/action"
+    "AppexExampleWidget Widget.appex/widget"
+    "AppexExampleBalloon Balloon.appex/balloon"
+)
+for entry in "${swift_extensions[@]}"; do
+    swift build -c release --static-swift-stdlib --product "${entry%% *}" >&2
+done
+bin=$(swift build -c release --show-bin-path)
+for entry in "${swift_extensions[@]}"; do
+    install -m 0755 "$bin/${entry%% *}" "$plugins/${entry#* }"
+done
+
 echo "$out/ExampleHost.app"
