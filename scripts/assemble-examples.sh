@@ -28,3 +28,16 @@ for entry in "${swift_extensions[@]}"; do
 done
 
 echo "$out/ExampleHost.app"
+
+# C extensions: written in C from Docs/protocol.md alone (no Swift, no SDK), so no static
+# runtime to ask for; glibc comes from the sandbox's read-only /usr. HelloC answers text
+# requests; Probe misbehaves on instruction (Docs/probe-extension.md).
+swift build -c release --product appex-example-c >&2
+swift build -c release --product appex-probe-extension >&2
+cbin=$(swift build -c release --show-bin-path)
+for bundle in HelloC Probe; do
+  install -D -m 0644 "Examples/ExampleHost.app/PlugIns/$bundle.appex/Info.plist" \
+    "$out/ExampleHost.app/PlugIns/$bundle.appex/Info.plist"
+done
+install -m 0755 "$cbin/appex-example-c" "$out/ExampleHost.app/PlugIns/HelloC.appex/hello-c"
+install -m 0755 "$cbin/appex-probe-extension" "$out/ExampleHost.app/PlugIns/Probe.appex/probe"

@@ -181,26 +181,6 @@ static struct fields inside(const struct fields *outer, const struct field *f, c
     return (struct fields){ outer->frame, start, start + f->length, name };
 }
 
-/* A tag this version does not define: skipped from 0x8000 up, an error below. */
-static int unknown(const struct fields *run, const struct field *f) {
-    if (f->tag >= 0x8000) return 0;
-    return bad("unknown tag %u in %s at offset %zu", f->tag, run->name, f->offset);
-}
-
-/* Presence: a non-repeated field may appear once. `seen` is a bit per tag. */
-static int once(const struct fields *run, const struct field *f, uint32_t *seen, const char *field) {
-    if (*seen & (1u << f->tag))
-        return bad("%s.%s appears twice, second at offset %zu", run->name, field, f->offset);
-    *seen |= 1u << f->tag;
-    return 0;
-}
-
-static int sized(const struct fields *run, const struct field *f, uint32_t size, const char *field) {
-    if (f->length == size) return 0;
-    return bad("bad-field-length in %s.%s at offset %zu: value is %u bytes, this field is %u",
-               run->name, field, f->offset, f->length, size);
-}
-
 /* Number of bytes in the UTF-8 sequence starting at p[0..n), or 0 when it is not valid. */
 static size_t utf8_sequence(const uint8_t *p, size_t n) {
     uint8_t b = p[0];
@@ -231,288 +211,168 @@ static int is_text(const uint8_t *p, size_t n) {
     return 1;
 }
 
-static int text(const struct fields *run, const struct field *f, const char *field) {
-    if (is_text(f->value, f->length)) return 0;
-    return bad("bad-string in %s.%s at offset %zu: invalid UTF-8 or a NUL byte", run->name, field, f->offset);
+/* ------------------------------------------------------------------------------------------ */
+/* Section 5 as tables: for each structure, its tags, their kinds and how often they appear.  */
+
+/* A field's kind: its fixed size in bytes (1, 4 or 8), or one of these. */
+enum { TEXT = -1, DATA = -2, NESTED = -3 };
+
+struct rule {
+    uint16_t tag;
+    int kind;
+    unsigned most;       /* 1: at most once; more: repeated up to this many */
+    int required;        /* at least once */
+    const char *name;
+};
+
+static const struct rule hello_rules[] = {
+    { 1, 4, 1, 1, "protocolVersion" }, { 2, TEXT, 1, 1, "bundleIdentifier" }, { 3, 4, 1, 1, "pid" },
+};
+static const struct rule refusal_rules[] = {
+    { 1, TEXT, 1, 1, "reason" }, { 2, TEXT, 1, 0, "message" }, { 3, 8, 1, 0, "requestID" },
+    { 4, TEXT, 64, 0, "detail" },
+};
+static const struct rule ping_rules[] = { { 1, 8, 1, 1, "sequence" } };
+static const struct rule memory_warning_rules[] = { { 1, 1, 1, 1, "level" } };
+static const struct rule will_expire_rules[] = { { 1, 8, 1, 1, "requestID" }, { 2, 4, 1, 1, "millisecondsLeft" } };
+static const struct rule terminate_rules[] = { { 1, TEXT, 1, 1, "reason" }, { 2, 4, 1, 0, "graceMilliseconds" } };
+static const struct rule cancel_rules[] = { { 1, 8, 1, 1, "requestID" }, { 2, NESTED, 1, 1, "error" } };
+static const struct rule error_rules[] = {
+    { 1, TEXT, 1, 1, "domain" }, { 2, 8, 1, 1, "code" }, { 3, TEXT, 1, 0, "message" },
+};
+static const struct rule begin_rules[] = { { 1, 8, 1, 1, "requestID" }, { 2, NESTED, MAX_ITEMS, 0, "item" } };
+static const struct rule item_rules[] = {
+    { 1, TEXT, 1, 0, "attributedTitle" }, { 2, TEXT, 1, 0, "attributedContentText" },
+    { 3, NESTED, MAX_ATTACHMENTS, 0, "attachment" }, { 4, NESTED, MAX_USER_INFO, 0, "userInfo" },
+};
+static const struct rule attachment_rules[] = {
+    { 1, TEXT, MAX_TYPE_IDS, 1, "typeIdentifier" }, { 2, DATA, 1, 0, "inlineData" }, { 3, 4, 1, 0, "fdIndex" },
+    { 4, TEXT, 1, 0, "suggestedName" },
+};
+static const struct rule user_info_rules[] = {
+    { 1, TEXT, 1, 1, "key" }, { 2, TEXT, 1, 0, "string" }, { 3, 8, 1, 0, "integer" }, { 4, 1, 1, 0, "bool" },
+    { 5, 8, 1, 0, "double" }, { 6, DATA, 1, 0, "data" },
+};
+#define MOST_RULES 6
+
+/* Checks the fields of `run` against `rules`: unknown tags (an error below 0x8000, skipped
+ * from there up), sizes, UTF-8, how often each appears. first[i] is the first field that
+ * matched rules[i] (value NULL when there is none). Nested fields are the caller's to check. */
+static int check_fields(struct fields run, const struct rule *rules, size_t count, struct field *first) {
+    unsigned times[MOST_RULES] = { 0 };
+    struct field f;
+    int r;
+    memset(first, 0, count * sizeof *first);
+    while ((r = next(&run, &f)) == 1) {
+        size_t i = 0;
+        while (i < count && rules[i].tag != f.tag) i++;
+        if (i == count) {
+            if (f.tag < 0x8000) return bad("unknown tag %u in %s at offset %zu", f.tag, run.name, f.offset);
+            continue;
+        }
+        const struct rule *rule = &rules[i];
+        if (++times[i] > rule->most)
+            return rule->most == 1 ? bad("%s.%s appears twice, again at offset %zu", run.name, rule->name, f.offset)
+                                   : bad("%s has more than %u %s fields", run.name, rule->most, rule->name);
+        if (rule->kind > 0 && f.length != (uint32_t)rule->kind)
+            return bad("bad-field-length in %s.%s at offset %zu: value is %u bytes, this field is %d",
+                       run.name, rule->name, f.offset, f.length, rule->kind);
+        if (rule->kind == TEXT && !is_text(f.value, f.length))
+            return bad("bad-string in %s.%s at offset %zu: invalid UTF-8 or a NUL byte", run.name, rule->name, f.offset);
+        if (times[i] == 1) first[i] = f;
+    }
+    if (r < 0) return -1;
+    for (size_t i = 0; i < count; i++)
+        if (rules[i].required && times[i] == 0) return bad("%s.%s is required and missing", run.name, rules[i].name);
+    return 0;
 }
 
-static int missing(const struct fields *run, uint32_t seen, uint16_t tag, const char *field) {
-    if (seen & (1u << tag)) return 0;
-    return bad("%s.%s is required and missing", run->name, field);
+#define CHECK(run, rules, first) check_fields(run, rules, sizeof rules / sizeof *rules, first)
+
+/* The next field with `tag` in a run check_fields has already passed. */
+static int each(struct fields *run, uint16_t tag, struct field *f) {
+    while (next(run, f) == 1)
+        if (f->tag == tag) return 1;
+    return 0;
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* The messages appexd sends on the extension channel.                                         */
+/* BeginRequest: the one message with structure inside.                                         */
 
-/* A message whose only field is one required integer at tag 1 (Ping, Pong, MemoryWarning). */
-static int parse_single_integer(struct fields run, uint32_t size, const char *field, uint64_t *value) {
-    struct field f;
-    uint32_t seen = 0;
-    int r;
-    while ((r = next(&run, &f)) == 1) {
-        if (f.tag != 1) { if (unknown(&run, &f)) return -1; continue; }
-        if (once(&run, &f, &seen, field) || sized(&run, &f, size, field)) return -1;
-        *value = get_le(f.value, (int)size);
-    }
-    return r < 0 ? -1 : missing(&run, seen, 1, field);
-}
-
-static int parse_hello(struct fields run, uint32_t *version) {
-    struct field f;
-    uint32_t seen = 0;
-    int r;
-    while ((r = next(&run, &f)) == 1) {
-        switch (f.tag) {
-        case 1:
-            if (once(&run, &f, &seen, "protocolVersion") || sized(&run, &f, 4, "protocolVersion")) return -1;
-            *version = (uint32_t)get_le(f.value, 4);
-            break;
-        case 2:
-            if (once(&run, &f, &seen, "bundleIdentifier") || text(&run, &f, "bundleIdentifier")) return -1;
-            break;
-        case 3:
-            if (once(&run, &f, &seen, "pid") || sized(&run, &f, 4, "pid")) return -1;
-            break;
-        default:
-            if (unknown(&run, &f)) return -1;
-        }
-    }
-    if (r < 0 || missing(&run, seen, 1, "protocolVersion") || missing(&run, seen, 2, "bundleIdentifier")
-        || missing(&run, seen, 3, "pid"))
-        return -1;
-    return 0;
-}
-
-/* Refusal: only the reason and message matter here (they end up on stderr). */
-static int parse_refusal(struct fields run, char *reason, size_t reason_size, char *message, size_t message_size) {
-    struct field f;
-    uint32_t seen = 0;
-    int r;
-    while ((r = next(&run, &f)) == 1) {
-        switch (f.tag) {
-        case 1:
-        case 2: {
-            const char *name = f.tag == 1 ? "reason" : "message";
-            if (once(&run, &f, &seen, name) || text(&run, &f, name)) return -1;
-            char *to = f.tag == 1 ? reason : message;
-            size_t size = f.tag == 1 ? reason_size : message_size;
-            snprintf(to, size, "%.*s", (int)f.length, (const char *)f.value);
-            break;
-        }
-        case 3:
-            if (once(&run, &f, &seen, "requestID") || sized(&run, &f, 8, "requestID")) return -1;
-            break;
-        case 4:
-            if (text(&run, &f, "detail")) return -1;
-            break;
-        default:
-            if (unknown(&run, &f)) return -1;
-        }
-    }
-    return r < 0 ? -1 : missing(&run, seen, 1, "reason");
-}
-
-/* A request id at tag 1 plus other fields that are checked and ignored: CancelRequest
- * (tag 2, nested Error), RequestWillExpire (tag 2, u32 millisecondsLeft). */
-static int check_error(struct fields run) {
-    struct field f;
-    uint32_t seen = 0;
-    int r;
-    while ((r = next(&run, &f)) == 1) {
-        switch (f.tag) {
-        case 1: if (once(&run, &f, &seen, "domain") || text(&run, &f, "domain")) return -1; break;
-        case 2: if (once(&run, &f, &seen, "code") || sized(&run, &f, 8, "code")) return -1; break;
-        case 3: if (once(&run, &f, &seen, "message") || text(&run, &f, "message")) return -1; break;
-        default: if (unknown(&run, &f)) return -1;
-        }
-    }
-    return r < 0 || missing(&run, seen, 1, "domain") || missing(&run, seen, 2, "code") ? -1 : 0;
-}
-
-static int parse_request_notice(struct fields run, int type, uint64_t *request_id) {
-    struct field f;
-    uint32_t seen = 0;
-    int r;
-    while ((r = next(&run, &f)) == 1) {
-        if (f.tag == 1) {
-            if (once(&run, &f, &seen, "requestID") || sized(&run, &f, 8, "requestID")) return -1;
-            *request_id = get_le(f.value, 8);
-        } else if (f.tag == 2 && type == MSG_CANCEL_REQUEST) {
-            if (once(&run, &f, &seen, "error") || check_error(inside(&run, &f, "CancelRequest.error"))) return -1;
-        } else if (f.tag == 2 && type == MSG_REQUEST_WILL_EXPIRE) {
-            if (once(&run, &f, &seen, "millisecondsLeft") || sized(&run, &f, 4, "millisecondsLeft")) return -1;
-        } else if (unknown(&run, &f)) {
-            return -1;
-        }
-    }
-    const char *second = type == MSG_CANCEL_REQUEST ? "error" : "millisecondsLeft";
-    return r < 0 || missing(&run, seen, 1, "requestID") || missing(&run, seen, 2, second) ? -1 : 0;
-}
-
-static int parse_terminate(struct fields run) {
-    struct field f;
-    uint32_t seen = 0;
-    int r;
-    while ((r = next(&run, &f)) == 1) {
-        switch (f.tag) {
-        case 1: if (once(&run, &f, &seen, "reason") || text(&run, &f, "reason")) return -1; break;
-        case 2:
-            if (once(&run, &f, &seen, "graceMilliseconds") || sized(&run, &f, 4, "graceMilliseconds")) return -1;
-            break;
-        default: if (unknown(&run, &f)) return -1;
-        }
-    }
-    return r < 0 ? -1 : missing(&run, seen, 1, "reason");
-}
-
-/* What a BeginRequest means to this extension: its id and where the input text is. */
+/* What a BeginRequest means to this extension: its id and where its input is. */
 struct request {
     uint64_t id;
-    int items;
     /* The input: the first item's content text, else its first attachment. */
-    const uint8_t *content_text;
-    uint32_t content_length;
-    int has_content_text;
+    struct field content_text;   /* value NULL when there is none */
     int has_attachment;
-    const uint8_t *inline_data;
-    uint32_t inline_length;
-    int attachment_fd;          /* index of the descriptor, or -1 for inline data */
-    uint32_t fds_used;          /* a bit per descriptor index referred to */
+    struct field inline_data;
+    int attachment_fd;           /* index of its descriptor, or -1 for inline data */
+    uint32_t fds_named;          /* a bit per descriptor index an attachment names */
 };
 
-static int parse_attachment(struct fields run, int descriptors, struct request *req, int first) {
-    struct field f;
-    uint32_t seen = 0;
-    int types = 0, r;
-    uint32_t fd_index = 0;
-    const uint8_t *data = NULL;
-    uint32_t data_length = 0;
-    while ((r = next(&run, &f)) == 1) {
-        switch (f.tag) {
-        case 1:
-            if (text(&run, &f, "typeIdentifier")) return -1;
-            if (++types > MAX_TYPE_IDS)
-                return bad("%s has more than %d type identifiers", run.name, MAX_TYPE_IDS);
-            break;
-        case 2:
-            if (once(&run, &f, &seen, "inlineData")) return -1;
-            data = f.value;
-            data_length = f.length;
-            break;
-        case 3:
-            if (once(&run, &f, &seen, "fdIndex") || sized(&run, &f, 4, "fdIndex")) return -1;
-            fd_index = (uint32_t)get_le(f.value, 4);
-            if (fd_index >= (uint32_t)descriptors)
-                return bad("bad descriptor index in %s.fdIndex at offset %zu: %u, the frame has %d descriptors",
-                           run.name, f.offset, fd_index, descriptors);
-            if (req->fds_used & (1u << fd_index))
-                return bad("bad descriptor index in %s.fdIndex at offset %zu: descriptor %u is used twice",
-                           run.name, f.offset, fd_index);
-            req->fds_used |= 1u << fd_index;
-            break;
-        case 4:
-            if (once(&run, &f, &seen, "suggestedName") || text(&run, &f, "suggestedName")) return -1;
-            break;
-        default:
-            if (unknown(&run, &f)) return -1;
-        }
-    }
-    if (r < 0) return -1;
-    if (types == 0) return bad("%s has no typeIdentifier (1 to %d required)", run.name, MAX_TYPE_IDS);
-    int is_inline = (seen >> 2) & 1, is_fd = (seen >> 3) & 1;
-    if (is_inline == is_fd) return bad("%s must have exactly one of inlineData and fdIndex", run.name);
-    if (first) {
-        req->has_attachment = 1;
-        req->inline_data = data;
-        req->inline_length = data_length;
-        req->attachment_fd = is_fd ? (int)fd_index : -1;
-    }
+/* Exactly one of inlineData and fdIndex; every descriptor named by exactly one attachment. */
+static int check_attachment(struct fields run, int descriptors, struct request *req, struct field *first) {
+    if (CHECK(run, attachment_rules, first)) return -1;
+    if (!first[1].value == !first[2].value) return bad("%s must have exactly one of inlineData and fdIndex", run.name);
+    if (!first[2].value) return 0;
+    uint32_t index = (uint32_t)get_le(first[2].value, 4);
+    if (index >= (uint32_t)descriptors)
+        return bad("bad descriptor index in %s.fdIndex at offset %zu: %u, the frame has %d descriptors",
+                   run.name, first[2].offset, index, descriptors);
+    if (req->fds_named & (1u << index))
+        return bad("bad descriptor index in %s.fdIndex at offset %zu: descriptor %u is used twice",
+                   run.name, first[2].offset, index);
+    req->fds_named |= 1u << index;
     return 0;
 }
 
-/* A user-info entry: a key and exactly one value of tags 2 to 6. Returns the key's field. */
-static int parse_user_info(struct fields run, struct field *key) {
-    static const uint32_t value_sizes[7] = { 0, 0, 0, 8, 1, 8, 0 };   /* 0: any length */
-    struct field f;
-    uint32_t seen = 0;
-    int values = 0, r;
-    while ((r = next(&run, &f)) == 1) {
-        if (f.tag == 1) {
-            if (once(&run, &f, &seen, "key") || text(&run, &f, "key")) return -1;
-            *key = f;
-        } else if (f.tag >= 2 && f.tag <= 6) {
-            values++;
-            if (value_sizes[f.tag] && sized(&run, &f, value_sizes[f.tag], "value")) return -1;
-            if (f.tag == 2 && text(&run, &f, "string")) return -1;
-            if (f.tag == 4 && f.value[0] > 1)
-                return bad("bad bool in %s at offset %zu: %u", run.name, f.offset, f.value[0]);
-        } else if (unknown(&run, &f)) {
-            return -1;
-        }
-    }
-    if (r < 0 || missing(&run, seen, 1, "key")) return -1;
+/* A key and exactly one value (tags 2 to 6); the key in *key. */
+static int check_user_info(struct fields run, struct field *key) {
+    struct field first[6];
+    if (CHECK(run, user_info_rules, first)) return -1;
+    int values = 0;
+    for (int i = 1; i < 6; i++) values += first[i].value != NULL;
     if (values != 1) return bad("%s has %d values, exactly one of tags 2 to 6 is required", run.name, values);
+    if (first[3].value && first[3].value[0] > 1)
+        return bad("bad bool in %s at offset %zu: %u", run.name, first[3].offset, first[3].value[0]);
+    *key = first[0];
     return 0;
 }
 
-static int parse_item(struct fields run, int descriptors, struct request *req, int first) {
-    struct field f, keys[MAX_USER_INFO];
-    uint32_t seen = 0;
-    int attachments = 0, entries = 0, r;
-    while ((r = next(&run, &f)) == 1) {
-        switch (f.tag) {
-        case 1:
-            if (once(&run, &f, &seen, "attributedTitle") || text(&run, &f, "attributedTitle")) return -1;
-            break;
-        case 2:
-            if (once(&run, &f, &seen, "attributedContentText") || text(&run, &f, "attributedContentText")) return -1;
-            if (first) {
-                req->has_content_text = 1;
-                req->content_text = f.value;
-                req->content_length = f.length;
-            }
-            break;
-        case 3:
-            if (++attachments > MAX_ATTACHMENTS) return bad("%s has more than %d attachments", run.name, MAX_ATTACHMENTS);
-            if (parse_attachment(inside(&run, &f, "Item.attachment"), descriptors, req, first && attachments == 1))
-                return -1;
-            break;
-        case 4: {
-            if (entries == MAX_USER_INFO) return bad("%s has more than %d user-info entries", run.name, MAX_USER_INFO);
-            struct field key;
-            if (parse_user_info(inside(&run, &f, "Item.userInfo"), &key)) return -1;
-            for (int i = 0; i < entries; i++)
-                if (keys[i].length == key.length && memcmp(keys[i].value, key.value, key.length) == 0)
-                    return bad("%s.userInfo key \"%.*s\" appears twice", run.name, (int)key.length, key.value);
-            keys[entries++] = key;
-            break;
-        }
-        default:
-            if (unknown(&run, &f)) return -1;
+static int parse_item(struct fields run, int descriptors, struct request *req, int first_item) {
+    struct field first[4], f, attachment[4], keys[MAX_USER_INFO];
+    int entries = 0;
+    if (CHECK(run, item_rules, first)) return -1;
+    if (first_item) req->content_text = first[1];
+    for (struct fields walk = run; each(&walk, 3, &f);) {
+        if (check_attachment(inside(&walk, &f, "Item.attachment"), descriptors, req, attachment)) return -1;
+        if (first_item && !req->has_attachment) {
+            req->has_attachment = 1;
+            req->inline_data = attachment[1];
+            req->attachment_fd = attachment[2].value ? (int)get_le(attachment[2].value, 4) : -1;
         }
     }
-    return r < 0 ? -1 : 0;
+    for (struct fields walk = run; each(&walk, 4, &f);) {
+        struct field key;
+        if (check_user_info(inside(&walk, &f, "Item.userInfo"), &key)) return -1;
+        for (int i = 0; i < entries; i++)
+            if (keys[i].length == key.length && memcmp(keys[i].value, key.value, key.length) == 0)
+                return bad("%s.userInfo key \"%.*s\" appears twice", run.name, (int)key.length, key.value);
+        keys[entries++] = key;
+    }
+    return 0;
 }
 
 static int parse_begin_request(struct fields run, int descriptors, struct request *req) {
-    struct field f;
-    uint32_t seen = 0;
-    int r;
+    struct field first[2], f;
     memset(req, 0, sizeof *req);
     req->attachment_fd = -1;
-    while ((r = next(&run, &f)) == 1) {
-        if (f.tag == 1) {
-            if (once(&run, &f, &seen, "requestID") || sized(&run, &f, 8, "requestID")) return -1;
-            req->id = get_le(f.value, 8);
-        } else if (f.tag == 2) {
-            if (++req->items > MAX_ITEMS) return bad("BeginRequest has more than %d items", MAX_ITEMS);
-            if (parse_item(inside(&run, &f, "BeginRequest.item"), descriptors, req, req->items == 1)) return -1;
-        } else if (unknown(&run, &f)) {
-            return -1;
-        }
-    }
-    if (r < 0 || missing(&run, seen, 1, "requestID")) return -1;
-    if (req->fds_used != (1u << descriptors) - 1)
+    if (CHECK(run, begin_rules, first)) return -1;
+    req->id = get_le(first[0].value, 8);
+    int items = 0;
+    for (struct fields walk = run; each(&walk, 2, &f); items++)
+        if (parse_item(inside(&walk, &f, "BeginRequest.item"), descriptors, req, items == 0)) return -1;
+    if (req->fds_named != (1u << descriptors) - 1)
         return bad("BeginRequest: %d descriptors arrived and not every one is named by an attachment", descriptors);
     return 0;
 }
@@ -569,12 +429,12 @@ static int answer(int sock, const struct request *req, const int *fds) {
     static uint8_t attachment[MAX_ATTACHMENT_TEXT];
     const uint8_t *input = (const uint8_t *)"";
     size_t length = 0;
-    if (req->has_content_text) {
-        input = req->content_text;
-        length = req->content_length;
+    if (req->content_text.value) {
+        input = req->content_text.value;
+        length = req->content_text.length;
     } else if (req->has_attachment && req->attachment_fd < 0) {
-        input = req->inline_data;
-        length = req->inline_length;
+        input = req->inline_data.value;
+        length = req->inline_data.length;
     } else if (req->has_attachment) {
         ssize_t n = read_attachment(fds[req->attachment_fd], attachment);
         if (n < 0) return send_cancel(sock, req->id, errno, "cannot read the attachment's descriptor");
@@ -632,28 +492,28 @@ static int handle(struct session *s, uint16_t type, struct fields payload, const
     if (!s->checked_in && type != MSG_HELLO && type != MSG_REFUSAL)
         return bad("message type 0x%02x before appexd's Hello", type);
 
-    uint64_t value = 0;
+    struct field first[MOST_RULES], error[3];
+    uint64_t id;
     switch (type) {
     case MSG_HELLO: {
-        uint32_t version = 0;
         if (s->checked_in) return bad("a second Hello");
-        if (parse_hello(payload, &version)) return -1;
+        if (CHECK(payload, hello_rules, first)) return -1;
+        uint32_t version = (uint32_t)get_le(first[0].value, 4);
         if (version != PROTOCOL_VERSION)
             return bad("appexd speaks protocol version %u, this extension %d", version, PROTOCOL_VERSION);
         s->checked_in = 1;
         return 0;
     }
-    case MSG_REFUSAL: {
-        char reason[128] = "", message[256] = "";
-        if (parse_refusal(payload, reason, sizeof reason, message, sizeof message)) return -1;
-        bad("appexd refused: %s%s%s", reason, *message ? ": " : "", message);
+    case MSG_REFUSAL:
+        if (CHECK(payload, refusal_rules, first)) return -1;
+        bad("appexd refused: %.*s%s%.*s", (int)first[0].length, (const char *)first[0].value,
+            first[1].value ? ": " : "", (int)first[1].length, first[1].value ? (const char *)first[1].value : "");
         return -2;
-    }
     case MSG_PING: {
         static struct frame_out out;
-        if (parse_single_integer(payload, 8, "sequence", &value)) return -1;
+        if (CHECK(payload, ping_rules, first)) return -1;
         begin_frame(&out, MSG_PONG);
-        add_integer(&out, 1, value, 8);
+        add_bytes(&out, 1, first[0].value, 8);   /* the same sequence */
         return send_frame(s->sock, &out) ? -2 : 0;
     }
     case MSG_BEGIN_REQUEST: {
@@ -667,18 +527,23 @@ static int handle(struct session *s, uint16_t type, struct fields payload, const
     }
     case MSG_CANCEL_REQUEST:
     case MSG_REQUEST_WILL_EXPIRE:
+        if (type == MSG_CANCEL_REQUEST
+            ? CHECK(payload, cancel_rules, first) || CHECK(inside(&payload, &first[1], "CancelRequest.error"), error_rules, error)
+            : CHECK(payload, will_expire_rules, first))
+            return -1;
         /* Every request is answered at once, so these can only be stale (section 6): ignore
          * them, unless they name a request that never began. */
-        if (parse_request_notice(payload, type, &value)) return -1;
-        if (value == 0 || value > s->last_request)
-            return bad("message type 0x%02x names request %llu, which never began", type, (unsigned long long)value);
+        id = get_le(first[0].value, 8);
+        if (id == 0 || id > s->last_request)
+            return bad("message type 0x%02x names request %llu, which never began", type, (unsigned long long)id);
         return 0;
     case MSG_MEMORY_WARNING:
-        if (parse_single_integer(payload, 1, "level", &value)) return -1;
-        if (value != 1 && value != 2) return bad("bad MemoryWarning.level %llu", (unsigned long long)value);
+        if (CHECK(payload, memory_warning_rules, first)) return -1;
+        if (first[0].value[0] != 1 && first[0].value[0] != 2)
+            return bad("bad MemoryWarning.level at offset %zu: %u (1 or 2)", first[0].offset, first[0].value[0]);
         return 0;   /* nothing cached, nothing to free */
     case MSG_TERMINATE:
-        return parse_terminate(payload) ? -1 : 1;
+        return CHECK(payload, terminate_rules, first) ? -1 : 1;
     case MSG_PONG:
         return bad("a Pong, and this extension sent no Ping");
     case MSG_OPEN_URL_RESULT:

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,8 +27,13 @@ static const struct key keys[] = {
 };
 #define KEY_COUNT (sizeof keys / sizeof *keys)
 
-static int complain(const char *path, int line, const char *what, const char *text) {
-    fprintf(stderr, "probe: %s:%d: %s \"%s\"\n", path, line, what, text);
+static int complain(const char *path, int line, const char *format, ...) {
+    va_list args;
+    va_start(args, format);
+    fprintf(stderr, "probe: %s:%d: ", path, line);
+    vfprintf(stderr, format, args);
+    fputc('\n', stderr);
+    va_end(args);
     return -1;
 }
 
@@ -89,23 +95,21 @@ int probe_conf_load(struct probe_conf *conf) {
         if (next) *next++ = 0;
         if (*line == 0 || *line == '#') continue;
         char *equals = strchr(line, '=');
-        if (!equals) return complain(path, number, "expected key=value, got", line);
+        if (!equals) return complain(path, number, "expected key=value, got \"%s\"", line);
         *equals = 0;
         const char *value = equals + 1;
         size_t k = 0;
         while (k < KEY_COUNT && strcmp(keys[k].name, line) != 0) k++;
         if (k == KEY_COUNT)
-            return complain(path, number, "unknown key (known: sleep-before-checkin-ms, exit-before-checkin, "
-                                          "crash-before-checkin, ignore-pings)", line);
-        if (given[k]) return complain(path, number, "key given twice:", line);
+            return complain(path, number, "unknown key \"%s\" (known: sleep-before-checkin-ms, "
+                            "exit-before-checkin, crash-before-checkin, ignore-pings)", line);
+        if (given[k]) return complain(path, number, "key \"%s\" given twice", line);
         char *end;
         errno = 0;
         long v = strtol(value, &end, 10);
-        if (*value < '0' || *value > '9' || *end != 0 || errno != 0 || v < keys[k].min || v > keys[k].max) {
-            char what[128];
-            snprintf(what, sizeof what, "%s wants a whole number from %ld to %ld, got", keys[k].name, keys[k].min, keys[k].max);
-            return complain(path, number, what, value);
-        }
+        if (*value < '0' || *value > '9' || *end != 0 || errno != 0 || v < keys[k].min || v > keys[k].max)
+            return complain(path, number, "%s wants a whole number from %ld to %ld, got \"%s\"",
+                            keys[k].name, keys[k].min, keys[k].max, value);
         given[k] = 1;
         values[k] = v;
     }

@@ -14,7 +14,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,22 +21,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-static void crash_now(void) {
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGSEGV);
-    sigprocmask(SIG_UNBLOCK, &set, NULL);
-    signal(SIGSEGV, SIG_DFL);
-    raise(SIGSEGV);
-}
-
 /* probe.conf's instructions for before check-in, in this order: sleep, crash, exit. */
 static void before_check_in(const struct probe_conf *conf) {
     if (conf->sleep_ms > 0) {
         struct timespec t = { conf->sleep_ms / 1000, (conf->sleep_ms % 1000) * 1000000L };
         while (nanosleep(&t, &t) != 0 && errno == EINTR) {}
     }
-    if (conf->crash) crash_now();
+    if (conf->crash) probe_crash();
     if (conf->exit_code >= 0) exit(conf->exit_code);
 }
 

@@ -37,4 +37,7 @@ int probe_begin(struct probe *p, const struct wire_frame *frame);
 int probe_complete_text(struct probe *p, uint64_t id, const char *text);
 int probe_cancel(struct probe *p, uint64_t id, int64_t code, const char *message);
 
+/* Dies of SIGSEGV (crash-before-checkin, the crash action). */
+_Noreturn void probe_crash(void);
+
 #endif

@@ -58,14 +58,14 @@ import Glibc
 
         // It closed the descriptor it received (the child may also hold descriptors the test
         // process did not mark close-on-exec: the comparison is with its own earlier state).
-        #expect(ext.openDescriptors == openBefore)
+        #expect(try ext.openDescriptorsAfterRoundTrip(sequence: 1) == openBefore)
         let inline = ExtensionItem(attachments: [
             AppexWire.Attachment(typeIdentifiers: ["public.plain-text"], content: .inline(Array("loop".utf8))),
         ])
         #expect(contentTexts(try ext.request(2, [inline]), request: 2) == ["hello from C: pool"])
 
         // appexd closing the socket is the other way to end it.
-        ext.connection.close()
+        ext.closeConnection()
         #expect(Termination(try ext.waitForExit()) == .exited(0))
     }
 

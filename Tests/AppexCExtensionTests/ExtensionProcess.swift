@@ -89,13 +89,23 @@ final class ExtensionProcess {
         connection = WireConnection(socket: ours, role: .supervisor)
     }
 
+    private var connectionClosed = false
+
     deinit {
         if waitStatus == nil {
             Glibc.kill(pid, SIGKILL)
             _ = reap()
         }
-        connection.close()
+        closeConnection()
         unlink(logPath)
+    }
+
+    /// Closes appexd's end (the extension sees end-of-stream). Once only: a second close could
+    /// hit a descriptor another test has opened under the same number since.
+    func closeConnection() {
+        guard !connectionClosed else { return }
+        connectionClosed = true
+        connection.close()
     }
 
     // MARK: the conversation
@@ -153,6 +163,16 @@ final class ExtensionProcess {
 
     /// The extension's stderr so far.
     var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    /// The descriptors open in the child once it has finished with every frame sent so far:
+    /// it handles frames one at a time, so when a Ping sent now is answered, everything before
+    /// it (closing the descriptors that came with a request included) is done.
+    func openDescriptorsAfterRoundTrip(sequence: UInt64) throws -> [Int32] {
+        try connection.send(.ping(sequence: sequence))
+        let answer = try message().message
+        guard answer == .pong(sequence: sequence) else { throw Failure("expected Pong(\(sequence)), got \(answer)") }
+        return openDescriptors
+    }
 
     /// The descriptor numbers open in the child, from /proc.
     var openDescriptors: [Int32] {
