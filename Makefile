@@ -24,6 +24,7 @@ examples: deps
 
 demo: deps examples
 	$(SWIFT) build --product appex
+	$(SWIFT) build --product appexd
 	$(SWIFT) build --product appex-sandbox-init
 	@scripts/demo.sh $(EXAMPLES)/ExampleHost.app $(DEMO_STATE)
 

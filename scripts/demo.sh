@@ -1,38 +1,85 @@
 #!/usr/bin/env bash
-# The main job on the embedded default: the shipped example extensions, validated, matched
-# against items like a share sheet would, and launched under full governance.
+# The main job on the embedded default: the shipped example extensions under full governance.
+# appexd starts on a private state directory and socket, the example app is installed and its
+# extensions enabled, each serves a request (cold, then warm), the probe misses its launch
+# deadline and is killed with launch-timeout, and appexd stops cleanly.
 set -euo pipefail
 app=${1:?usage: demo.sh HOST_APP STATE_DIR}
 state=${2:?usage: demo.sh HOST_APP STATE_DIR}
 root=$(cd "$(dirname "$0")/.." && pwd)
-appex="$(cd "$root" && swift build --show-bin-path)/appex"
+bin="$(cd "$root" && swift build --show-bin-path)"
+appex="$bin/appex"
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
 step "validate the example host app and its extensions"
 "$appex" validate "$app"
 
-step "describe the share extension and the policy it runs under"
-"$appex" info "$app/PlugIns/Share.appex"
-
 step "which extensions would a share sheet offer? (activation rules)"
-echo "-- for one JPEG:";        "$appex" extensions-for "$app" --item public.jpeg
-echo "-- for plain text:";      "$appex" extensions-for "$app" --item public.plain-text
+echo "-- for one JPEG:";   "$appex" extensions-for "$app" --item public.jpeg
+echo "-- for plain text:"; "$appex" extensions-for "$app" --item public.plain-text
 
 if [ "$(id -u)" -ne 0 ]; then
-    step "launching needs root (cgroups, namespaces, uids): rerun 'sudo make demo'"
+    step "supervising extensions needs root (cgroups, namespaces, uids): rerun 'sudo make demo'"
     exit 0
 fi
 
+rm -rf "$state"
 mkdir -p "$state"
-step "run the share extension in its sandbox (twice: its container persists)"
-"$appex" run --state-dir "$state" "$app/PlugIns/Share.appex"
-"$appex" run --state-dir "$state" "$app/PlugIns/Share.appex"
-echo "-- its log (the extension's own stdout/stderr):"
-tail -n 4 "$state/logs/dev.appex.examples.host.share.log" 2>/dev/null || true
+socket="$state/appexd.sock"
+export APPEX_SOCKET="$socket"
 
-step "launch the share extension 3 times into one sandbox, as a supervisor does (later launches only enter it)"
-"$appex" run --launches 3 --state-dir "$state" "$app/PlugIns/Share.appex" | grep -E '^  launch:'
+step "start appexd (state $state/state, socket $socket)"
+"$bin/appexd" --state-dir "$state/state" --socket "$socket" --config "$root/Docs/appexd.yaml" \
+    --log-level notice 2>"$state/appexd.log" &
+appexd_pid=$!
+stop_appexd() { kill -TERM "$appexd_pid" 2>/dev/null && wait "$appexd_pid" || true; }
+trap stop_appexd EXIT
+for _ in $(seq 100); do "$appex" list >/dev/null 2>&1 && break; sleep 0.05; done
 
-step "run the balloon widget: it grows until the kernel stops it at its limit"
-"$appex" run --json --state-dir "$state" "$app/PlugIns/Balloon.appex" -- 4 512 || true
+step "install the example app (validated, copied; extensions start disabled), then enable them"
+"$appex" install "$app"
+for id in share action widget hello-c; do "$appex" enable "dev.appex.examples.host.$id" >/dev/null; done
+"$appex" list
+
+note="$state/note.txt"
+echo "a file the host shares: the extension reads it through a descriptor, never by path" >"$note"
+
+step "Share (Swift, SDK): text, a URL and a file; cold, then warm"
+"$appex" request dev.appex.examples.host.share --text "Lunch at noon" --url https://example.org/menu --file "$note"
+"$appex" request dev.appex.examples.host.share --text "Second note"
+
+step "Action (Swift, SDK): transforms text"
+"$appex" request dev.appex.examples.host.action --text "make this loud"
+"$appex" request dev.appex.examples.host.action --text "and again, warm"
+
+step "Widget (Swift, SDK): a snapshot, fast"
+"$appex" request dev.appex.examples.host.widget
+"$appex" request dev.appex.examples.host.widget
+
+step "HelloC (C, no SDK, written from Docs/protocol.md)"
+"$appex" request dev.appex.examples.host.hello-c --text "hello from the host"
+"$appex" request dev.appex.examples.host.hello-c --text "again"
+
+step "a request that does not match an extension's activation rule is refused"
+"$appex" request dev.appex.examples.host.action || true
+
+step "the probe sleeps 3 s before checking in: its 1 s launch deadline kills it (launch-timeout)"
+slow="$state/src/SlowProbe.appex"
+mkdir -p "$slow"
+cp "$app/PlugIns/Probe.appex/probe" "$slow/probe"
+sed 's/dev.appex.examples.host.probe/dev.appex.examples.slow-probe/' "$app/PlugIns/Probe.appex/Info.plist" >"$slow/Info.plist"
+echo "sleep-before-checkin-ms=3000" >"$slow/probe.conf"
+"$appex" install "$slow" >/dev/null
+"$appex" enable dev.appex.examples.slow-probe >/dev/null
+"$appex" request dev.appex.examples.slow-probe --text "anyone there?" || true
+
+step "the balloon grows until the kernel stops it at its memory limit (appex run, peak memory)"
+"$appex" run --json --state-dir "$state/run" "$app/PlugIns/Balloon.appex" -- 4 512 \
+    | grep -E '"(killReason|peakMemoryBytes|memoryLimitBytes)"' || true
+
+step "stop appexd (SIGTERM: extensions terminate, sandboxes and cgroups are removed)"
+trap - EXIT
+stop_appexd
+echo "appexd stopped; its log: $state/appexd.log"
+tail -n 3 "$state/appexd.log"
