@@ -64,6 +64,8 @@ static void set_le(uint8_t *p, uint64_t v, int size) {
 /* Errors: one message, kept for stderr and for the Refusal we send before closing.           */
 
 static char problem[512];
+/* The Refusal reason for `problem` when it ends the connection (section 7). */
+static const char *refusal_reason = "protocol-error";
 
 static int bad(const char *format, ...) {
     va_list args;
@@ -465,10 +467,13 @@ static void close_all(const int *fds, int n) {
 /* Section 8: say why, without blocking, and give up on the connection. */
 static int protocol_error(int sock) {
     static struct frame_out out;
-    fprintf(stderr, "hello-c: protocol error: %s\n", problem);
+    fprintf(stderr, "hello-c: %s: %s\n", refusal_reason, problem);
+    /* vsnprintf may have cut the text inside a character; the message must be UTF-8. */
+    size_t length = strlen(problem);
+    while (length > 0 && !is_text((const uint8_t *)problem, length)) length--;
     begin_frame(&out, MSG_REFUSAL);
-    add_string(&out, 1, "protocol-error");
-    add_string(&out, 2, problem);
+    add_string(&out, 1, refusal_reason);
+    add_bytes(&out, 2, problem, length);
     if (!out.too_big) {
         set_le(out.bytes + 12, out.length - HEADER_SIZE, 4);
         (void)send(sock, out.bytes, out.length, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -499,8 +504,10 @@ static int handle(struct session *s, uint16_t type, struct fields payload, const
         if (s->checked_in) return bad("a second Hello");
         if (CHECK(payload, hello_rules, first)) return -1;
         uint32_t version = (uint32_t)get_le(first[0].value, 4);
-        if (version != PROTOCOL_VERSION)
+        if (version != PROTOCOL_VERSION) {
+            refusal_reason = "version-mismatch";
             return bad("appexd speaks protocol version %u, this extension %d", version, PROTOCOL_VERSION);
+        }
         s->checked_in = 1;
         return 0;
     }

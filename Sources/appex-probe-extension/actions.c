@@ -125,16 +125,24 @@ static int act_allocate(struct probe *p, const struct instruction *in, const str
     return probe_complete_text(p, in->id, text);
 }
 
-static int act_spin(struct probe *p, const struct instruction *in, const struct wire_frame *frame) {
-    (void)p; (void)in; (void)frame;
+static _Noreturn void spin_forever(void) {
     volatile unsigned long turns = 0;
     for (;;) turns++;
 }
 
-static int act_hang(struct probe *p, const struct instruction *in, const struct wire_frame *frame) {
-    (void)p; (void)in; (void)frame;
+static _Noreturn void hang_forever(void) {
     /* The only thread sleeps, so nothing reads the socket or answers a ping. */
     for (;;) pause();
+}
+
+static int act_spin(struct probe *p, const struct instruction *in, const struct wire_frame *frame) {
+    (void)p; (void)in; (void)frame;
+    spin_forever();
+}
+
+static int act_hang(struct probe *p, const struct instruction *in, const struct wire_frame *frame) {
+    (void)p; (void)in; (void)frame;
+    hang_forever();
 }
 
 void probe_crash(void) {

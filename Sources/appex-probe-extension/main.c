@@ -114,6 +114,7 @@ static int dispatch(struct probe *p, const struct wire_frame *f, int *checked_in
     case WIRE_HELLO:
         if (*checked_in) return snprintf(wire_problem, sizeof wire_problem, "a second Hello"), -1;
         if (wire_le(first, 4) != WIRE_PROTOCOL_VERSION) {
+            wire_refusal_reason = "version-mismatch";
             snprintf(wire_problem, sizeof wire_problem, "version mismatch: appexd speaks %u, the probe %d",
                      (unsigned)wire_le(first, 4), WIRE_PROTOCOL_VERSION);
             return -1;
@@ -245,7 +246,7 @@ int main(void) {
         wire_close_fds(&frame);   /* actions read attachments while serving; nothing keeps them */
         if (result == 1) return 0;
         if (result == -1) {
-            fprintf(stderr, "probe: protocol error: %s\n", wire_problem);
+            fprintf(stderr, "probe: %s: %s\n", wire_refusal_reason, wire_problem);
             wire_refuse(p.sock, wire_problem);
             return 1;
         }

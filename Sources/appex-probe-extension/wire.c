@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 char wire_problem[512];
+const char *wire_refusal_reason = "protocol-error";
 
 static int fail(const char *format, ...) {
     va_list args;
@@ -377,10 +378,10 @@ int wire_send(int sock, struct wire_out *out) {
 void wire_refuse(int sock, const char *message) {
     static struct wire_out out;
     wire_begin(&out, WIRE_REFUSAL);
-    wire_put_string(&out, 1, "protocol-error");
-    /* Cut long messages at a character boundary: the string must stay valid UTF-8. */
-    size_t n = strnlen(message, 400);
-    while (n > 0 && n < strlen(message) && ((uint8_t)message[n] & 0xC0) == 0x80) n--;
+    wire_put_string(&out, 1, wire_refusal_reason);
+    /* A message cut short by snprintf may end inside a character; the string must be UTF-8. */
+    size_t n = strlen(message);
+    while (n > 0 && !wire_is_utf8((const uint8_t *)message, n)) n--;
     wire_put(&out, 2, message, n);
     seal(&out);
     (void)send(sock, out.bytes, out.length, MSG_NOSIGNAL | MSG_DONTWAIT);

@@ -30,8 +30,10 @@ struct wire_frame {
     int nfds;
 };
 
-/* Why the last wire_* call failed, for stderr and the Refusal. */
+/* Why the last wire_* call failed, for stderr and the Refusal; and the Refusal's reason
+ * (protocol-error unless set otherwise, e.g. version-mismatch). */
 extern char wire_problem[512];
+extern const char *wire_refusal_reason;
 
 /* Receives one record. 1: a valid frame in *frame; 0: end of the connection; -1: a socket
  * failure or a frame that breaks the protocol (wire_problem says which; its descriptors are
@@ -62,7 +64,8 @@ size_t wire_open(struct wire_out *out, uint16_t tag);
 void wire_close(struct wire_out *out, size_t at);
 /* 0, or -1 with wire_problem set (frame too big, socket failure). */
 int wire_send(int sock, struct wire_out *out);
-/* Section 8: a Refusal(protocol-error) sent without blocking, then the socket closed. */
+/* Section 8: a Refusal(wire_refusal_reason, message) sent without blocking, then the socket
+ * closed. */
 void wire_refuse(int sock, const char *message);
 
 #endif

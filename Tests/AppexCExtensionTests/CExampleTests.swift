@@ -121,7 +121,18 @@ import Glibc
         #expect(r.message?.contains(says) == true, "\(name): \(r.message ?? "no message")")
         try ext.expectEndOfStream()
         #expect(Termination(try ext.waitForExit()) == .exited(1), "\(name)")
-        #expect(ext.log.contains("hello-c: protocol error: "), "\(name): \(ext.log)")
+        #expect(ext.log.contains("hello-c: protocol-error: "), "\(name): \(ext.log)")
+    }
+
+    @Test func anotherProtocolVersionGetsVersionMismatch() throws {
+        let ext = try start()
+        _ = try ext.message()   // its Hello
+        try ext.connection.socket.send(.hello(Hello(protocolVersion: 2, bundleIdentifier: "appexd", pid: getpid())))
+        let answer = try ext.message().message
+        #expect(answer == .refusal(Refusal(reason: .versionMismatch,
+                                           message: "appexd speaks protocol version 2, this extension 1")))
+        try ext.expectEndOfStream()
+        #expect(Termination(try ext.waitForExit()) == .exited(1))
     }
 
     @Test func aRefusedCheckInEndsItWithAnExitStatusOfOne() throws {

@@ -260,6 +260,19 @@ enum SyscallNumber {
         #expect(Probe.text(try probe.request(9, [Probe.item("echo", text: "ok")]), 9) == "ok")
     }
 
+    @Test func anotherProtocolVersionGetsVersionMismatch() throws {
+        let probe = try Probe.start(checkIn: false)
+        _ = try probe.message()   // its Hello
+        try probe.connection.socket.send(.hello(Hello(protocolVersion: 2, bundleIdentifier: "appexd", pid: getpid())))
+        guard case .refusal(let refusal) = try probe.message().message else {
+            Issue.record("expected a Refusal")
+            return
+        }
+        #expect(refusal.reason == .versionMismatch)
+        #expect(refusal.message == "version mismatch: appexd speaks 2, the probe 1")
+        #expect(Termination(try probe.waitForExit()) == .exited(1))
+    }
+
     @Test func aMalformedFrameGetsARefusalAndAnExitStatusOfOne() throws {
         let probe = try Probe.start()
         // A MemoryWarning of level 3: a bad enum.
@@ -273,6 +286,6 @@ enum SyscallNumber {
         #expect(refusal.message == "bad enum in MemoryWarning.level at offset 22: 3 (1 or 2)")
         try probe.expectEndOfStream()
         #expect(Termination(try probe.waitForExit()) == .exited(1))
-        #expect(probe.log.contains("probe: protocol error: bad enum in MemoryWarning.level"))
+        #expect(probe.log.contains("probe: protocol-error: bad enum in MemoryWarning.level"))
     }
 }
