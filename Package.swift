@@ -146,7 +146,7 @@ let package = Package(
         .executableTarget(
             name: "appexd",
             dependencies: [
-                "AppexSupervisor", "AppexDaemon", "AppexWire",
+                "AppexSupervisor", "AppexDaemon", "AppexWire", "AppexSandbox",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

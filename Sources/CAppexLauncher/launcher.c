@@ -549,7 +549,7 @@ int appex_pidfd_send_signal(int pidfd, int sig) {
 
 int appex_pidfd_open(int pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
 
-int appex_set_child_subreaper(void) { return (int)syscall(SYS_prctl, PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); }
+int appex_set_child_subreaper(int on) { return (int)syscall(SYS_prctl, PR_SET_CHILD_SUBREAPER, on ? 1 : 0, 0, 0, 0); }
 
 int appex_wait_pidfd(int pidfd, int options, int32_t *code, int32_t *status) {
     siginfo_t si;

@@ -3,6 +3,7 @@
 // control socket, tells systemd it is ready, and on SIGTERM/SIGINT shuts everything down in
 // order (Docs/deployment.md).
 import AppexDaemon
+import AppexSandbox
 import AppexSupervisor
 import AppexWire
 import ArgumentParser
@@ -31,6 +32,9 @@ struct Appexd: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The cgroup parent of the extensions' cgroups (only appexd creates cgroups there).", visibility: .hidden))
     var cgroupParent: String = "appexd"
 
+    @Option(name: .customLong("uid-range"), help: "Uids and gids for extensions and their sandbox inits, START-END (checked against /etc/passwd, group, subuid, subgid).")
+    var uidRange = "\(UIDAllocator.defaultRange.lowerBound)-\(UIDAllocator.defaultRange.upperBound)"
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
@@ -47,10 +51,13 @@ struct Appexd: AsyncParsableCommand {
         let state = stateDir ?? (settings.file != nil ? settings.stateDirectory : Self.defaultStateDirectory)
         let socketPath = socket ?? (settings.file != nil ? settings.socketPath : WireProtocol.defaultControlSocketPath)
 
+        guard let uids = UIDRangeCheck.parse(uidRange) else {
+            throw ValidationError("--uid-range must be START-END with 1000 <= START <= END, not \"\(uidRange)\"")
+        }
         let lock = try StateDirectoryLock(stateDirectory: state)
         let supervisor = try Supervisor(options: SupervisorOptions(
             stateDirectory: state, policyOverlays: policyDirectories, cgroupParent: cgroupParent,
-            terminateGrace: settings.shutdownGrace),
+            uidRange: uids, terminateGrace: settings.shutdownGrace),
             logger: Logger(label: "appexd.supervisor"))
         let swept = try StaleSweep.run(stateDirectory: state, cgroups: supervisor.cgroupManager,
                                        uidRange: supervisor.options.uidRange)

@@ -37,7 +37,10 @@ import Glibc
             let p = Process()
             p.executableURL = URL(fileURLWithPath: DaemonTests.bin + "/appexd")
             p.arguments = ["--state-dir", root + "/state", "--socket", socket, "--config", root + "/appexd.yaml",
-                           "--cgroup-parent", cgroupParent, "--log-level", "warning"]
+                           "--cgroup-parent", cgroupParent, "--log-level", "warning",
+                           // Uids of its own, so processes of other tests running meanwhile are
+                           // never taken for this appexd's.
+                           "--uid-range", "310000-310999"]
             try p.run()
             process = p
             // Ready when it answers a Hello (a socket file alone may be a dead predecessor's).
@@ -183,18 +186,21 @@ import Glibc
         }
     }
 
-    /// Reaps adopted children until `done` holds (or two seconds pass). Called when this
-    /// process has no other child to wait for.
-    static func reapAdopted(until done: () -> Bool) {
-        for _ in 0..<200 where !done() {
-            var status: Int32 = 0
-            while waitpid(-1, &status, WNOHANG) > 0 {}
+    /// Reaps this appexd's adopted processes until none is left (or two seconds pass): only
+    /// those pids, never another test's children.
+    static func reapAdopted(_ d: Daemon) {
+        for _ in 0..<200 where !d.sandboxProcesses().isEmpty {
+            for pid in d.sandboxProcesses() {
+                var status: Int32 = 0
+                _ = waitpid(pid, &status, WNOHANG)
+            }
             usleep(10_000)
         }
     }
 
     @Test func sigkillUnderLoadLeavesNothingAfterRestart() async throws {
-        #expect(appex_set_child_subreaper() == 0)
+        #expect(appex_set_child_subreaper(1) == 0)
+        defer { _ = appex_set_child_subreaper(0) }
         try await withDaemon { d in
             let id = try d.installProbe()
             // Requests in flight from three clients while appexd is killed; every client has
@@ -212,7 +218,7 @@ import Glibc
             group.wait()
             // A killed appexd's children are adopted by pid 1, which reaps them on a real
             // system (systemd); this test process is the subreaper that stands in for it.
-            Self.reapAdopted(until: { d.sandboxProcesses().isEmpty })
+            Self.reapAdopted(d)
             try d.start()
             // The restarted appexd swept its predecessor's cgroups and processes before listening.
             let orphans = d.sandboxProcesses()

@@ -41,9 +41,10 @@ extension Supervisor {
         await onLoop { $0.terminations }
     }
 
-    /// How many instances of `identifier` are running (any state but exited).
+    /// How many instances of `identifier` exist: running, or exited with their end not yet
+    /// recorded (reaping and cgroup removal still under way).
     public func liveInstances(of identifier: String) async -> Int {
-        await onLoop { $0.slots[identifier]?.liveInstances.count ?? 0 }
+        await onLoop { $0.slots[identifier]?.instances.count ?? 0 }
     }
 }
 

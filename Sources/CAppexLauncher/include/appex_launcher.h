@@ -190,7 +190,7 @@ int appex_pidfd_send_signal(int pidfd, int sig);
 int appex_pidfd_open(int pid);
 // prctl(PR_SET_CHILD_SUBREAPER): orphaned descendants are reparented to the caller, which
 // reaps them (what pid 1 does on a real system; a test harness stands in for it).
-int appex_set_child_subreaper(void);
+int appex_set_child_subreaper(int on);
 int appex_memfd(const char *name);
 int appex_pipe_cloexec(int fds[2]);
 // waitid(P_PIDFD): status is the exit code or signal; code is CLD_EXITED/CLD_KILLED/CLD_DUMPED
