@@ -9,6 +9,15 @@ import Logging
 
 /// How a supervisor runs: where its state is, which policies, which cgroups and uids.
 public struct SupervisorOptions: Sendable {
+    /// The state directory when none is named: `/var/lib/appex` as root, else
+    /// `$XDG_STATE_HOME/appex` (`~/.local/state/appex`).
+    public static var defaultStateDirectory: String {
+        if geteuid() == 0 { return "/var/lib/appex" }
+        let env = ProcessInfo.processInfo.environment
+        let base = env["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? (NSHomeDirectory() + "/.local/state")
+        return base + "/appex"
+    }
+
     /// Registry, installed bundles, containers, uids, logs (Docs/registry.md).
     public var stateDirectory: String
     /// Policy directories layered over the shipped ones (`PolicyLocator.load(overlays:)`).

@@ -54,7 +54,7 @@ struct RequestCommand: AsyncParsableCommand {
         do {
             if let bundle {
                 output = try await Self.embedded(bundle: bundle, identifier: bundleIdentifier, request: request,
-                                                 stateDirectory: stateDir ?? Self.defaultStateDirectory,
+                                                 stateDirectory: stateDir ?? SupervisorOptions.defaultStateDirectory,
                                                  policies: policyDirectories)
             } else {
                 output = try await Self.throughDaemon(identifier: bundleIdentifier!, request: request, socket: socket)
@@ -116,11 +116,5 @@ struct RequestCommand: AsyncParsableCommand {
             await supervisor.shutdown()
             throw error
         }
-    }
-
-    static var defaultStateDirectory: String {
-        if geteuid() == 0 { return "/var/lib/appex" }
-        let env = ProcessInfo.processInfo.environment
-        return (env["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? (NSHomeDirectory() + "/.local/state")) + "/appex"
     }
 }

@@ -48,7 +48,7 @@ struct Appexd: AsyncParsableCommand {
         let logger = Logger(label: "appexd")
 
         let settings = try DaemonConfiguration.load(path: config ?? DaemonConfiguration.defaultPath, explicit: config != nil)
-        let state = stateDir ?? (settings.file != nil ? settings.stateDirectory : Self.defaultStateDirectory)
+        let state = stateDir ?? (settings.file != nil ? settings.stateDirectory : SupervisorOptions.defaultStateDirectory)
         let socketPath = socket ?? (settings.file != nil ? settings.socketPath : WireProtocol.defaultControlSocketPath)
 
         guard let uids = UIDRangeCheck.parse(uidRange) else {
@@ -79,13 +79,6 @@ struct Appexd: AsyncParsableCommand {
             logger: logger))
         try await group.run()
         withExtendedLifetime(lock) {}
-    }
-
-    static var defaultStateDirectory: String {
-        if geteuid() == 0 { return DaemonConfiguration.defaultStateDirectory }
-        let env = ProcessInfo.processInfo.environment
-        let base = env["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? (NSHomeDirectory() + "/.local/state")
-        return base + "/appex"
     }
 }
 
