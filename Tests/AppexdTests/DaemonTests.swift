@@ -81,6 +81,15 @@ import Glibc
 
         /// A bare probe bundle at root/src, installed and enabled through the CLI.
         func installProbe() throws -> String {
+            let bundle = try writeProbeBundle()
+            let installed = try appex(["install", bundle])
+            #expect(installed.status == 0, "\(installed.err)")
+            #expect(try appex(["enable", "dev.appex.tests.daemon.probe"]).status == 0)
+            return "dev.appex.tests.daemon.probe"
+        }
+
+        /// A bare bundle around the probe extension, at root/src/Probe.appex.
+        func writeProbeBundle() throws -> String {
             let bundle = root + "/src/Probe.appex"
             try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
             chmod(root + "/src", 0o755)
@@ -96,10 +105,7 @@ import Glibc
                 </dict></plist>
                 """
             try Data(plist.utf8).write(to: URL(fileURLWithPath: bundle + "/Info.plist"))
-            let installed = try appex(["install", bundle])
-            #expect(installed.status == 0, "\(installed.err)")
-            #expect(try appex(["enable", "dev.appex.tests.daemon.probe"]).status == 0)
-            return "dev.appex.tests.daemon.probe"
+            return bundle
         }
 
         var cgroupPaths: [String] {
@@ -154,6 +160,26 @@ import Glibc
             let list = try d.appex(["list", "--json"])
             #expect(list.out.contains(id) && list.out.contains("\"enabled\" : true"))
         }
+    }
+
+    @Test func requestWithBundleNeedsNoDaemon() async throws {
+        try #require(geteuid() == 0, "launching needs root; CI runs as root")
+        let d = try Daemon()
+        defer { d.cleanUp() }
+        let bundle = try d.writeProbeBundle()
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Self.bin + "/appex")
+        p.arguments = ["request", "--bundle", bundle, "--text", "embedded", "--json",
+                       "--state-dir", d.root + "/embedded"]
+        let out = Pipe()
+        p.standardOutput = out
+        try p.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0)
+        let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect(json["outcome"] as? String == "completed" && json["cold"] as? Bool == true)
+        #expect(((json["items"] as? [[String: Any]])?.first?["contentText"]) as? String == "embedded")
     }
 
     @Test func peersAreAuthorisedByUID() async throws {
