@@ -128,7 +128,11 @@ import Glibc
 
         func cleanUp() {
             if process != nil { _ = signal(SIGTERM) }
-            for p in cgroupPaths.reversed() { _ = rmdir(p) }
+            // Even after a failed test: no cgroup of this appexd stays behind.
+            if let manager = try? CgroupManager.detect(parentName: cgroupParent) {
+                _ = try? manager.cleanupLeftovers()
+                try? manager.removeParent()
+            }
             try? FileManager.default.removeItem(atPath: root)
         }
     }
