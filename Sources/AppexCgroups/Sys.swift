@@ -149,11 +149,7 @@ enum Sys {
         }
     }
 
-    static func monotonicNanos() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-    }
+    static func monotonicNanos() -> UInt64 { MonotonicTime.now }
 
     static func sleep(milliseconds: Int) {
         var ts = timespec(tv_sec: milliseconds / 1000, tv_nsec: (milliseconds % 1000) * 1_000_000)

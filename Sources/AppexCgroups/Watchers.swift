@@ -117,12 +117,7 @@ final class EventSource: Sendable {
 /// Converts an optional Duration to an absolute CLOCK_MONOTONIC deadline.
 func deadline(after timeout: Duration?) -> UInt64? {
     guard let timeout else { return nil }
-    return Sys.monotonicNanos() + nanoseconds(timeout)
-}
-
-func nanoseconds(_ d: Duration) -> UInt64 {
-    let (s, atto) = d.components
-    return UInt64(max(0, s * 1_000_000_000 + atto / 1_000_000_000))
+    return Sys.monotonicNanos() + timeout.wholeNanoseconds
 }
 
 /// Runs a blocking wait off the cooperative pool; task cancellation cancels the watcher.
@@ -378,7 +373,7 @@ public final class FootprintWatcher: Sendable {
     /// Returns the footprint once it exceeds the budget; nil on timeout, cancel or removal.
     public func wait(timeout: Duration? = nil) throws -> Int64? {
         let end = deadline(after: timeout)
-        let interval = nanoseconds(pollInterval)
+        let interval = pollInterval.wholeNanoseconds
         while true {
             let usage: Int64
             let footprint: Int64

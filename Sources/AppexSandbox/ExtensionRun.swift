@@ -219,10 +219,7 @@ public final class ExtensionRun {
     /// Waits for the extension to exit (killing it at the timeout) and reports.
     public func wait() throws -> RunReport {
         guard let process else { throw SandboxError("wait", message: "launch() first") }
-        let deadline = options.timeout.map { d -> UInt64 in
-            let (s, atto) = d.components
-            return launchedAt + UInt64(max(0, s)) * 1_000_000_000 + UInt64(max(0, atto / 1_000_000_000))
-        }
+        let deadline = options.timeout.map { launchedAt + $0.wholeNanoseconds }
         var fds = [pollfd(fd: process.pidfd, events: Int16(POLLIN), revents: 0)]
         if let w = oomWatcher { fds.append(pollfd(fd: w.fd, events: Int16(POLLIN), revents: 0)) }
         while true {

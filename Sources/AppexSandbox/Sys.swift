@@ -1,5 +1,6 @@
 // Thin wrappers over the system calls the parent side uses; each failure
 // becomes a SandboxError carrying the operation, the path and the errno.
+import AppexCgroups
 import SystemPackage
 #if canImport(Glibc)
 import Glibc
@@ -62,11 +63,7 @@ enum Sys {
         }
     }
 
-    static func monotonicNanos() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-    }
+    static func monotonicNanos() -> UInt64 { MonotonicTime.now }
 
     static func lstat(_ path: String) -> stat? {
         var st = stat()

@@ -1,3 +1,4 @@
+import AppexCgroups
 import CAppexEventLoop
 #if canImport(Glibc)
 import Glibc
@@ -72,7 +73,7 @@ public final class EventLoop: @unchecked Sendable {
     /// Runs `body` once, `after` from now, on the loop.
     @discardableResult
     public func schedule(after: Duration, _ body: @escaping () -> Void) -> TimerID {
-        timers.add(at: Clock.now + after.nanoseconds, body)
+        timers.add(at: MonotonicTime.now + after.wholeNanoseconds, body)
     }
 
     public func cancel(_ timer: TimerID?) {
@@ -102,7 +103,7 @@ public final class EventLoop: @unchecked Sendable {
         loopThread = pthread_self()
         var ready = [Int32](repeating: -1, count: 64)
         while !stopping {
-            let timeout = timers.millisecondsUntilNext(now: Clock.now)
+            let timeout = timers.millisecondsUntilNext(now: MonotonicTime.now)
             let n = appex_epoll_wait(epfd, &ready, Int32(ready.count), timeout)
             if n < 0 {
                 if errno == EINTR { continue }
@@ -119,7 +120,7 @@ public final class EventLoop: @unchecked Sendable {
                 handlers[fd]?()
             }
             runPosted()
-            for body in timers.popDue(now: Clock.now) { body() }
+            for body in timers.popDue(now: MonotonicTime.now) { body() }
         }
         runPosted()
         loopThread = nil
@@ -133,24 +134,4 @@ public final class EventLoop: @unchecked Sendable {
         pthread_mutex_unlock(&postLock)
         for body in batch { body() }
     }
-}
-
-/// CLOCK_MONOTONIC in nanoseconds.
-public enum Clock {
-    public static var now: UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-    }
-}
-
-extension Duration {
-    /// Whole nanoseconds, never negative.
-    public var nanoseconds: UInt64 {
-        let (s, atto) = components
-        guard s >= 0 else { return 0 }
-        return UInt64(s) * 1_000_000_000 + UInt64(max(0, atto) / 1_000_000_000)
-    }
-
-    public var milliseconds: UInt64 { nanoseconds / 1_000_000 }
 }

@@ -99,22 +99,19 @@ final class HostSession: RequestSink, @unchecked Sendable {
         Task { [self] in
             let answer: Message
             do {
-                let extensions: [InstalledExtension]
+                let extensions: [ExtensionInfo]
                 switch admin.command {
-                case .install(let path): extensions = try await supervisor.install(path: path).extensions
-                case .list: extensions = try await supervisor.list()
-                case .enable(let ext): extensions = [try await supervisor.enable(ext)]
-                case .disable(let ext): extensions = [try await supervisor.disable(ext)]
+                case .install(let path): extensions = try await supervisor.install(path: path).extensions.map(Self.info)
+                case .list: extensions = try await supervisor.list().map(Self.info)
+                case .enable(let ext): extensions = [Self.info(try await supervisor.enable(ext))]
+                case .disable(let ext): extensions = [Self.info(try await supervisor.disable(ext))]
                 case .uninstall(let ext, let removeData):
-                    let removed = try await supervisor.uninstall(ext, removeData: removeData)
-                    extensions = []
-                    answer = .adminResult(AdminResult(requestID: id, extensions: removed.map {
+                    // Gone from the registry: only their identifiers are left to report.
+                    extensions = try await supervisor.uninstall(ext, removeData: removeData).map {
                         ExtensionInfo(bundleIdentifier: $0, extensionPoint: "", enabled: false)
-                    }))
-                    supervisor.loop.post { [self] in send(answer) }
-                    return
+                    }
                 }
-                answer = .adminResult(AdminResult(requestID: id, extensions: extensions.map(Self.info)))
+                answer = .adminResult(AdminResult(requestID: id, extensions: extensions))
             } catch {
                 answer = .refusal(Self.refusal(for: error, requestID: id))
             }

@@ -1,3 +1,4 @@
+import AppexCgroups
 import AppexSandbox
 import AppexWire
 import AppexWireIO
@@ -53,7 +54,7 @@ extension Supervisor {
     static func launch(spec: SandboxSpec, options: RunOptions, sandbox holder: SandboxHolder, channel: Int32,
                        started: UInt64) -> LaunchOutcome {
         var outcome = LaunchOutcome()
-        let t0 = Clock.now
+        let t0 = MonotonicTime.now
         var built = false
         var run: ExtensionRun?
         do {
@@ -64,13 +65,13 @@ extension Supervisor {
                 return try ExtensionSandbox.create(spec: spec, container: container, store: store,
                                                    isolateNetwork: options.isolateNetwork)
             }
-            let t1 = Clock.now
+            let t1 = MonotonicTime.now
             let r = ExtensionRun(spec: spec, options: options, sandbox: sandbox, channelFD: channel)
             run = r
             try r.prepare()
-            let t2 = Clock.now
+            let t2 = MonotonicTime.now
             let process = try r.launch()
-            let t3 = Clock.now
+            let t3 = MonotonicTime.now
             if built { outcome.phases.append(("view", t1 - t0)) }
             outcome.phases.append(("prepare", t2 - t1))
             outcome.phases.append(("clone", process.phases.cloneNanos))
@@ -132,7 +133,7 @@ extension Supervisor {
     func launchDeadlineMissed(_ instance: ExtensionInstance, deadline: Duration) {
         instance.deadlineTimer = nil
         guard instance.state == .launching || instance.state == .awaitingCheckIn else { return }
-        let ms = deadline.milliseconds
+        let ms = deadline.wholeMilliseconds
         logger.warning("\(instance.label): no check-in within its launch deadline of \(ms) ms")
         kill(instance, reason: .launchTimeout, "no check-in within the launch deadline of \(ms) ms")
     }
@@ -151,7 +152,7 @@ extension Supervisor {
         }
         loop.cancel(instance.deadlineTimer)
         instance.deadlineTimer = nil
-        instance.checkedInAt = Clock.now
+        instance.checkedInAt = MonotonicTime.now
         let checkIn = instance.checkedInAt - instance.launchStartedAt
         instance.ticket?.addPhase("checkIn", nanos: checkIn)
         instance.checkInNanos = checkIn

@@ -1,3 +1,4 @@
+import AppexCgroups
 import AppexSandbox
 import AppexWire
 import AppexWireIO
@@ -19,7 +20,7 @@ final class ExtensionInstance: @unchecked Sendable {
     var pid: Int32 = 0
     var channel: WireConnection?
     /// When the launch began (the deadline counts from here), and when check-in came.
-    let launchStartedAt = Clock.now
+    let launchStartedAt = MonotonicTime.now
     var checkedInAt: UInt64 = 0
     /// Where its launch went (sandbox phases, spawn) and how long check-in took.
     var launchPhases: [(String, UInt64)] = []

@@ -1,3 +1,4 @@
+import AppexCgroups
 import AppexWire
 #if canImport(Glibc)
 import Glibc
@@ -28,7 +29,7 @@ final class RequestTicket: @unchecked Sendable {
         items = request.items
         self.descriptors = descriptors
         self.sink = sink
-        receivedAt = Clock.now
+        receivedAt = MonotonicTime.now
     }
 
     func addPhase(_ name: String, nanos: UInt64) {
@@ -51,7 +52,7 @@ final class RequestTicket: @unchecked Sendable {
         }
         ended = true
         takeDescriptors().forEach { _ = close($0) }
-        addPhase("total", nanos: Clock.now - receivedAt)
+        addPhase("total", nanos: MonotonicTime.now - receivedAt)
         sink.requestEnded(RequestOutcome(requestID: hostRequestID, outcome: outcome, items: items, error: error,
                                          reason: reason, cold: cold, phases: phases),
                           descriptors: returned)

@@ -1,3 +1,4 @@
+import AppexCgroups
 import AppexWire
 import AppexWireIO
 #if canImport(Glibc)
@@ -91,7 +92,7 @@ extension Supervisor {
             descriptors.forEach { _ = close($0) }
             return
         }
-        ticket.addPhase("roundTrip", nanos: Clock.now - ticket.sentAt)
+        ticket.addPhase("roundTrip", nanos: MonotonicTime.now - ticket.sentAt)
         loop.cancel(instance.willExpireTimer)
         loop.cancel(instance.requestTimer)
         instance.willExpireTimer = nil

@@ -1,3 +1,4 @@
+import AppexCgroups
 import AppexWire
 #if canImport(Glibc)
 import Glibc
@@ -101,7 +102,7 @@ extension Supervisor {
     }
 
     private func noteQueueTime(_ ticket: RequestTicket) {
-        let waited = Clock.now - ticket.receivedAt
+        let waited = MonotonicTime.now - ticket.receivedAt
         if waited > 1_000_000 { ticket.addPhase("queue", nanos: waited) }
     }
 
@@ -115,7 +116,7 @@ extension Supervisor {
         instance.channelRequestID += 1
         let descriptors = ticket.takeDescriptors()
         defer { descriptors.forEach { _ = close($0) } }
-        ticket.sentAt = Clock.now
+        ticket.sentAt = MonotonicTime.now
         let begin = Message.beginRequest(BeginRequest(requestID: instance.channelRequestID, items: ticket.items))
         guard send(begin, to: instance, descriptors: descriptors) else { return }
         if let entry = catalog[instance.identifier] {

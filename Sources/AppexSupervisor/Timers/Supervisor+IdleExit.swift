@@ -1,3 +1,4 @@
+import AppexCgroups
 import AppexWire
 
 // Warm reuse and idle exit: an instance that has answered stays, idle, and serves the next
@@ -14,7 +15,7 @@ extension Supervisor {
         instance.idleTimer = loop.schedule(after: entry.lifecycle.idleTimeout) { [self] in
             instance.idleTimer = nil
             guard instance.state == .idle, instance.ticket == nil else { return }
-            terminate(instance, reason: .idleExit, "idle for \(entry.lifecycle.idleTimeout.milliseconds) ms")
+            terminate(instance, reason: .idleExit, "idle for \(entry.lifecycle.idleTimeout.wholeMilliseconds) ms")
         }
     }
 
@@ -34,7 +35,7 @@ extension Supervisor {
         loop.cancel(instance.pongTimer)
         instance.idleTimer = nil; instance.pingTimer = nil; instance.pongTimer = nil
         let grace = options.terminateGrace
-        send(.terminate(Terminate(reason: reason, graceMilliseconds: UInt32(clamping: grace.milliseconds))), to: instance)
+        send(.terminate(Terminate(reason: reason, graceMilliseconds: UInt32(clamping: grace.wholeMilliseconds))), to: instance)
         instance.graceTimer = loop.schedule(after: grace) { [self] in
             instance.graceTimer = nil
             signalKill(instance)

@@ -1,3 +1,4 @@
+import AppexCgroups
 import AppexWire
 
 // Liveness: every `pingInterval` appexd pings each checked-in instance, busy or idle; a pong
@@ -23,7 +24,7 @@ extension Supervisor {
         guard send(.ping(sequence: sequence), to: instance) else { return }
         instance.pongTimer = loop.schedule(after: timeout) { [self] in
             instance.pongTimer = nil
-            kill(instance, reason: .unresponsive, "no pong within \(timeout.milliseconds) ms")
+            kill(instance, reason: .unresponsive, "no pong within \(timeout.wholeMilliseconds) ms")
         }
         instance.pingTimer = loop.schedule(after: max(interval, timeout)) { [self] in
             ping(instance, interval: interval, timeout: timeout)

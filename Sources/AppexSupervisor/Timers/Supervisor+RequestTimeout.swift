@@ -1,3 +1,4 @@
+import AppexCgroups
 import AppexWire
 
 // The request timeout (policy `requestTimeout`): a request the extension has not answered in
@@ -18,13 +19,13 @@ extension Supervisor {
         instance.willExpireTimer = loop.schedule(after: timeout - lead) { [self] in
             instance.willExpireTimer = nil
             guard instance.state == .busy, instance.channelRequestID == requestID else { return }
-            let left = UInt32(clamping: lead.milliseconds)
+            let left = UInt32(clamping: lead.wholeMilliseconds)
             send(.requestWillExpire(RequestWillExpire(requestID: requestID, millisecondsLeft: left)), to: instance)
         }
         instance.requestTimer = loop.schedule(after: timeout) { [self] in
             instance.requestTimer = nil
             guard instance.state == .busy, instance.channelRequestID == requestID else { return }
-            kill(instance, reason: .requestTimeout, "did not answer within the request timeout of \(timeout.milliseconds) ms")
+            kill(instance, reason: .requestTimeout, "did not answer within the request timeout of \(timeout.wholeMilliseconds) ms")
         }
     }
 }
