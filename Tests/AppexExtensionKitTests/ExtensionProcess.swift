@@ -23,6 +23,7 @@ final class ExtensionProcess {
     let stderrPath: String
     private var exit: Exit?
     private var stopped = false
+    private var socketClosed = false
     private var nextRequestID: UInt64 = 1
 
     /// Bound on every wait, so a broken extension fails a test instead of hanging it.
@@ -99,8 +100,16 @@ final class ExtensionProcess {
             _ = waitpid(pid, &status, 0)
             exit = .status(-1)
         }
-        connection.close()
+        closeSocket()
         unlink(stderrPath)
+    }
+
+    /// Closes appexd's end, once: tests run in parallel, and a second close could hit a
+    /// descriptor number another test has been given since.
+    func closeSocket() {
+        guard !socketClosed else { return }
+        socketClosed = true
+        connection.close()
     }
 
     // MARK: playing appexd
@@ -133,7 +142,7 @@ final class ExtensionProcess {
         let deadline = ContinuousClock.now + Self.patience
         while true {
             guard readable(until: deadline) else { throw Timeout(waitingFor: "a frame from pid \(pid)") }
-            switch try connection.receive() {
+            switch try connection.receive(blocking: false) {
             case .message(let frame): return frame
             case .stale, .wouldBlock: continue
             case .endOfStream: throw Timeout(waitingFor: "a frame, but the extension closed its socket")
@@ -145,7 +154,7 @@ final class ExtensionProcess {
     func receiveEndOfStream() throws -> Bool {
         let deadline = ContinuousClock.now + Self.patience
         while readable(until: deadline) {
-            switch try connection.receive() {
+            switch try connection.receive(blocking: false) {
             case .endOfStream: return true
             case .stale, .wouldBlock: continue
             case .message: return false
@@ -202,6 +211,7 @@ func temporaryFile(_ bytes: [UInt8]) throws -> Int32 {
     var template = Array((NSTemporaryDirectory() + "appex-sdk-file-XXXXXX").utf8CString)
     let fd = mkstemp(&template)
     guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+    _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
     template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
     _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
     _ = lseek(fd, 0, SEEK_SET)

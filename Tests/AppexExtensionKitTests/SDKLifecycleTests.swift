@@ -34,13 +34,18 @@ import Glibc
         ])))
     }
 
-    @Test func answersAPingWhileAHandlerIsBusy() throws {
+    @Test func answersAPingWhileEveryHandlerThreadIsBusy() throws {
         let ext = try ExtensionProcess.checkedIn(Self.product)
         defer { ext.stop() }
-        let held = try ext.begin([ExtensionItem(attributedContentText: "hold")])
+        // More spinning handlers than the machine has cores: the cooperative pool is saturated.
+        let spinning = try (0..<4).map { _ in try ext.begin([ExtensionItem(attributedContentText: "spin")]) }
         try ext.connection.send(.ping(sequence: 7))
         #expect(try ext.receive().message == .pong(sequence: 7))
-        #expect(ext.connection.snapshot.isInFlight(held))
+        let stop = RequestError(domain: "test", code: 1)
+        for id in spinning {
+            try ext.connection.send(.cancelRequest(CancelRequest(requestID: id, error: stop)))
+            #expect(try ext.receive().message == .cancelRequest(CancelRequest(requestID: id, error: stop)))
+        }
     }
 
     @Test func readsAttachmentDescriptorsAndReturnsDescriptors() throws {
@@ -163,7 +168,7 @@ import Glibc
     @Test func endOfStreamExitsZero() throws {
         let ext = try ExtensionProcess.checkedIn(Self.product)
         defer { ext.stop() }
-        ext.connection.close()
+        ext.closeSocket()
         #expect(ext.waitForExit() == .status(0))
     }
 

@@ -8,6 +8,7 @@ import Glibc
 /// - `read`: returns one item per attachment, its bytes (via `data(for:)`) as content text.
 /// - `open URL`: asks the host to open URL; returns "opened URL: true|false".
 /// - `hold`: does not answer; a RequestWillExpire for it answers "will-expire MS".
+/// - `spin`: keeps its thread busy, never yielding, until the host cancels the request.
 /// - `wait-cancel`: waits to be cancelled; journals the onCancel hook and, once its task sees
 ///   the cancellation, whether a late completeRequest was refused.
 /// - `twice`: answers "first", then tries to answer again and journals the second's result.
@@ -42,6 +43,8 @@ actor CommandHandler: ExtensionRequestHandler {
             context.completeRequest(returningItems: [ExtensionItem(attributedContentText: "opened \(argument): \(accepted)")])
         case "hold":
             break
+        case "spin":
+            Self.spin(until: context)
         case "wait-cancel":
             await waitForCancel(context)
         case "twice":
@@ -93,6 +96,11 @@ actor CommandHandler: ExtensionRequestHandler {
         let item = ExtensionItem(attachments: [Attachment(typeIdentifiers: [TypeIdentifier.plainText], content: .descriptor(index: 0))])
         context.completeRequest(returningItems: [item], descriptors: [ends[0]])
         close(ends[0])
+    }
+
+    /// Busy until cancelled: no await, so the cooperative thread running it is not given back.
+    nonisolated static func spin(until context: ExtensionContext) {
+        while !context.isCancelled {}
     }
 
     static func split(_ command: String) -> (String, String) {
