@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #define MAX_ARG 2048
@@ -269,6 +270,45 @@ static int act_memory_warnings(struct probe *p, const struct instruction *in, co
     return probe_complete_text(p, in->id, text);
 }
 
+/* Sends appexd a frame that breaks the protocol, for the tests of what appexd does then (it
+ * closes this connection and kills the probe with `protocol-error`; nobody else notices).
+ * No answer: the request ends with the probe. */
+static int act_send_frame(struct probe *p, const struct instruction *in, const struct wire_frame *frame) {
+    (void)frame;
+    static struct wire_out bad;
+    wire_begin(&bad, WIRE_COMPLETE_REQUEST);
+    wire_put_u64(&bad, 1, in->id);
+    size_t item = wire_open(&bad, 2);
+    wire_put_string(&bad, 2, "never delivered");
+    wire_close(&bad, item);
+    wire_seal(&bad);
+    size_t length = bad.length;
+    if (strcmp(in->arg, "bad-magic") == 0) {
+        bad.bytes[0] ^= 0xff;
+    } else if (strcmp(in->arg, "truncated") == 0) {
+        length -= 4;                       /* the header announces 4 bytes more than follow */
+    } else if (strcmp(in->arg, "oversized") == 0) {
+        memset(bad.bytes + length, 0, sizeof bad.bytes - length);
+        length = sizeof bad.bytes;         /* WIRE_MAX_FRAME, then one byte more below */
+    } else if (strcmp(in->arg, "out-of-order") == 0) {
+        wire_begin(&bad, WIRE_HELLO);      /* a second Hello, well formed */
+        wire_put_u32(&bad, 1, WIRE_PROTOCOL_VERSION);
+        wire_put_string(&bad, 2, "again");
+        wire_put_u32(&bad, 3, (uint32_t)getpid());
+        wire_seal(&bad);
+        length = bad.length;
+    } else {
+        return refuse_arg(p, in, "bad-magic, truncated, oversized or out-of-order");
+    }
+    static uint8_t record[WIRE_MAX_FRAME + 1];
+    memcpy(record, bad.bytes, length);
+    if (strcmp(in->arg, "oversized") == 0) length += 1;
+    ssize_t n;
+    do n = send(p->sock, record, length, MSG_NOSIGNAL);
+    while (n < 0 && errno == EINTR);
+    return 0;
+}
+
 static const struct {
     const char *name;
     int (*run)(struct probe *p, const struct instruction *in, const struct wire_frame *frame);
@@ -277,6 +317,7 @@ static const struct {
     { "hang", act_hang }, { "crash", act_crash }, { "abort", act_abort }, { "exit", act_exit },
     { "syscall", act_syscall }, { "cancel", act_cancel }, { "open-url", act_open_url }, { "fds", act_fds },
     { "ignore-pings", act_ignore_pings }, { "memory-warnings", act_memory_warnings }, { "stat", act_stat },
+    { "send-frame", act_send_frame },
 };
 
 /* ---- reading the instruction ------------------------------------------------------------------ */

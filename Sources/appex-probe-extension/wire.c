@@ -360,14 +360,14 @@ void wire_close(struct wire_out *out, size_t at) {
     for (unsigned i = 0; i < 4; i++) out->bytes[at + i] = (uint8_t)(n >> (8 * i));
 }
 
-static void seal(struct wire_out *out) {
+void wire_seal(struct wire_out *out) {
     uint64_t n = out->length - WIRE_HEADER_SIZE;
     for (unsigned i = 0; i < 4; i++) out->bytes[12 + i] = (uint8_t)(n >> (8 * i));
 }
 
 int wire_send(int sock, struct wire_out *out) {
     if (out->overflow) return fail("a frame over %d bytes", WIRE_MAX_FRAME);
-    seal(out);
+    wire_seal(out);
     ssize_t n;
     do n = send(sock, out->bytes, out->length, MSG_NOSIGNAL);
     while (n < 0 && errno == EINTR);
@@ -383,7 +383,7 @@ void wire_refuse(int sock, const char *message) {
     size_t n = strlen(message);
     while (n > 0 && !wire_is_utf8((const uint8_t *)message, n)) n--;
     wire_put(&out, 2, message, n);
-    seal(&out);
+    wire_seal(&out);
     (void)send(sock, out.bytes, out.length, MSG_NOSIGNAL | MSG_DONTWAIT);
     close(sock);
 }

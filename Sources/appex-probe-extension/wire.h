@@ -62,6 +62,9 @@ void wire_put_u64(struct wire_out *out, uint16_t tag, uint64_t v);
 void wire_put_u32(struct wire_out *out, uint16_t tag, uint32_t v);
 size_t wire_open(struct wire_out *out, uint16_t tag);
 void wire_close(struct wire_out *out, size_t at);
+/* Writes the payload length into the header (wire_send does it; the probe's `send-frame`
+ * action seals a frame itself to break it afterwards). */
+void wire_seal(struct wire_out *out);
 /* 0, or -1 with wire_problem set (frame too big, socket failure). */
 int wire_send(int sock, struct wire_out *out);
 /* Section 8: a Refusal(wire_refusal_reason, message) sent without blocking, then the socket

@@ -180,6 +180,32 @@ import Glibc
         }
     }
 
+    /// An extension that sends a malformed, truncated, oversized or out-of-order frame loses
+    /// its connection and its life (`protocol-error`, with what was wrong); another extension
+    /// serving a request meanwhile finishes it, and the next request to the offender launches
+    /// afresh.
+    @Test(arguments: ["bad-magic": "bad-magic", "truncated": "truncated", "oversized": "frame-too-large",
+                      "out-of-order": "out-of-order"])
+    func badFrameFromAnExtensionEndsOnlyThatExtension(kind: String, said: String) async throws {
+        try await withProbe { f, id in
+            let bystander = try await f.install(executable: Self.probe, identifier: "dev.appex.tests.bystander")
+            async let served = f.request(bystander, userInfo: Self.action("sleep", "400"))
+            let r = await f.request(id, userInfo: Self.action("send-frame", kind))
+            let o = try #require(r.outcome, "\(r)")
+            #expect(o.outcome == .failed && o.reason == .protocolError, "\(o)")
+            let other = await served
+            #expect(other.outcome?.outcome == .completed && other.outcome?.items.first?.attributedContentText == "slept 400 ms",
+                    "\(other)")
+            let records = await f.supervisor.terminationRecords()
+            let record = try #require(records.first { $0.bundleIdentifier == id })
+            #expect(record.reason == .protocolError)
+            #expect(record.message.contains(said), "\(record.message)")
+            #expect(!records.contains { $0.bundleIdentifier == bystander })
+            let next = await f.request(id, text: "still here")
+            #expect(next.outcome?.outcome == .completed && next.outcome?.cold == true)
+        }
+    }
+
     @Test func concurrentRequestsQueueAtMaxInstances() async throws {
         try await withProbe(policy: ["maxInstances: 1"]) { f, id in
             async let a = f.request(id, userInfo: Self.action("sleep", "300"), id: 1)

@@ -1,6 +1,7 @@
 import AppexCgroups
 import AppexHostClient
 import AppexWire
+import AppexWireIO
 import CAppexLauncher
 import Foundation
 import Testing
@@ -164,6 +165,79 @@ import Glibc
             let list = try d.appex(["list", "--json"])
             #expect(list.out.contains(id) && list.out.contains("\"enabled\" : true"))
         }
+    }
+
+    /// A host that sends appexd a malformed, truncated, oversized or out-of-order frame on the
+    /// control socket is refused and disconnected; a request another host has in flight
+    /// completes, and appexd goes on serving.
+    @Test func badFramesOnTheControlSocketEndOnlyThatConnection() async throws {
+        try await withDaemon { d in
+            let id = try d.installProbe()
+            let host = try HostClient.connect(socketPath: d.socket, identifier: "tests.good-host")
+            defer { host.close() }
+            let sleeper = ExtensionItem(userInfo: ["probe.action": .string("sleep"), "probe.arg": .string("500")])
+            let inFlight = try host.startRequest(bundleIdentifier: id, items: [sleeper])
+
+            let hello = try WireCodec.encode(.hello(Hello(bundleIdentifier: "tests.bad-host", pid: getpid())))
+            let request = try WireCodec.encode(.hostBeginRequest(HostBeginRequest(requestID: 1, bundleIdentifier: id, items: [])))
+            var badMagic = hello
+            badMagic[0] ^= 0xff
+            let attacks: [(name: String, frames: [[UInt8]], kind: String)] = [
+                ("bad magic", [badMagic], "bad-magic"),
+                ("truncated", [Array(hello.dropLast(4))], "truncated"),
+                ("oversized", [hello + [UInt8](repeating: 0, count: 131_073 - hello.count)], "frame-too-large"),
+                ("request before Hello", [request], "out-of-order"),
+                ("second Hello", [hello, hello], "out-of-order"),
+            ]
+            for attack in attacks {
+                let answers = try Self.sendRaw(attack.frames, to: d.socket)
+                // appexd's Hello (when ours was good), then a Refusal naming the problem, then the end.
+                #expect(answers.last == "end", "\(attack.name): \(answers)")
+                #expect(answers.dropLast().last?.hasPrefix("refusal protocol-error: \(attack.kind)") == true, "\(attack.name): \(answers)")
+            }
+
+            let served = try await inFlight.outcome()
+            #expect(served.outcome == .completed && served.items.first?.attributedContentText == "slept 500 ms", "\(served)")
+            let after = try await host.beginRequest(bundleIdentifier: id, items: [ExtensionItem(attributedContentText: "after")])
+            #expect(after.outcome == .completed && after.items.first?.attributedContentText == "after")
+        }
+    }
+
+    /// Sends raw records on a fresh control connection and reads what comes back until the
+    /// end: "hello", "refusal REASON: MESSAGE", other message names, then "end". A receive
+    /// timeout turns a connection appexd failed to close into "timeout" instead of a hang.
+    static func sendRaw(_ frames: [[UInt8]], to path: String) throws -> [String] {
+        let socket = try WireSocket.connect(path: path)
+        defer { socket.close() }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(socket.fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        for frame in frames { _ = try? socket.send(frame: frame) }
+        var answers: [String] = []
+        while answers.count < 8 {
+            do {
+                switch try socket.receive() {
+                case .frame(let f):
+                    f.closeDescriptors()
+                    if case .refusal(let r) = f.message {
+                        answers.append("refusal \(r.reason.rawValue): \(r.message ?? "")")
+                    } else {
+                        answers.append(f.message.type.name)
+                    }
+                case .endOfStream:
+                    answers.append("end")
+                    return answers
+                case .wouldBlock:
+                    continue
+                }
+            } catch let error as SocketError where error.errno == EAGAIN {
+                answers.append("timeout")
+                return answers
+            } catch let error as SocketError where error.errno == ECONNRESET {
+                answers.append("end")
+                return answers
+            }
+        }
+        return answers
     }
 
     @Test func requestWithBundleNeedsNoDaemon() async throws {
