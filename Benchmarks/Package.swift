@@ -13,6 +13,7 @@ let package = Package(
     dependencies: [
         .package(path: ".."),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     ],
     targets: [
         .executableTarget(
@@ -31,5 +32,17 @@ let package = Package(
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
         ),
+        .executableTarget(
+            name: "supervisor-bench",
+            dependencies: [
+                .product(name: "AppexSupervisor", package: appex),
+                .product(name: "AppexHostClient", package: appex),
+                .product(name: "AppexWire", package: appex),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The warm round trip's floor: three plain C processes relaying over Unix sockets.
+        .executableTarget(name: "relay-floor"),
     ]
 )

@@ -120,6 +120,17 @@ import Glibc
         }
     }
 
+    @Test func idleInstancesEndOnDemandAndTheNextRequestIsCold() async throws {
+        try await withProbe { f, id in
+            #expect(await f.request(id).outcome?.cold == true)
+            await f.supervisor.endIdleInstances(of: id)
+            #expect(await f.supervisor.liveInstances(of: id) == 0)
+            #expect(await f.supervisor.terminationRecords().map(\.reason) == [.idleExit])
+            let next = await f.request(id)
+            #expect(next.outcome?.cold == true && next.phase("view") == nil, "a new process in the sandbox it had")
+        }
+    }
+
     @Test func idleInstanceExits() async throws {
         try await withProbe(policy: ["idleTimeout: 300ms"]) { f, id in
             #expect(await f.request(id).outcome?.outcome == .completed)

@@ -42,3 +42,21 @@ extension Supervisor {
         }
     }
 }
+
+extension Supervisor {
+    /// Ends the idle instances of `identifier` now, as their idle timeout would (`idle-exit`),
+    /// and returns once they are gone; busy ones are left alone. The extension's sandbox stays,
+    /// so the next request is a cold launch into it: what the benchmark measures, and a way to
+    /// give memory back without waiting for the timeout.
+    public func endIdleInstances(of identifier: String) async {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            loop.post { [self] in
+                guard let slot = slots[identifier] else { c.resume(); return }
+                let idle = slot.instances.filter { $0.state == .idle && $0.ticket == nil }
+                for instance in idle { terminate(instance, reason: .idleExit, "idle, ended early") }
+                let gone: (Supervisor) -> Bool = { _ in idle.allSatisfy { i in !slot.instances.contains { $0 === i } } }
+                if gone(self) { c.resume() } else { exitWaiters.append(ExitWaiter(isDone: gone, resume: { c.resume() })) }
+            }
+        }
+    }
+}

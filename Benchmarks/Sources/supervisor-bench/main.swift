@@ -1,0 +1,156 @@
+// supervisor-bench: the supervisor's two latencies, each beside its floor, in one run.
+//
+//   cold  spawn → check-in of the Swift example (Widget, on the SDK) and the C one (HelloC),
+//         under their shipped policies, through an embedded supervisor; split into the
+//         sandbox's part (decision → exec) and the extension's own start-up (exec → Hello);
+//         from a warm page cache and after dropping caches. Floor: the same executable
+//         started bare (posix_spawn, no sandbox) until its Hello.
+//         Target: p99 ≤ 50 ms warm-cache; far under the 1 s deadline cold-cache.
+//   warm  request round trip host → appexd → extension → host with a small text item, through
+//         a real appexd process and the host client. Floor: relay-floor, the same two hops
+//         between three plain C processes over Unix sockets, records of the same sizes.
+//         Target: p50 ≤ 3× the floor and ≤ 250 µs.
+//
+//   make bench-supervisor     (builds the examples, appexd and the sandbox init in release,
+//                              then runs: supervisor-bench [--cold N] [--cold-cache N] [--warm N])
+//
+// Needs root (namespaces, cgroups, uids, drop_caches). Reads APPEX_EXAMPLES (the assembled
+// ExampleHost.app), APPEXD (the appexd executable) and APPEX_SANDBOX_INIT.
+import AppexHostClient
+import AppexSupervisor
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+var coldIterations = 200, coldCacheIterations = 20, warmIterations = 5000
+var arguments = CommandLine.arguments.dropFirst()
+while let flag = arguments.popFirst() {
+    guard let value = arguments.popFirst().flatMap(Int.init), value > 0 else { fail("\(flag) wants a positive count") }
+    switch flag {
+    case "--cold": coldIterations = value
+    case "--cold-cache": coldCacheIterations = value
+    case "--warm": warmIterations = value
+    default: fail("unknown option \(flag) (--cold N, --cold-cache N, --warm N)")
+    }
+}
+guard geteuid() == 0 else { fail("needs root: namespaces, cgroups, extension uids, drop_caches") }
+guard let examples = ProcessInfo.processInfo.environment["APPEX_EXAMPLES"] else { fail("set APPEX_EXAMPLES to the assembled ExampleHost.app (make bench-supervisor does)") }
+guard let appexdPath = ProcessInfo.processInfo.environment["APPEXD"] else { fail("set APPEXD to the appexd executable (make bench-supervisor does)") }
+let here = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().path
+let relayFloorPath = here + "/relay-floor"
+
+let extensions: [(name: String, id: String, executable: String)] = [
+    ("Widget (Swift, SDK)", "dev.appex.examples.host.widget", examples + "/PlugIns/Widget.appex/widget"),
+    ("HelloC (C, no SDK)", "dev.appex.examples.host.hello-c", examples + "/PlugIns/HelloC.appex/hello-c"),
+]
+
+var template = Array("/tmp/appex-supervisor-bench-XXXXXX".utf8CString)
+guard let made = mkdtemp(&template) else { fail("mkdtemp") }
+let root = String(cString: made)
+chmod(root, 0o755)
+defer { _ = try? FileManager.default.removeItem(atPath: root) }
+
+print("supervisor-bench: \(machineLine())")
+print("release build; examples from \(examples)")
+
+// ---- cold --------------------------------------------------------------------------------------
+
+let supervisor = try Supervisor(options: SupervisorOptions(
+    stateDirectory: root + "/embedded-state", cgroupParent: "appex-bench-\(getpid())",
+    terminateGrace: .milliseconds(500)), logger: quietLogger())
+supervisor.start()
+_ = try await supervisor.install(path: examples)
+for e in extensions { _ = try await supervisor.enable(e.id) }
+
+let cold = ColdLaunch(supervisor: supervisor)
+var counter: UInt64 = 0
+var warmCacheRows: [Row] = [], coldCacheRows: [Row] = [], firstLaunches: [String] = []
+for e in extensions {
+    let bare = BareLaunch(executable: e.executable, bundleIdentifier: e.id, home: root)
+    for _ in 0..<5 { _ = bare.once() }   // the page cache holds it, as it holds the sandboxed one
+    var bareHistogram = newHistogram()
+    for _ in 0..<coldIterations { bareHistogram.record(bare.once()) }
+
+    // The first request builds the extension's sandbox (namespaces, view): one extra launch.
+    let s = await cold.measure(e.id, iterations: coldIterations + 1, dropCachesFirst: false, counter: &counter)
+    if let first = s.first, let view = s.firstView {
+        firstLaunches.append("\(e.name): \(micros(first)) µs to check-in, of which \(micros(view)) µs building the sandbox")
+    }
+    let bareName = "\(e.name): bare spawn → Hello (floor)"
+    warmCacheRows += [
+        Row(name: bareName, histogram: bareHistogram),
+        Row(name: "\(e.name): spawn → check-in", histogram: s.checkIn, floor: bareName),
+        Row(name: "   sandbox: decision → exec", histogram: s.sandbox),
+        Row(name: "   extension: exec → Hello", histogram: s.startUp),
+    ]
+
+    var bareDropped = newHistogram()
+    for _ in 0..<coldCacheIterations {
+        dropCaches()
+        bareDropped.record(bare.once())
+    }
+    let d = await cold.measure(e.id, iterations: coldCacheIterations, dropCachesFirst: true, counter: &counter)
+    let bareDroppedName = "\(e.name): bare, caches dropped (floor)"
+    coldCacheRows += [
+        Row(name: bareDroppedName, histogram: bareDropped),
+        Row(name: "\(e.name): spawn → check-in", histogram: d.checkIn, floor: bareDroppedName),
+        Row(name: "   sandbox: decision → exec", histogram: d.sandbox),
+        Row(name: "   extension: exec → Hello", histogram: d.startUp),
+    ]
+}
+await supervisor.shutdown()
+
+printTable("cold launch, warm page cache: µs (a new process each time, in the sandbox kept since the first launch)", warmCacheRows)
+print("first launch, which also builds the sandbox:")
+for line in firstLaunches { print("   " + line) }
+printTable("cold launch, caches dropped before each (sync; echo 3 > /proc/sys/vm/drop_caches): µs", coldCacheRows)
+
+// ---- warm --------------------------------------------------------------------------------------
+
+let appexd = try Appexd(executable: appexdPath, root: root)
+var warmRows: [Row] = []
+var warmTargets: [(String, Double, Double)] = []
+do {
+    let client = try HostClient.connect(socketPath: appexd.socket, identifier: "dev.appex.bench.host")
+    defer { client.close() }
+    _ = try await client.install(path: examples)
+    for e in extensions { _ = try await client.enable(e.id) }
+    let warm = WarmRoundTrip(client: client)
+    var sizes = (request: 0, answer: 0)
+    var measured: [(String, Histogram<UInt64>)] = []
+    for e in extensions {
+        let (h, request, answer) = try await warm.measure(e.id, iterations: warmIterations, warmup: 200)
+        measured.append((e.name, h))
+        sizes = (max(sizes.request, request), max(sizes.answer, answer))
+    }
+    let floor = relayFloor(relayFloorPath, iterations: warmIterations, request: sizes.request, answer: sizes.answer)
+    let floorName = "floor: 3 C processes, \(sizes.request) B / \(sizes.answer) B records"
+    warmRows.append(Row(name: floorName, histogram: floor))
+    for (name, h) in measured {
+        warmRows.append(Row(name: "\(name): host → appexd → ext → host", histogram: h, floor: floorName))
+        warmTargets.append((name, Double(h.valueAtPercentile(50)), Double(floor.valueAtPercentile(50))))
+    }
+} catch {
+    appexd.stop()
+    fail("warm round trip: \(error)")
+}
+appexd.stop()
+printTable("warm request round trip, small text item: µs", warmRows)
+
+// ---- targets -----------------------------------------------------------------------------------
+
+print("\ntargets")
+for r in warmCacheRows where r.name.hasSuffix("spawn → check-in") {
+    let p99 = Double(r.histogram.valueAtPercentile(99)) / 1e6
+    print(String(format: "   cold p99 ≤ 50 ms (warm cache), %@: %.1f ms %@", r.name, p99, p99 <= 50 ? "met" : "MISSED"))
+}
+for r in coldCacheRows where r.name.hasSuffix("spawn → check-in") {
+    let p99 = Double(r.histogram.valueAtPercentile(99)) / 1e6
+    print(String(format: "   cold-cache p99 under the 1 s deadline, %@: %.1f ms %@", r.name, p99, p99 < 1000 ? "met" : "MISSED"))
+}
+for (name, p50, floor) in warmTargets {
+    let ratio = p50 / floor
+    let ok = ratio <= 3 && p50 <= 250_000
+    print(String(format: "   warm p50 ≤ 3× floor and ≤ 250 µs, %@: %.0f µs, %.2f× %@", name, p50 / 1000, ratio, ok ? "met" : "MISSED"))
+}
