@@ -142,14 +142,16 @@ static int namespace_flags(int argc, char **argv, unsigned long *flags) {
         {"newcgroup", CLONE_NEWCGROUP}, {"newtime", 0x80 /* CLONE_NEWTIME, clone3 only */},
     };
     char *copy = strdup(argv[1]), *save = NULL;
+    int rc = 0;
     *flags = 0;
-    for (char *w = strtok_r(copy, "|,", &save); w; w = strtok_r(NULL, "|,", &save)) {
+    for (char *w = strtok_r(copy, "|,", &save); w && rc == 0; w = strtok_r(NULL, "|,", &save)) {
         size_t i = 0;
         while (i < sizeof(names) / sizeof(names[0]) && strcmp(names[i].name, w)) i++;
-        if (i == sizeof(names) / sizeof(names[0])) return -1;
-        *flags |= names[i].flag;
+        if (i == sizeof(names) / sizeof(names[0])) rc = -1;
+        else *flags |= names[i].flag;
     }
-    return 0;
+    free(copy);
+    return rc;
 }
 
 static int build_clone3(ARGS) {
@@ -431,17 +433,10 @@ int probe_call_main(enum probe_abi abi, int argc, char **argv) {
 }
 
 void probe_calls_usage(void) {
-    fprintf(stderr, "calls (each may be prefixed by i386 or x32 to use that ABI):\n  syscall NAME|NR [ARG...]"
-                    " (ARG: number, null, str:TEXT, buf:N) | syscall-high\n ");
+    fputs("calls (each may be prefixed by i386 or x32 to use that ABI):\n", stderr);
     int column = 1;
-    for (int i = 0; i < NCALLS; i++) {
-        int width = (int)strlen(calls[i].action) + (*calls[i].usage ? (int)strlen(calls[i].usage) + 1 : 0) + 3;
-        if (column + width > 96) {
-            fprintf(stderr, "\n ");
-            column = 1;
-        }
-        fprintf(stderr, " %s%s%s%s", calls[i].action, *calls[i].usage ? " " : "", calls[i].usage,
-                i + 1 < NCALLS ? " |" : "\n");
-        column += width;
-    }
+    fputs(" ", stderr);
+    probe_usage_word("syscall", "NAME|NR [ARG...] (ARG: number, null, str:TEXT, buf:N)", 0, &column);
+    probe_usage_word("syscall-high", "", 0, &column);
+    for (int i = 0; i < NCALLS; i++) probe_usage_word(calls[i].action, calls[i].usage, i + 1 == NCALLS, &column);
 }

@@ -20,9 +20,10 @@ enum { NTABLES = sizeof(action_tables) / sizeof(action_tables[0]) };
 int probe_usage(void) {
     fputs("usage: appex-probe ACTION [ARG...] | appex-probe i386|x32 CALL [ARG...]\nactions:\n", stderr);
     for (int t = 0; t < NTABLES; t++) {
+        int column = 1;
         fputs(" ", stderr);
         for (const struct probe_action *a = action_tables[t]; a->name; a++) {
-            fprintf(stderr, " %s%s%s%s", a->name, *a->usage ? " " : "", a->usage, a[1].name ? " |" : "\n");
+            probe_usage_word(a->name, a->usage, !a[1].name, &column);
         }
     }
     probe_calls_usage();

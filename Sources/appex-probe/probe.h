@@ -23,6 +23,8 @@ int probe_fail(int e, const char *fmt, ...) __attribute__((format(printf, 2, 3))
 int probe_unsupported(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 // The usage text on stderr, exit status 2.
 int probe_usage(void);
+// One "NAME ARGS |" entry of the usage text, wrapped at 96 columns (*column: where it is).
+void probe_usage_word(const char *name, const char *args, int last, int *column);
 
 // ---- arguments.c ----
 // Parses a number (decimal, 0x hex, 0 octal; a leading '-' wraps as the kernel reads it).

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 const char *probe_errname(int e) {
     // A failure without an errno (a child that exited non-zero).
@@ -56,4 +57,14 @@ int probe_unsupported(const char *fmt, ...) {
     va_end(ap);
     putchar('\n');
     return PROBE_EXIT_UNSUPPORTED;
+}
+
+void probe_usage_word(const char *name, const char *args, int last, int *column) {
+    int width = (int)strlen(name) + (*args ? (int)strlen(args) + 1 : 0) + 3;
+    if (*column + width > 96) {
+        fputs("\n ", stderr);
+        *column = 1;
+    }
+    fprintf(stderr, " %s%s%s%s", name, *args ? " " : "", args, last ? "\n" : " |");
+    *column = last ? 0 : *column + width;
 }
