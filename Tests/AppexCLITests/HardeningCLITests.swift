@@ -10,7 +10,12 @@ import Glibc
 /// stays harmless if it is not contained: paths are throwaway directories, reads are of files
 /// that exist on every host.
 extension RunCLITests {
-    static let probeSource = AppexBinary.packageRoot + "/Sources/appex-probe/main.c"
+    /// The probe's C files, for tests that build it with their own linker flags.
+    static let probeSources: [String] = {
+        let dir = AppexBinary.packageRoot + "/Sources/appex-probe"
+        return ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? [])
+            .filter { $0.hasSuffix(".c") }.sorted().map { dir + "/" + $0 }
+    }()
 
     /// `Name.appex/` with an Info.plist for the share extension point and `executable` as `probe`.
     func makeBundle(in dir: String, identifier: String = "com.example.hostile.share") throws -> String {
@@ -70,7 +75,7 @@ extension RunCLITests {
             removeParentCgroup()
         }
         let bundle = try makeBundle(in: state + "/src")
-        try gcc(["-O1", "-Wl,--enable-new-dtags", "-Wl,-rpath,/etc:/home", "-o", bundle + "/probe", Self.probeSource])
+        try gcc(["-O1", "-Wl,--enable-new-dtags", "-Wl,-rpath,/etc:/home", "-o", bundle + "/probe"] + Self.probeSources)
 
         let v = try AppexBinary.run(["validate", "--json", bundle])
         #expect(v.status == 1)
@@ -82,7 +87,7 @@ extension RunCLITests {
         #expect(!FileManager.default.fileExists(atPath: state + "/logs/com.example.hostile.share.log"), "it was launched")
 
         // The same bundle without the RUNPATH runs, and still cannot see /etc/passwd.
-        try gcc(["-O1", "-o", bundle + "/probe", Self.probeSource])
+        try gcc(["-O1", "-o", bundle + "/probe"] + Self.probeSources)
         let ok = try runBounded(["run", "--state-dir", state, bundle, "--", "read", "/etc/passwd"])
         #expect(ok.status == 0, "\(ok.stderr)")
         let log = try String(contentsOfFile: state + "/logs/com.example.hostile.share.log", encoding: .utf8)

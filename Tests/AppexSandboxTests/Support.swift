@@ -21,12 +21,14 @@ enum Fixture {
     static let probe: String = {
         let built = buildDirectory + "/appex-probe"
         if FileManager.default.isExecutableFile(atPath: built) { return built }
-        let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("../../Sources/appex-probe/main.c").standardizedFileURL.path
+        let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Sources/appex-probe").standardizedFileURL.path
+        let files = ((try? FileManager.default.contentsOfDirectory(atPath: sources)) ?? [])
+            .filter { $0.hasSuffix(".c") }.sorted().map { sources + "/" + $0 }
         let out = NSTemporaryDirectory() + "appex-probe-\(getpid())"
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/gcc")
-        p.arguments = ["-O2", "-o", out, source]
+        p.arguments = ["-O2", "-o", out] + files
         try? p.run()
         p.waitUntilExit()
         return out
