@@ -44,7 +44,7 @@ import Testing
             for call in group.syscalls { #expect(SyscallNames.number(call) != nil, "\(group.name): \(call)") }
         }
         for name in ["process-tracing", "mounting", "kernel-modules", "reboot", "raw-io", "keyrings", "bpf",
-                     "namespaces", "clock-setting", "swap", "app-extension-unavailable"] {
+                     "namespaces", "clock-setting", "swap", "app-extension-unavailable", "file-handles"] {
             #expect(set.groups[name] != nil, "missing group \(name)")
         }
     }

@@ -189,13 +189,11 @@ struct ProbeCallTests {
         #expect(try r.run(["socket-packet"], rules: Self.distinctiveRules(rules)).1 == "errno=EPERM")
     }
 
-    /// Finding (issue 12): no shipped group names open_by_handle_at, so it reaches the
-    /// kernel, where only the missing CAP_DAC_READ_SEARCH stops it.
-    @Test func openByHandleAtIsNotInAnyShippedGroup() throws {
+    /// open_by_handle_at names a file past the sandbox's view: the file-handles group denies
+    /// it (before that group, only the missing CAP_DAC_READ_SEARCH stopped it).
+    @Test func openByHandleAtIsDenied() throws {
         let r = try ProbeRun("open-by-handle")
         let out = try r.run(["open_by_handle_at"], rules: try ShippedRules.rules()).1
-        withKnownIssue("open_by_handle_at is in no shipped syscall group") {
-            #expect(out == "errno=EPERM")
-        }
+        #expect(out == "errno=EPERM")
     }
 }

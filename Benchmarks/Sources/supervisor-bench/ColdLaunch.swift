@@ -27,9 +27,9 @@ struct ColdLaunch {
     }
 
     /// One cold request; returns its phases in ns (from the µs appexd reports).
-    func coldRequest(_ id: String, number: UInt64) async -> [String: UInt64] {
+    func coldRequest(_ id: String) async -> [String: UInt64] {
         await supervisor.endIdleInstances(of: id)
-        let result = await supervisor.request(Self.request(id, number: number))
+        let result = await supervisor.request(Self.request(id, number: UInt64.random(in: 1...UInt64.max / 2)))
         guard case .ended(let outcome, _, _) = result, outcome.outcome == .completed, outcome.cold == true else {
             fail("\(id): a cold request did not complete cold: \(result)")
         }
@@ -38,15 +38,14 @@ struct ColdLaunch {
         return phases
     }
 
-    func measure(_ id: String, iterations: Int, dropCachesFirst: Bool, counter: inout UInt64) async -> Samples {
+    func measure(_ id: String, iterations: Int, dropCachesFirst: Bool) async -> Samples {
         var s = Samples()
         for _ in 0..<iterations {
             if dropCachesFirst {
                 await supervisor.endIdleInstances(of: id)
                 dropCaches()
             }
-            counter += 1
-            let phases = await coldRequest(id, number: counter)
+            let phases = await coldRequest(id)
             guard let checkIn = phases["checkIn"], let spawn = phases["spawn"] else {
                 fail("\(id): no checkIn/spawn phase in \(phases)")
             }

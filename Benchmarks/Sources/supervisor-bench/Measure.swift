@@ -42,14 +42,14 @@ func micros(_ ns: UInt64) -> String {
 /// Prints a table: p50, p90, p99, max in µs, and p50 as a multiple of its floor row.
 func printTable(_ title: String, _ rows: [Row]) {
     print("\n" + title)
-    print(pad("", 44) + lpad("n", 6) + lpad("p50", 9) + lpad("p90", 9) + lpad("p99", 9) + lpad("max", 9) + lpad("p50 × floor", 13))
+    print(pad("", 52) + lpad("n", 6) + lpad("p50", 9) + lpad("p90", 9) + lpad("p99", 9) + lpad("max", 9) + lpad("p50 × floor", 13))
     for r in rows {
         let h = r.histogram
         var ratio = ""
         if let floorName = r.floor, let floor = rows.first(where: { $0.name == floorName }), floor.p50 > 0 {
             ratio = String(format: "%.2f×", r.p50 / floor.p50)
         }
-        print(pad(r.name, 44) + lpad("\(h.totalCount)", 6) + lpad(micros(h.valueAtPercentile(50)), 9)
+        print(pad(r.name, 52) + lpad("\(h.totalCount)", 6) + lpad(micros(h.valueAtPercentile(50)), 9)
               + lpad(micros(h.valueAtPercentile(90)), 9) + lpad(micros(h.valueAtPercentile(99)), 9)
               + lpad(micros(h.max), 9) + lpad(ratio, 13))
     }

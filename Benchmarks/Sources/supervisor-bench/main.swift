@@ -19,6 +19,7 @@
 import AppexHostClient
 import AppexSupervisor
 import Foundation
+import Histogram
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -64,7 +65,6 @@ _ = try await supervisor.install(path: examples)
 for e in extensions { _ = try await supervisor.enable(e.id) }
 
 let cold = ColdLaunch(supervisor: supervisor)
-var counter: UInt64 = 0
 var warmCacheRows: [Row] = [], coldCacheRows: [Row] = [], firstLaunches: [String] = []
 for e in extensions {
     let bare = BareLaunch(executable: e.executable, bundleIdentifier: e.id, home: root)
@@ -73,7 +73,7 @@ for e in extensions {
     for _ in 0..<coldIterations { bareHistogram.record(bare.once()) }
 
     // The first request builds the extension's sandbox (namespaces, view): one extra launch.
-    let s = await cold.measure(e.id, iterations: coldIterations + 1, dropCachesFirst: false, counter: &counter)
+    let s = await cold.measure(e.id, iterations: coldIterations + 1, dropCachesFirst: false)
     if let first = s.first, let view = s.firstView {
         firstLaunches.append("\(e.name): \(micros(first)) µs to check-in, of which \(micros(view)) µs building the sandbox")
     }
@@ -90,7 +90,7 @@ for e in extensions {
         dropCaches()
         bareDropped.record(bare.once())
     }
-    let d = await cold.measure(e.id, iterations: coldCacheIterations, dropCachesFirst: true, counter: &counter)
+    let d = await cold.measure(e.id, iterations: coldCacheIterations, dropCachesFirst: true)
     let bareDroppedName = "\(e.name): bare, caches dropped (floor)"
     coldCacheRows += [
         Row(name: bareDroppedName, histogram: bareDropped),
