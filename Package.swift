@@ -78,10 +78,17 @@ let package = Package(
         // Shipped example extensions (their bundles live in Examples/).
         .executableTarget(name: "AppexExampleBalloon"),
         .executableTarget(name: "appex-probe"),
-        // pid 1 and holder of an extension's namespaces; static, exec'd inside the view.
+        // pid 1 and holder of an extension's namespaces, exec'd inside the view: static, and with
+        // no C library at all (its own _start and system calls), so the file is a few KB.
+        // SwiftPM links every executable through swiftc: -static-executable gives a static
+        // link, -nostartfiles leaves out swiftrt.o (which would pull in the whole Swift
+        // runtime, 9.5 MB), and clang's -nostdlib leaves out crt1.o and libc. The Swift
+        // libraries the static link still names are archives nothing references, so no
+        // member of them is linked. Docs/launch-sequence.md, "The sandbox init".
         .executableTarget(
             name: "appex-sandbox-init",
-            linkerSettings: [.unsafeFlags(["-static-executable"])]
+            cSettings: [.unsafeFlags(["-ffreestanding", "-fno-stack-protector"])],
+            linkerSettings: [.unsafeFlags(["-static-executable", "-nostartfiles", "-Xclang-linker", "-nostdlib"])]
         ),
 
         // Where tests find Tests/Fixtures and the optional real-world corpus (APPEX_CORPUS).

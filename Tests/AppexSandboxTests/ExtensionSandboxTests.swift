@@ -81,6 +81,51 @@ struct ExtensionSandboxTests {
         Fixture.removeParentCgroups()
     }
 
+    @Test func theInitReapsOrphans() throws {
+        let r = try ProbeRun("orphan")
+        // The bundle's executable is the host's shell here: it leaves a child behind and exits.
+        let shell = URL(fileURLWithPath: "/bin/sh").resolvingSymlinksInPath().path
+        try FileManager.default.removeItem(atPath: r.exe)
+        try FileManager.default.copyItem(atPath: shell, toPath: r.exe)
+        chmod(r.exe, 0o755)
+        let sandbox = try makeSandbox(r)
+        defer { sandbox.close() }
+        let run = ExtensionRun(spec: r.spec(["-c", "/usr/bin/sleep 30 & exit 0"]), options: try r.options(),
+                               sandbox: sandbox)
+        defer {
+            run.cleanup()
+            Fixture.removeParentCgroups()
+        }
+        try run.prepare()
+        try run.launch()
+        #expect(try run.wait().exitStatus == 0)
+        // The shell has exited, so its child now belongs to the init.
+        let orphans = children(of: sandbox.initPID)
+        #expect(orphans.count == 1)
+        // Killed, it stays a zombie unless the init reaps it.
+        for pid in orphans {
+            #expect(kill(pid, SIGKILL) == 0)
+            #expect(waitUntilGone(pid), "pid \(pid) was not reaped by the sandbox init")
+        }
+        #expect(children(of: sandbox.initPID).isEmpty)
+        #expect(sandbox.isAlive)
+    }
+
+    /// The children of a single-threaded process, zombies included (host pids).
+    func children(of pid: Int32) -> [Int32] {
+        let text = (try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? ""
+        return text.split(separator: " ").compactMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+    }
+
+    /// Whether `pid` is gone (a zombie still answers kill 0); gives up after 10 s.
+    func waitUntilGone(_ pid: Int32) -> Bool {
+        for _ in 0..<1000 {
+            if kill(pid, 0) == -1 && errno == ESRCH { return true }
+            usleep(10_000)
+        }
+        return false
+    }
+
     @Test func aSandboxWhoseInitDiedIsAClearError() throws {
         let r = try ProbeRun("dead")
         let sandbox = try makeSandbox(r)
