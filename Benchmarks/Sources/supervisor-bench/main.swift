@@ -1,6 +1,8 @@
 // supervisor-bench: the supervisor's two latencies, each beside its floor, in one run.
 //
-//   cold  spawn → check-in of the Swift example (Widget, on the SDK) and the C one (HelloC),
+//   cold  spawn → check-in of the Swift examples (Widget, which also writes a counter file in
+//         its container per request, and Action, a pure text transform; both on the SDK) and
+//         the C one (HelloC),
 //         under their shipped policies, through an embedded supervisor; split into the
 //         sandbox's part (decision → exec) and the extension's own start-up (exec → Hello);
 //         from a warm page cache and after dropping caches. Floor: the same executable
@@ -43,6 +45,7 @@ let relayFloorPath = here + "/relay-floor"
 
 let extensions: [(name: String, id: String, executable: String)] = [
     ("Widget (Swift, SDK)", "dev.appex.examples.host.widget", examples + "/PlugIns/Widget.appex/widget"),
+    ("Action (Swift, SDK)", "dev.appex.examples.host.action", examples + "/PlugIns/Action.appex/action"),
     ("HelloC (C, no SDK)", "dev.appex.examples.host.hello-c", examples + "/PlugIns/HelloC.appex/hello-c"),
 ]
 
