@@ -49,9 +49,11 @@ public struct RequestOutcome: Equatable, Sendable {
     public var cold: Bool
     /// In the order they happened; names are unique (e.g. `spawn`, `checkIn`, `roundTrip`).
     public var phases: [Phase]
+    /// The serving instance's peak memory so far (its cgroup's high-water mark), when known.
+    public var peakMemoryBytes: UInt64?
 
     public init(requestID: UInt64, outcome: Kind, items: [ExtensionItem] = [], error: RequestError? = nil,
-                reason: Reason? = nil, cold: Bool = false, phases: [Phase] = []) {
+                reason: Reason? = nil, cold: Bool = false, phases: [Phase] = [], peakMemoryBytes: UInt64? = nil) {
         self.requestID = requestID
         self.outcome = outcome
         self.items = items
@@ -59,6 +61,7 @@ public struct RequestOutcome: Equatable, Sendable {
         self.reason = reason
         self.cold = cold
         self.phases = phases
+        self.peakMemoryBytes = peakMemoryBytes
     }
 }
 

@@ -22,7 +22,7 @@ enum Tag {
     }
     enum RequestOutcome {
         static let requestID: UInt16 = 1, outcome: UInt16 = 2, item: UInt16 = 3, error: UInt16 = 4
-        static let reason: UInt16 = 5, cold: UInt16 = 6, phase: UInt16 = 7
+        static let reason: UInt16 = 5, cold: UInt16 = 6, phase: UInt16 = 7, peakMemoryBytes: UInt16 = 8
     }
     enum HostCancelRequest { static let requestID: UInt16 = 1 }
     enum Interruption {

@@ -176,6 +176,7 @@ struct MessageDecoder {
 
         case .requestOutcome:
             var id: UInt64?, outcome: RequestOutcome.Kind?, error: RequestError?, reason: String?, cold: Bool?
+            var peak: UInt64?
             var items: [ExtensionItem] = []
             var phases: [RequestOutcome.Phase] = []
             while let f = try r.next() {
@@ -198,13 +199,15 @@ struct MessageDecoder {
                     if phases.dropLast().contains(where: { $0.name == phases.last!.name }) {
                         throw f.error(.duplicateField, "phases[\(phases.count - 1)]", "phase \(phases.last!.name) appears twice")
                     }
+                case Tag.RequestOutcome.peakMemoryBytes:
+                    try r.once(&peak, f, "peakMemoryBytes") { f throws(WireError) in try f.u64("peakMemoryBytes") }
                 default: try r.unknown(f)
                 }
             }
             return .requestOutcome(RequestOutcome(requestID: try r.required(id, "requestID"),
                                                   outcome: try r.required(outcome, "outcome"),
                                                   items: items, error: error, reason: reason.map { Reason($0) },
-                                                  cold: cold ?? false, phases: phases))
+                                                  cold: cold ?? false, phases: phases, peakMemoryBytes: peak))
 
         case .hostCancelRequest:
             var id: UInt64?

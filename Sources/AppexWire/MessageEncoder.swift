@@ -66,6 +66,7 @@ struct MessageEncoder {
                     w.u64(Tag.Phase.microseconds, p.microseconds)
                 }
             }
+            if let peak = m.peakMemoryBytes { w.u64(Tag.RequestOutcome.peakMemoryBytes, peak) }
         case .hostCancelRequest(let m):
             w.u64(Tag.HostCancelRequest.requestID, m.requestID)
         case .interruption(let m):

@@ -2,7 +2,7 @@ import AppexWire
 import Foundation
 
 /// How `appex request` shows what came back: one JSON object (`--json`: outcome, items,
-/// error, reason, cold, phases in µs), or a few lines for people.
+/// error, reason, cold, phases in µs, peakMemoryBytes), or a few lines for people.
 struct RequestOutput {
     var outcome: String
     var items: [AppexWire.ExtensionItem] = []
@@ -10,6 +10,7 @@ struct RequestOutput {
     var reason: String?
     var cold = false
     var phases: [(String, UInt64)] = []
+    var peakMemoryBytes: UInt64?
     var details: [String] = []
 
     init(_ o: RequestOutcome) {
@@ -23,6 +24,7 @@ struct RequestOutput {
         reason = o.reason?.rawValue
         cold = o.cold
         phases = o.phases.map { ($0.name, $0.microseconds) }
+        peakMemoryBytes = o.peakMemoryBytes
     }
 
     /// A request appexd refused before any extension saw it.
@@ -45,6 +47,7 @@ struct RequestOutput {
             "reason": reason.jsonOrNull,
             "cold": cold,
             "phases": phaseObject,
+            "peakMemoryBytes": peakMemoryBytes.map { Int($0) as Any } ?? NSNull(),
             "details": details,
         ]
     }
@@ -81,6 +84,9 @@ struct RequestOutput {
         if !phases.isEmpty {
             let shown = phases.map { "\($0.0) \(Self.format($0.1))" }.joined(separator: ", ")
             lines.append("  phases: \(shown)")
+        }
+        if let peak = peakMemoryBytes {
+            lines.append(String(format: "  peak memory: %.1f MiB", Double(peak) / 1_048_576))
         }
         return lines.joined(separator: "\n")
     }

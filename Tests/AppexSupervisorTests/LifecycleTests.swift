@@ -50,6 +50,20 @@ import Glibc
         }
     }
 
+    /// Each outcome carries the instance's peak memory: it grows with what the extension
+    /// touched (the probe allocates and writes 12 MiB on the second request).
+    @Test func outcomesReportPeakMemory() async throws {
+        try await withProbe { f, id in
+            let first = try #require(await f.request(id).outcome)
+            let small = try #require(first.peakMemoryBytes, "\(first)")
+            #expect(small > 0)
+            let grown = try #require(await f.request(id, userInfo: Self.action("allocate", "12")).outcome)
+            #expect(grown.items.first?.attributedContentText?.hasPrefix("allocated 12 MiB") == true, "\(grown)")
+            let peak = try #require(grown.peakMemoryBytes)
+            #expect(peak >= small + 12 * 1_048_576, "peak \(peak) after 12 MiB on top of \(small)")
+        }
+    }
+
     @Test func cancelWithAnError() async throws {
         try await withProbe { f, id in
             let r = await f.request(id, userInfo: Self.action("cancel", "42"))

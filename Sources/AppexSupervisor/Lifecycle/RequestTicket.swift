@@ -18,6 +18,8 @@ final class RequestTicket: @unchecked Sendable {
     /// True when this request spawned the instance that serves it.
     var cold = false
     var phases: [RequestOutcome.Phase] = []
+    /// The serving instance's peak memory, filled in just before the outcome goes out.
+    var peakMemoryBytes: UInt64?
     /// When the BeginRequest went to the extension.
     var sentAt: UInt64 = 0
     var cancelRequested = false
@@ -54,7 +56,8 @@ final class RequestTicket: @unchecked Sendable {
         takeDescriptors().forEach { _ = close($0) }
         addPhase("total", nanos: MonotonicTime.now - receivedAt)
         sink.requestEnded(RequestOutcome(requestID: hostRequestID, outcome: outcome, items: items, error: error,
-                                         reason: reason, cold: cold, phases: phases),
+                                         reason: reason, cold: cold, phases: phases,
+                                         peakMemoryBytes: peakMemoryBytes),
                           descriptors: returned)
     }
 

@@ -100,6 +100,9 @@ extension Supervisor {
         instance.ticket = nil
         instance.requestsServed += 1
         instance.state = .idle
+        // One read of the cgroup's high-water mark (a few µs): what the host is told the
+        // extension needed to serve it.
+        ticket.peakMemoryBytes = (try? instance.run?.run.cgroup?.memoryPeak()).map { UInt64(max($0, 0)) }
         end(ticket)
         becameIdle(instance)
     }

@@ -85,6 +85,7 @@ extension Supervisor {
         logger.info("\(instance.label) ended: \(reason): \(message)")
         if let ticket = instance.ticket {
             instance.ticket = nil
+            ticket.peakMemoryBytes = exit.peak.map { UInt64(max($0, 0)) }
             ticket.sink.requestInterrupted(Interruption(requestID: ticket.hostRequestID, bundleIdentifier: instance.identifier,
                                                         reason: reason, message: message, signal: exit.signal))
             ticket.fail(reason, "\(instance.identifier): \(message)")
