@@ -5,7 +5,7 @@ SWIFT      ?= swift
 EXAMPLES   := .build/examples
 DEMO_STATE := .build/demo-state
 
-.PHONY: all deps build test demo examples bench bench-launch bench-activation bench-supervisor fuzz fuzz-wire clean
+.PHONY: all deps build test demo examples bench bench-launch bench-activation bench-supervisor bench-policy fuzz fuzz-wire clean
 
 all: build
 
@@ -28,7 +28,7 @@ demo: deps examples
 	$(SWIFT) build --product appex-sandbox-init
 	@scripts/demo.sh $(EXAMPLES)/ExampleHost.app $(DEMO_STATE)
 
-bench: bench-activation bench-launch bench-supervisor
+bench: bench-activation bench-launch bench-supervisor bench-policy
 
 bench-activation: deps
 	cd Benchmarks && $(SWIFT) build -c release --product activation-bench && $$($(SWIFT) build -c release --show-bin-path)/activation-bench
@@ -38,6 +38,10 @@ bench-launch: deps
 	cd Benchmarks && $(SWIFT) build -c release --product launch-bench && \
 	  APPEX_SANDBOX_INIT=$$(cd .. && $(SWIFT) build -c release --show-bin-path)/appex-sandbox-init \
 	  $$($(SWIFT) build -c release --show-bin-path)/launch-bench
+
+# Loading the policies: parsing every file against the compiled cache (Docs/policies.md).
+bench-policy: deps
+	cd Benchmarks && $(SWIFT) build -c release --product policy-bench && $$($(SWIFT) build -c release --show-bin-path)/policy-bench
 
 # Cold launch and warm round trip of the supervisor beside their floors (Docs/performance.md).
 # BENCH_ARGS: --cold N --cold-cache N --warm N.

@@ -22,6 +22,7 @@ let package = Package(
                 .product(name: "AppexActivation", package: appex),
                 .product(name: "AppexBundle", package: appex),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
+                "BenchSupport",
             ]
         ),
         .executableTarget(
@@ -30,6 +31,7 @@ let package = Package(
                 .product(name: "AppexSandbox", package: appex),
                 .product(name: "AppexPolicy", package: appex),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
+                "BenchSupport",
             ]
         ),
         .executableTarget(
@@ -39,9 +41,19 @@ let package = Package(
                 .product(name: "AppexHostClient", package: appex),
                 .product(name: "AppexWire", package: appex),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
+                "BenchSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .executableTarget(
+            name: "policy-bench",
+            dependencies: [
+                .product(name: "AppexPolicy", package: appex),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                "BenchSupport",
+            ]
+        ),
+        .target(name: "BenchSupport", dependencies: [.product(name: "Histogram", package: "hdrhistogram-swift")]),
         // The warm round trip's floor: three plain C processes relaying over Unix sockets.
         .executableTarget(name: "relay-floor"),
     ]

@@ -16,11 +16,13 @@ public enum PolicyLocator {
         return nil
     }
 
-    /// The shipped policies with `overlays` layered on top.
+    /// The shipped policies with `overlays` layered on top, compiled once and then taken from
+    /// the cache while no file changes (PolicyCache). `appex policy check` parses everything
+    /// every time instead (`PolicySet.load`).
     public static func load(overlays: [String] = []) throws -> PolicySet {
         guard let shipped = shippedDirectory() else {
             throw PolicyError(file: "Policies", message: "shipped policy directory not found; set APPEX_POLICIES")
         }
-        return try PolicySet.load(directories: [shipped] + overlays)
+        return try PolicyCache.load(directories: [shipped] + overlays)
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 
 /// Every policy Appex knows: the defaults, each extension point's policy and the syscall
 /// groups, loaded from one or more policy directories (shipped first, overlays after).
-public struct PolicySet: Sendable {
+public struct PolicySet: Sendable, Equatable {
     public var defaults: ExtensionPointPolicy
     /// Resolved policy per extension-point identifier.
     public var byExtensionPoint: [String: ExtensionPointPolicy]

@@ -7,16 +7,12 @@
 import AppexActivation
 import AppexBundle
 import Foundation
+import BenchSupport
 import Histogram
 #if canImport(Glibc)
 import Glibc
 #endif
 
-@inline(__always) func nowNanoseconds() -> UInt64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-}
 
 let arguments = CommandLine.arguments
 let corpus = arguments.count > 1 ? arguments[1] : URL(fileURLWithPath: #filePath)
@@ -65,8 +61,8 @@ do { prepared = try PreparedItems(request, types: .system) } catch { fatalError(
 // Clock overhead, to read the numbers against.
 var overhead = Histogram<UInt64>(highestTrackableValue: 1_000_000_000, numberOfSignificantValueDigits: .three)
 for _ in 0..<iterations {
-    let t0 = nowNanoseconds()
-    let t1 = nowNanoseconds()
+    let t0 = now()
+    let t1 = now()
     _ = overhead.record(t1 - t0)
 }
 
@@ -75,9 +71,9 @@ func measure(_ body: () throws -> Bool) rethrows -> (Histogram<UInt64>, Bool) {
     var activated = false
     for _ in 0..<(iterations / 10) { activated = try body() }   // warm-up
     for _ in 0..<iterations {
-        let t0 = nowNanoseconds()
+        let t0 = now()
         let r = try body()
-        let t1 = nowNanoseconds()
+        let t1 = now()
         activated = r
         _ = h.record(t1 - t0)
     }

@@ -19,16 +19,11 @@ import AppexPolicy
 import AppexSandbox
 import CAppexLauncher
 import Foundation
+import BenchSupport
 import Histogram
 #if canImport(Glibc)
 import Glibc
 #endif
-
-@inline(__always) func now() -> UInt64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-}
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("launch-bench: \(message)\n".utf8))
@@ -60,10 +55,6 @@ func which(_ tool: String) -> String? {
         return dir + "/" + tool
     }
     return nil
-}
-
-func newHistogram() -> Histogram<UInt64> {
-    Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
 }
 
 // MARK: crun worker (re-exec'd under `unshare -m`): crun refuses this machine's hybrid

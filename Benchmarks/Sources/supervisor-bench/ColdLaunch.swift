@@ -1,5 +1,6 @@
 import AppexSupervisor
 import AppexWire
+import BenchSupport
 import Histogram
 import Logging
 

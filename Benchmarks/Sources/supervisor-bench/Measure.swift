@@ -1,20 +1,11 @@
 import Foundation
+import BenchSupport
 import Histogram
 #if canImport(Glibc)
 import Glibc
 #endif
 
 // Shared by the harness's parts: the clock, histograms and the report's rows.
-
-@inline(__always) func now() -> UInt64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-}
-
-func newHistogram() -> Histogram<UInt64> {
-    Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
-}
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("supervisor-bench: \(message)\n".utf8))

@@ -1,6 +1,7 @@
 import AppexHostClient
 import AppexWire
 import Foundation
+import BenchSupport
 import Histogram
 #if canImport(Glibc)
 import Glibc

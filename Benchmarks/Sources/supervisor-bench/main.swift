@@ -21,6 +21,7 @@
 import AppexHostClient
 import AppexSupervisor
 import Foundation
+import BenchSupport
 import Histogram
 #if canImport(Glibc)
 import Glibc

@@ -1,0 +1,215 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// The cache's payload: a compiled PolicySet in a compact binary form (little-endian integers,
+// length-prefixed UTF-8), written and read field by field. Decoding goes through the types'
+// memberwise initialisers, so a field added to a policy type does not compile until it is
+// added here too; and the cache key includes the executable's identity (PolicyCache), so a
+// cache written by another build of this code is never read. JSON through Codable was tried
+// first: 2.7 ms to decode the shipped set, most of a parse; this takes tens of µs.
+
+struct CacheWriter {
+    var bytes: [UInt8] = []
+
+    mutating func int(_ v: Int64) { withUnsafeBytes(of: v.littleEndian) { bytes += $0 } }
+    mutating func int(_ v: Int) { int(Int64(v)) }
+    mutating func string(_ s: String) {
+        let utf8 = Array(s.utf8)
+        int(utf8.count)
+        bytes += utf8
+    }
+    mutating func strings(_ list: [String]) {
+        int(list.count)
+        for s in list { string(s) }
+    }
+    mutating func optional(_ s: String?) {
+        bytes.append(s == nil ? 0 : 1)
+        if let s { string(s) }
+    }
+}
+
+/// Reads what CacheWriter wrote; any overrun, bad length or bad value is `nil`, never a trap
+/// (the file is ours, but a truncated write or a disk error must only cost a parse).
+struct CacheReader {
+    let bytes: [UInt8]
+    var at = 0
+
+    init(_ bytes: [UInt8], from start: Int) {
+        self.bytes = bytes
+        at = start
+    }
+
+    var atEnd: Bool { at == bytes.count }
+
+    mutating func int64() -> Int64? {
+        guard bytes.count - at >= 8 else { return nil }
+        var v: UInt64 = 0
+        for i in 0..<8 { v |= UInt64(bytes[at + i]) << (8 * UInt64(i)) }
+        at += 8
+        return Int64(bitPattern: v)
+    }
+    mutating func int() -> Int? { int64().flatMap { Int(exactly: $0) } }
+    mutating func count() -> Int? {
+        guard let n = int(), n >= 0, n <= bytes.count - at else { return nil }
+        return n
+    }
+    mutating func string() -> String? {
+        guard let n = count() else { return nil }
+        defer { at += n }
+        return String(validating: bytes[at..<at + n], as: UTF8.self)
+    }
+    mutating func strings() -> [String]? {
+        guard let n = count() else { return nil }
+        var out: [String] = []
+        out.reserveCapacity(n)
+        for _ in 0..<n {
+            guard let s = string() else { return nil }
+            out.append(s)
+        }
+        return out
+    }
+    mutating func optional() -> String?? {
+        guard at < bytes.count else { return nil }
+        at += 1
+        switch bytes[at - 1] {
+        case 0: return .some(nil)
+        case 1: return string().map { .some($0) }
+        default: return nil
+        }
+    }
+}
+
+extension PolicySet {
+    func cacheEncoded() -> [UInt8] {
+        var w = CacheWriter()
+        w.strings(directories)
+        defaults.encode(into: &w)
+        let points = byExtensionPoint.keys.sorted()
+        w.int(points.count)
+        for p in points {
+            w.string(p)
+            byExtensionPoint[p]!.encode(into: &w)
+        }
+        let names = groups.keys.sorted()
+        w.int(names.count)
+        for name in names { groups[name]!.encode(into: &w) }
+        return w.bytes
+    }
+
+    static func cacheDecoded(_ r: inout CacheReader) -> PolicySet? {
+        guard let directories = r.strings(), let defaults = ExtensionPointPolicy.decode(&r), let n = r.count() else { return nil }
+        var byPoint: [String: ExtensionPointPolicy] = [:]
+        for _ in 0..<n {
+            guard let point = r.string(), let policy = ExtensionPointPolicy.decode(&r) else { return nil }
+            byPoint[point] = policy
+        }
+        guard let m = r.count() else { return nil }
+        var groups: [String: SyscallGroup] = [:]
+        for _ in 0..<m {
+            guard let group = SyscallGroup.decode(&r) else { return nil }
+            groups[group.name] = group
+        }
+        guard r.atEnd else { return nil }
+        return PolicySet(defaults: defaults, byExtensionPoint: byPoint, groups: groups, directories: directories)
+    }
+}
+
+extension ExtensionPointPolicy {
+    func encode(into w: inout CacheWriter) {
+        w.strings(extensionPoints)
+        w.string(title)
+        for size in [memory.activeHardLimit, memory.activeSoftLimit, memory.inactiveHardLimit,
+                     memory.inactiveSoftLimit, memory.pageCacheAllowance] { w.int(size.bytes) }
+        w.string(memory.source)
+        w.int(jetsamBand.value)
+        w.int(idleBand.value)
+        for d in [launchDeadline, requestTimeout, idleTimeout, pingInterval, unresponsiveTimeout] {
+            w.int(d.components.seconds)
+            w.int(d.components.attoseconds)
+        }
+        w.int(maxInstances)
+        w.int(pidsLimit)
+        w.int(openFilesLimit)
+        w.strings(grantableEntitlements)
+        w.strings(readOnlyPaths)
+        w.string(network.rawValue)
+        w.int(deniedSyscalls.count)
+        for denial in deniedSyscalls {
+            w.string(denial.group)
+            denial.action.encode(into: &w)
+        }
+        w.strings(files)
+    }
+
+    static func decode(_ r: inout CacheReader) -> ExtensionPointPolicy? {
+        guard let points = r.strings(), let title = r.string() else { return nil }
+        var sizes: [ByteSize] = []
+        for _ in 0..<5 {
+            guard let b = r.int64() else { return nil }
+            sizes.append(ByteSize(bytes: b))
+        }
+        guard let source = r.string(), let band = r.int().flatMap(JetsamBand.init(value:)),
+              let idleBand = r.int().flatMap(JetsamBand.init(value:)) else { return nil }
+        var durations: [Duration] = []
+        for _ in 0..<5 {
+            guard let s = r.int64(), let a = r.int64() else { return nil }
+            durations.append(Duration(secondsComponent: s, attosecondsComponent: a))
+        }
+        guard let maxInstances = r.int(), let pids = r.int(), let files = r.int(),
+              let grantable = r.strings(), let readOnly = r.strings(),
+              let network = r.string().flatMap(NetworkAccess.init(rawValue:)), let denials = r.count() else { return nil }
+        var denied: [SyscallDenial] = []
+        for _ in 0..<denials {
+            guard let group = r.string(), let action = SyscallAction.decode(&r) else { return nil }
+            denied.append(SyscallDenial(group: group, action: action))
+        }
+        guard let sources = r.strings() else { return nil }
+        return ExtensionPointPolicy(
+            extensionPoints: points, title: title,
+            memory: MemoryPolicy(activeHardLimit: sizes[0], activeSoftLimit: sizes[1], inactiveHardLimit: sizes[2],
+                                 inactiveSoftLimit: sizes[3], pageCacheAllowance: sizes[4], source: source),
+            jetsamBand: band, idleBand: idleBand,
+            launchDeadline: durations[0], requestTimeout: durations[1], idleTimeout: durations[2],
+            maxInstances: maxInstances, pingInterval: durations[3], unresponsiveTimeout: durations[4],
+            pidsLimit: pids, openFilesLimit: files, grantableEntitlements: grantable, readOnlyPaths: readOnly,
+            network: network, deniedSyscalls: denied, files: sources)
+    }
+}
+
+extension SyscallAction {
+    func encode(into w: inout CacheWriter) {
+        switch self {
+        case .errno(let e): w.int(0); w.int(Int(e))
+        case .kill: w.int(1)
+        case .log: w.int(2)
+        case .notify(let e): w.int(3); w.int(Int(e))
+        }
+    }
+
+    static func decode(_ r: inout CacheReader) -> SyscallAction? {
+        switch r.int() {
+        case 0: return r.int().flatMap(Int32.init(exactly:)).map { .errno($0) }
+        case 1: return .kill
+        case 2: return .log
+        case 3: return r.int().flatMap(Int32.init(exactly:)).map { .notify(errno: $0) }
+        default: return nil
+        }
+    }
+}
+
+extension SyscallGroup {
+    func encode(into w: inout CacheWriter) {
+        w.string(name)
+        w.string(summary)
+        w.optional(appleCounterpart)
+        w.strings(syscalls)
+        w.string(file)
+    }
+
+    static func decode(_ r: inout CacheReader) -> SyscallGroup? {
+        guard let name = r.string(), let summary = r.string(), let counterpart = r.optional(),
+              let syscalls = r.strings(), let file = r.string() else { return nil }
+        return SyscallGroup(name: name, summary: summary, appleCounterpart: counterpart, syscalls: syscalls, file: file)
+    }
+}

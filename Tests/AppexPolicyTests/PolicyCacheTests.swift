@@ -1,0 +1,161 @@
+import Foundation
+@testable import AppexPolicy
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The compiled-policy cache: a hit is the parse, any edit is seen, a damaged or foreign
+/// cache is never believed, and a broken policy is never cached.
+@Suite struct PolicyCacheTests {
+    /// A private (0700) cache directory of the test's own, removed at the end.
+    final class CacheDirectory {
+        let path: String
+        init() throws {
+            var template = Array((NSTemporaryDirectory() + "appex-policy-cache-XXXXXX").utf8CString)
+            guard let p = mkdtemp(&template) else { throw POSIXError(.EIO) }
+            path = String(cString: p)
+        }
+        deinit { try? FileManager.default.removeItem(atPath: path) }
+
+        var files: [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).filter { $0.hasSuffix(".cache") }
+        }
+        var cacheFile: String { path + "/" + files[0] }
+    }
+
+    @Test func aHitIsTheParsedSet() throws {
+        let tree = try PolicyTree()
+        let cache = try CacheDirectory()
+        let parsed = try PolicySet.load(directories: [tree.path])
+        let first = try PolicyCache.load(directories: [tree.path], cacheDirectory: cache.path)
+        #expect(cache.files.count == 1, "the first load writes the cache")
+        let second = try PolicyCache.load(directories: [tree.path], cacheDirectory: cache.path)
+        #expect(first == parsed && second == parsed)
+        let mode = try FileManager.default.attributesOfItem(atPath: cache.cacheFile)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+    }
+
+    /// Same size, same modification time, different content: still seen.
+    @Test func anEditIsSeenEvenWithTheSameSizeAndTime() throws {
+        let tree = try PolicyTree()
+        let cache = try CacheDirectory()
+        let file = tree.file("extension-points/widget.yaml")
+        let before = try PolicyCache.load(directories: [tree.path], cacheDirectory: cache.path)
+        let text = try String(contentsOfFile: file, encoding: .utf8)
+        let limit = try #require(before.policy(for: "com.apple.widget-extension")?.memory.activeHardLimit)
+        #expect(limit == .mebibytes(16))
+        var st = stat()
+        stat(file, &st)
+        let edited = text.replacingOccurrences(of: "16MiB", with: "17MiB")
+        try #require(edited != text && edited.utf8.count == text.utf8.count)
+        try edited.write(toFile: file, atomically: false, encoding: .utf8)
+        var times = [st.st_atim, st.st_mtim]
+        utimensat(AT_FDCWD, file, &times, 0)
+        let after = try PolicyCache.load(directories: [tree.path], cacheDirectory: cache.path)
+        #expect(after.policy(for: "com.apple.widget-extension")?.memory.activeHardLimit == .mebibytes(17))
+    }
+
+    @Test func anAddedOrRemovedFileIsSeen() throws {
+        let tree = try PolicyTree()
+        let cache = try CacheDirectory()
+        _ = try PolicyCache.load(directories: [tree.path], cacheDirectory: cache.path)
+        try tree.write("extension-points/extra.yaml", "extensionPoints: [dev.appex.extra]\ntitle: Extra\n")
+        #expect(try PolicyCache.load(directories: [tree.path], cacheDirectory: cache.path).policy(for: "dev.appex.extra") != nil)
+        try FileManager.default.removeItem(atPath: tree.file("extension-points/extra.yaml"))
+        #expect(try PolicyCache.load(directories: [tree.path], cacheDirectory: cache.path).policy(for: "dev.appex.extra") == nil)
+    }
+
+    @Test func aBrokenPolicyIsNeverCached() throws {
+        let tree = try PolicyTree()
+        let cache = try CacheDirectory()
+        try tree.write("extension-points/bad.yaml", "extensionPoints: [dev.appex.bad]\nmaxInstances: many\n")
+        for _ in 0..<2 {
+            #expect(throws: PolicyErrors.self) { try PolicyCache.load(directories: [tree.path], cacheDirectory: cache.path) }
+        }
+        #expect(cache.files.isEmpty)
+    }
+
+    /// Every truncation and a flipped byte anywhere: the load still returns the parsed set
+    /// (never a trap, never a wrong set), and a good cache is written again.
+    @Test func aDamagedCacheIsIgnoredAndRewritten() throws {
+        let tree = try PolicyTree()
+        let cache = try CacheDirectory()
+        let parsed = try PolicyCache.load(directories: [tree.path], cacheDirectory: cache.path)
+        let good = try Data(contentsOf: URL(fileURLWithPath: cache.cacheFile))
+        var damaged: [Data] = stride(from: 0, to: good.count, by: max(1, good.count / 97)).map { good.prefix($0) }
+        for offset in [0, 9, 20, 30, good.count / 2, good.count - 1] {
+            var d = good
+            d[offset] ^= 0x5a
+            damaged.append(d)
+        }
+        for d in damaged {
+            try d.write(to: URL(fileURLWithPath: cache.cacheFile))
+            chmod(cache.cacheFile, 0o600)
+            let loaded = try PolicyCache.load(directories: [tree.path], cacheDirectory: cache.path)
+            #expect(loaded == parsed)
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: cache.cacheFile)) == good, "rewritten whole")
+    }
+
+    /// The decoder alone on prefixes of every length class (every field boundary near the end,
+    /// a spread elsewhere): nil, never a trap.
+    @Test func theDecoderRejectsEveryTruncation() throws {
+        let set = try PolicySet.load(directories: [shippedPolicies])
+        let bytes = set.cacheEncoded()
+        var reader = CacheReader(bytes, from: 0)
+        #expect(PolicySet.cacheDecoded(&reader) == set)
+        let lengths = Set(Array(stride(from: 0, to: bytes.count, by: 37)) + Array(max(0, bytes.count - 300)..<bytes.count))
+        for n in lengths.sorted() {
+            var r = CacheReader(Array(bytes.prefix(n)), from: 0)
+            #expect(PolicySet.cacheDecoded(&r) == nil)
+        }
+    }
+
+    /// A cache directory others may write to is not used: its files could be anyone's.
+    @Test func aSharedDirectoryIsNotUsed() throws {
+        let tree = try PolicyTree()
+        let cache = try CacheDirectory()
+        chmod(cache.path, 0o777)
+        _ = try PolicyCache.load(directories: [tree.path], cacheDirectory: cache.path)
+        #expect(cache.files.isEmpty)
+    }
+
+    /// A cache file of another owner, or a link, is not read, even with the right fingerprint.
+    @Test func aForeignOrLinkedCacheFileIsNotRead() throws {
+        try #require(geteuid() == 0, "changing a file's owner needs root; CI runs as root")
+        let tree = try PolicyTree()
+        let cache = try CacheDirectory()
+        _ = try PolicyCache.load(directories: [tree.path], cacheDirectory: cache.path)
+        let file = cache.cacheFile
+        // A cache that says something else, with the right header: believed only if ours.
+        var forged = try PolicySet.load(directories: [tree.path])
+        forged.defaults.title = "forged"
+        let header = try Data(contentsOf: URL(fileURLWithPath: file)).prefix(16)
+        func sealed(_ set: PolicySet) -> Data {
+            let payload = set.cacheEncoded()
+            return header + withUnsafeBytes(of: PolicyFingerprint.hash(payload[...]).littleEndian) { Data($0) } + Data(payload)
+        }
+        try sealed(forged).write(to: URL(fileURLWithPath: file))
+        chmod(file, 0o600)
+        chown(file, 12345, 12345)
+        #expect(try PolicyCache.load(directories: [tree.path], cacheDirectory: cache.path).defaults.title != "forged")
+
+        let elsewhere = cache.path + "/elsewhere"
+        try sealed(forged).write(to: URL(fileURLWithPath: elsewhere))
+        chmod(elsewhere, 0o600)
+        try FileManager.default.removeItem(atPath: file)
+        symlink(elsewhere, file)
+        #expect(try PolicyCache.load(directories: [tree.path], cacheDirectory: cache.path).defaults.title != "forged")
+
+        // The same forged bytes in a file of ours are believed: the check above is what stopped it.
+        try FileManager.default.removeItem(atPath: file)
+        try FileManager.default.moveItem(atPath: elsewhere, toPath: file)
+        #expect(try PolicyCache.load(directories: [tree.path], cacheDirectory: cache.path).defaults.title == "forged")
+    }
+
+    @Test func cachingCanBeTurnedOff() {
+        #expect(PolicyCache.directory(environment: ["APPEX_POLICY_CACHE": "off", "HOME": "/root"]) == nil)
+        #expect(PolicyCache.directory(environment: ["APPEX_POLICY_CACHE": "0"]) == nil)
+    }
+}
