@@ -35,8 +35,10 @@ bench-activation: deps
 
 bench-launch: deps
 	$(SWIFT) build -c release --product appex-sandbox-init
+	$(SWIFT) build -c release --product appex
 	cd Benchmarks && $(SWIFT) build -c release --product launch-bench && \
 	  APPEX_SANDBOX_INIT=$$(cd .. && $(SWIFT) build -c release --show-bin-path)/appex-sandbox-init \
+	  APPEX=$$(cd .. && $(SWIFT) build -c release --show-bin-path)/appex \
 	  $$($(SWIFT) build -c release --show-bin-path)/launch-bench
 
 # Loading the policies: parsing every file against the compiled cache (Docs/policies.md).

@@ -43,20 +43,26 @@ public final class ExtensionCgroup: Sendable, CustomStringConvertible {
 
     public var join: CgroupJoin {
         switch version {
-        case .v1: .procsFiles(paths.map { $0 + "/cgroup.procs" })
+        case .v1: .procsFiles(paths.map { $0 + "/tasks" })
         case .v2: .directory(memoryDir)
         }
     }
 
     /// Descriptors for the child to join with, opened close-on-exec; the caller closes them.
-    /// v1: each `cgroup.procs`, `O_WRONLY` (the child writes "0"); v2: the directory,
+    /// v1: each `tasks`, `O_WRONLY` (the child writes "0"); v2: the directory,
     /// `O_PATH|O_DIRECTORY`, for `clone3(CLONE_INTO_CGROUP)`.
+    ///
+    /// v1 joins through `tasks`, not `cgroup.procs`: "0" there moves only the writing thread
+    /// (the child's only one, so the whole process), and for that the kernel does not take
+    /// `cgroup_threadgroup_rwsem` for writing. Writing `cgroup.procs` does, and the first such
+    /// write after ~20 ms of quiet waits for an RCU grace period: 10–17 ms against 20–30 µs
+    /// through `tasks`, measured on this machine kind (Docs/launch-sequence.md, section 5).
     public func openJoinFDs() throws -> [Int32] {
         var fds: [Int32] = []
         do {
             switch version {
             case .v1:
-                for p in paths { fds.append(try Sys.open(p + "/cgroup.procs", O_WRONLY)) }
+                for p in paths { fds.append(try Sys.open(p + "/tasks", O_WRONLY)) }
             case .v2:
                 fds.append(try Sys.open(memoryDir, Sys.O_PATH | Sys.O_DIRECTORY))
             }

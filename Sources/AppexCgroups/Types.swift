@@ -36,11 +36,13 @@ public struct CgroupLimits: Sendable, Equatable, CustomStringConvertible {
 
 /// How a child joins its cgroup before `execve`.
 ///
-/// - `procsFiles`: v1. The child writes `"0"` into each file. It must not open them
-///   itself (it may already be in its new mount namespace): the parent passes descriptors
-///   from `ExtensionCgroup.openJoinFDs()`, opened `O_WRONLY|O_CLOEXEC`.
+/// - `procsFiles`: v1. The child writes `"0"` into each file: each hierarchy's `tasks`, which
+///   moves the (single-threaded) child without the kernel-wide write lock `cgroup.procs`
+///   takes. It must not open them itself (it may already be in its new mount namespace): the
+///   parent passes descriptors from `ExtensionCgroup.openJoinFDs()`, opened
+///   `O_WRONLY|O_CLOEXEC`.
 /// - `directory`: v2. A cgroup directory whose `O_PATH` descriptor goes to
-///   `clone3(CLONE_INTO_CGROUP)`, which avoids the global lock that writing `cgroup.procs` takes.
+///   `clone3(CLONE_INTO_CGROUP)`: the child is born in it, nothing is moved.
 public enum CgroupJoin: Sendable, Equatable {
     case procsFiles([String])
     case directory(String)

@@ -51,7 +51,7 @@ public struct LaunchPlan: Sendable {
     public var rootDirectory: String?
     public var mounts: [MountOperation] = []
     public var workingDirectory: String?
-    /// v1: `cgroup.procs` descriptors the child writes "0" to. Owned by the caller.
+    /// v1: `tasks` descriptors the child writes "0" to. Owned by the caller.
     public var cgroupProcsFDs: [Int32] = []
     /// v2: the cgroup directory descriptor for `clone3(CLONE_INTO_CGROUP)`, or -1.
     public var cgroupDirectoryFD: Int32 = -1

@@ -169,6 +169,8 @@ static int child_main(void *arg) {
     }
 
     // 1. cgroup first, so everything the child does from here on is charged and counted.
+    //    v1: "0" into each hierarchy's `tasks` moves this thread, the only one: the kernel
+    //    skips the threadgroup rwsem (and its RCU grace period) that `cgroup.procs` takes.
     for (int32_t i = 0; i < p->n_cgroup_procs_fds; i++) {
         if (syscall(SYS_write, p->cgroup_procs_fds[i], "0", 1) != 1) fail(c, APPEX_STEP_CGROUP, i, errno);
     }

@@ -31,7 +31,7 @@ struct LiveV1Tests {
         let memDir = "/sys/fs/cgroup/memory/\(m.parentName)/ext"
         let pidsDir = "/sys/fs/cgroup/pids/\(m.parentName)/ext"
         #expect(cg.paths == [memDir, pidsDir])
-        #expect(cg.join == .procsFiles([memDir + "/cgroup.procs", pidsDir + "/cgroup.procs"]))
+        #expect(cg.join == .procsFiles([memDir + "/tasks", pidsDir + "/tasks"]))
         #expect(try cg.currentLimits() == limits)
         #expect(try Sys.readFile(memDir + "/memory.memsw.limit_in_bytes").trimmingWhitespace == "\(16 * MiB)")
         #expect(try Sys.readFile(memDir + "/memory.swappiness").trimmingWhitespace == "0")

@@ -70,7 +70,7 @@ typedef struct appex_rlimit {
 enum appex_step {
     APPEX_STEP_NONE = 0,
     APPEX_STEP_CLONE = 1,           // parent: clone/clone3 failed
-    APPEX_STEP_CGROUP = 2,          // write "0" to cgroup.procs fd [index]
+    APPEX_STEP_CGROUP = 2,          // write "0" to v1 tasks fd [index]
     APPEX_STEP_MOUNT_PRIVATE = 3,   // make / MS_PRIVATE|MS_REC
     APPEX_STEP_ROOT_TMPFS = 4,      // tmpfs on plan.root
     APPEX_STEP_MOUNT_OP = 5,        // mount operation [index]
@@ -118,7 +118,7 @@ typedef struct appex_plan {
     int32_t n_ops;
     const char *workdir;         // chdir after the uid switch (inside the view)
 
-    // cgroup: v1 pre-opened cgroup.procs fds (the child writes "0"), or a v2
+    // cgroup: v1 pre-opened `tasks` fds (the child writes "0"), or a v2
     // directory fd for clone3(CLONE_INTO_CGROUP). -1 / 0 entries: none.
     const int32_t *cgroup_procs_fds;
     int32_t n_cgroup_procs_fds;
