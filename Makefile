@@ -35,7 +35,7 @@ bench-activation: deps
 
 bench-launch: deps
 	$(SWIFT) build -c release --product appex-sandbox-init
-	$(SWIFT) build -c release --product appex
+	$(SWIFT) build -c release --static-swift-stdlib --product appex
 	cd Benchmarks && $(SWIFT) build -c release --product launch-bench && \
 	  APPEX_SANDBOX_INIT=$$(cd .. && $(SWIFT) build -c release --show-bin-path)/appex-sandbox-init \
 	  APPEX=$$(cd .. && $(SWIFT) build -c release --show-bin-path)/appex \
