@@ -45,6 +45,9 @@ let package = Package(
             name: "AppexPolicy",
             dependencies: ["AppexBundle", "CSeccomp", .product(name: "Yams", package: "Yams")]
         ),
+        // The extension-safe API check (Docs/extension-safe-api.md): a bounds-checked ELF reader
+        // (ELF/) and the lint of an executable's imports against its policy. No Foundation.
+        .target(name: "AppexBinaryLint", dependencies: ["AppexBundle", "AppexPolicy"]),
         // UTIs, the NSPredicate subset, dictionary activation rules.
         .target(name: "AppexActivation", dependencies: ["AppexBundle"]),
         // cgroup v1 and v2 backends behind one interface.
@@ -71,6 +74,7 @@ let package = Package(
             name: "appex",
             dependencies: [
                 "AppexBundle", "AppexPolicy", "AppexActivation", "AppexSandbox", "AppexSupervisor", "AppexHostClient",
+                "AppexBinaryLint",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
