@@ -99,6 +99,7 @@ let package = Package(
         .target(name: "AppexTestSupport", path: "Tests/AppexTestSupport"),
         .testTarget(name: "AppexBundleTests", dependencies: ["AppexBundle", "AppexTestSupport"]),
         .testTarget(name: "AppexPolicyTests", dependencies: ["AppexPolicy"]),
+        .testTarget(name: "AppexBinaryLintTests", dependencies: ["AppexBinaryLint", "AppexPolicy", "AppexTestSupport"]),
         .testTarget(
             name: "AppexActivationTests",
             dependencies: [

@@ -19,13 +19,14 @@ public struct ELFFileHeader: Sendable, Equatable {
     /// reader cannot follow safely, is an error naming the field and its offset.
     static func read(_ source: any ELFByteSource, limits: ELFLimits) throws(ELFError) -> ELFFileHeader {
         let part = "ELF header"
-        guard source.size >= 16 else {
-            throw ELFError(part, at: 0, "the file is \(source.size) bytes, shorter than the 16-byte identification", notELF: source.size < 4)
-        }
-        let ident = try source.bytes(at: 0, count: 16)
-        guard Array(ident[0..<4]) == magic else {
+        let start = try source.bytes(at: 0, count: Int(min(source.size, 16)))
+        guard start.count >= 4, Array(start[0..<4]) == magic else {
             throw ELFError(part, at: 0, "no ELF magic (\\x7fELF): not an ELF file", notELF: true)
         }
+        guard start.count == 16 else {
+            throw ELFError(part, at: 0, "the file is \(source.size) bytes, shorter than the 16-byte identification")
+        }
+        let ident = start
         let wordSize: ELFLayout.WordSize
         switch ident[4] {
         case 1: wordSize = .bits32

@@ -8,6 +8,11 @@ public struct ELFLayout: Sendable, Equatable {
     public var wordSize: WordSize
     public var byteOrder: ByteOrder
 
+    public init(wordSize: WordSize, byteOrder: ByteOrder) {
+        self.wordSize = wordSize
+        self.byteOrder = byteOrder
+    }
+
     public var is64Bit: Bool { wordSize == .bits64 }
     /// Size of an address or offset field.
     var word: Int { is64Bit ? 8 : 4 }
