@@ -15,13 +15,18 @@ public enum BinaryLinter {
     /// Checks `executable` (one file name) inside the bundle directory `bundle`.
     public static func lint(bundle: String, executable: String, policy: BinaryLintPolicy,
                             limits: ELFLimits = ELFLimits()) -> BinaryLintReport {
+        lint(root: bundle, scope: "the bundle", executable: executable, policy: policy, limits: limits)
+    }
+
+    static func lint(root bundle: String, scope: String, executable: String, policy: BinaryLintPolicy,
+                     limits: ELFLimits) -> BinaryLintReport {
         var report = BinaryLintReport(policy: policy)
         let tree: BundleTree
         do { tree = try BundleTree(path: bundle) } catch {
             report.errors.append(BinaryLintError(object: bundle, kind: .unreadable, message: "cannot open the directory: it \(error)"))
             return report
         }
-        walk(tree, executable: [executable], into: &report, limits: limits)
+        walk(tree, scope: scope, executable: [executable], into: &report, limits: limits)
         return report
     }
 
@@ -32,7 +37,7 @@ public enum BinaryLinter {
         let slash = trimmed.lastIndex(of: "/")
         let directory = slash.map { $0 == trimmed.startIndex ? "/" : String(trimmed[..<$0]) } ?? "."
         let name = slash.map { String(trimmed[trimmed.index(after: $0)...]) } ?? trimmed
-        return lint(bundle: directory, executable: name, policy: policy, limits: limits)
+        return lint(root: directory, scope: "the executable's directory", executable: name, policy: policy, limits: limits)
     }
 
     private struct Object {
@@ -40,7 +45,7 @@ public enum BinaryLinter {
         var file: BundleFileAccess.OpenFile
     }
 
-    static func walk(_ tree: BundleTree, executable: [String], into report: inout BinaryLintReport, limits: ELFLimits) {
+    static func walk(_ tree: BundleTree, scope: String, executable: [String], into report: inout BinaryLintReport, limits: ELFLimits) {
         let exeName = executable.joined(separator: "/")
         let exeFile: BundleFileAccess.OpenFile
         switch tree.open(executable) {
@@ -56,7 +61,7 @@ public enum BinaryLinter {
         var seen: Set<[UInt64]> = [[exeFile.device, exeFile.inode]]
         var next = 0
         var exe: ELFDynamicInfo?
-        let resolver = LibraryResolver(tree: tree)
+        let resolver = LibraryResolver(tree: tree, scope: scope)
         // Close whatever is still open when the walk stops early.
         defer { for o in queue[next...] { close(o.file.fd) } }
         while next < queue.count {
@@ -101,7 +106,7 @@ public enum BinaryLinter {
                     let p = path.joined(separator: "/")
                     report.libraries.append(LibraryLink(name: shown, neededBy: name, path: p, checked: false, note: why))
                     report.findings.append(BinaryFinding(code: .libraryUnchecked, object: p,
-                        message: "\(p), which \(name) needs, is in the bundle but was not checked: \(why)"))
+                        message: "\(p), which \(name) needs, is in \(scope) but was not checked: \(why)"))
                 case .found(let path, let file):
                     let p = path.joined(separator: "/")
                     report.libraries.append(LibraryLink(name: shown, neededBy: name, path: p, checked: true, note: nil))
@@ -109,7 +114,7 @@ public enum BinaryLinter {
                         close(file.fd)
                     } else if queue.count >= maxObjects {
                         close(file.fd)
-                        report.errors.append(BinaryLintError(object: p, kind: .tooManyLibraries, message: "more than \(maxObjects) libraries in the bundle; the rest were not checked"))
+                        report.errors.append(BinaryLintError(object: p, kind: .tooManyLibraries, message: "more than \(maxObjects) libraries in \(scope); the rest were not checked"))
                     } else {
                         queue.append(Object(path: path, file: file))
                     }

@@ -7,6 +7,8 @@ import AppexBundle
 /// system library (or one the sandbox would not show): its imports are not the bundle's.
 struct LibraryResolver {
     let tree: BundleTree
+    /// What the root is, for messages: "the bundle", or "the executable's directory".
+    var scope = "the bundle"
 
     enum Outcome {
         /// In the bundle: its path there, and the open file (the caller closes it).
@@ -24,23 +26,23 @@ struct LibraryResolver {
         let text = String(decoding: name, as: UTF8.self)
         if text.contains("/") {
             // A path, not a name: no search.
-            switch Self.place(text, origin: directory) {
-            case .inside(let path): return open(path) ?? .outside("\(Printable.escape(name)) does not exist in the bundle")
+            switch Self.place(text, origin: directory, scope: scope) {
+            case .inside(let path): return open(path) ?? .outside("\(Printable.escape(name)) does not exist in \(scope)")
             case .outside(let why): return .outside(why)
             }
         }
         var notes: [String] = []
         for entry in searchPaths {
             let dir = String(decoding: entry, as: UTF8.self)
-            switch Self.place(dir, origin: directory) {
+            switch Self.place(dir, origin: directory, scope: scope) {
             case .inside(let path):
                 if let found = open(path + [text]) { return found }
             case .outside(let why):
                 notes.append(why)
             }
         }
-        if notes.isEmpty { return .outside("not in the bundle: a system library") }
-        return .outside("not in the bundle (\(notes.joined(separator: "; ")))")
+        if notes.isEmpty { return .outside("not in \(scope): a system library") }
+        return .outside("not in \(scope) (\(notes.joined(separator: "; ")))")
     }
 
     private func open(_ path: [String]) -> Outcome? {
@@ -58,7 +60,7 @@ struct LibraryResolver {
 
     /// Where a search-path entry or a needed path lies, lexically: inside the bundle (as
     /// components from its root) or outside it (with why). Only `$ORIGIN` reaches the bundle.
-    static func place(_ entry: String, origin: [String]) -> Place {
+    static func place(_ entry: String, origin: [String], scope: String = "the bundle") -> Place {
         let shown = Printable.escape(Array(entry.utf8))
         var rest: Substring
         if entry.hasPrefix("$ORIGIN") {
@@ -66,11 +68,11 @@ struct LibraryResolver {
         } else if entry.hasPrefix("${ORIGIN}") {
             rest = entry.dropFirst("${ORIGIN}".count)
         } else if entry.hasPrefix("/") {
-            return .outside("\"\(shown)\" is outside the bundle")
+            return .outside("\"\(shown)\" is outside \(scope)")
         } else if entry.contains("$") {
             return .outside("\"\(shown)\" uses a substitution other than $ORIGIN")
         } else {
-            return .outside("\"\(shown)\" is relative to the working directory, not the bundle")
+            return .outside("\"\(shown)\" is relative to the working directory, not \(scope)")
         }
         guard rest.isEmpty || rest.hasPrefix("/") else {
             return .outside("\"\(shown)\" is not $ORIGIN followed by a path")
@@ -81,7 +83,7 @@ struct LibraryResolver {
             switch part {
             case ".": continue
             case "..":
-                if path.isEmpty { return .outside("\"\(shown)\" climbs out of the bundle") }
+                if path.isEmpty { return .outside("\"\(shown)\" climbs out of \(scope)") }
                 path.removeLast()
             default: path.append(String(part))
             }
