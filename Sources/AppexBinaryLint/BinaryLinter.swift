@@ -46,7 +46,7 @@ public enum BinaryLinter {
     }
 
     static func walk(_ tree: BundleTree, scope: String, executable: [String], into report: inout BinaryLintReport, limits: ELFLimits) {
-        let exeName = executable.joined(separator: "/")
+        let exeName = display(executable)
         let exeFile: BundleFileAccess.OpenFile
         switch tree.open(executable) {
         case .file(let f): exeFile = f
@@ -62,12 +62,11 @@ public enum BinaryLinter {
         var next = 0
         var exe: ELFDynamicInfo?
         let resolver = LibraryResolver(tree: tree, scope: scope)
-        // Close whatever is still open when the walk stops early.
-        defer { for o in queue[next...] { close(o.file.fd) } }
+        var overflowReported = false
         while next < queue.count {
             let object = queue[next]
             next += 1
-            let name = object.path.joined(separator: "/")
+            let name = display(object.path)
             let info: ELFDynamicInfo
             do throws(ELFError) {
                 defer { close(object.file.fd) }
@@ -78,12 +77,12 @@ public enum BinaryLinter {
                     : BinaryLintError(object: name, kind: .malformed, message: "malformed ELF: \(error)"))
                 continue
             }
-            report.objects.append(name)
             if let exe, exe.header.layout != info.header.layout || exe.header.machine != info.header.machine {
                 report.findings.append(BinaryFinding(code: .libraryUnchecked, object: name,
                     message: "\(name) is built for another machine or word size than the executable; the loader would not use it"))
                 continue
             }
+            report.objects.append(name)
             if exe == nil {
                 exe = info
                 if info.isStaticallyLinked {
@@ -103,18 +102,21 @@ public enum BinaryLinter {
                 case .outside(let why):
                     report.libraries.append(LibraryLink(name: shown, neededBy: name, path: nil, checked: false, note: why))
                 case .refused(let path, let why):
-                    let p = path.joined(separator: "/")
+                    let p = display(path)
                     report.libraries.append(LibraryLink(name: shown, neededBy: name, path: p, checked: false, note: why))
                     report.findings.append(BinaryFinding(code: .libraryUnchecked, object: p,
                         message: "\(p), which \(name) needs, is in \(scope) but was not checked: \(why)"))
                 case .found(let path, let file):
-                    let p = path.joined(separator: "/")
+                    let p = display(path)
                     report.libraries.append(LibraryLink(name: shown, neededBy: name, path: p, checked: true, note: nil))
                     if !seen.insert([file.device, file.inode]).inserted {
                         close(file.fd)
                     } else if queue.count >= maxObjects {
                         close(file.fd)
-                        report.errors.append(BinaryLintError(object: p, kind: .tooManyLibraries, message: "more than \(maxObjects) libraries in \(scope); the rest were not checked"))
+                        if !overflowReported {
+                            overflowReported = true
+                            report.errors.append(BinaryLintError(object: p, kind: .tooManyLibraries, message: "more than \(maxObjects) libraries in \(scope); from this one on, none was checked"))
+                        }
                     } else {
                         queue.append(Object(path: path, file: file))
                     }
@@ -122,6 +124,10 @@ public enum BinaryLinter {
             }
         }
     }
+
+    /// A path in the bundle for messages: its names come from the file (RUNPATH, DT_NEEDED)
+    /// and the plist, so they are escaped.
+    static func display(_ path: [String]) -> String { Printable.escape(Array(path.joined(separator: "/").utf8)) }
 
     /// The warnings for one object's imports, one per (symbol, system call), in import order.
     static func findings(_ imports: [ELFImport], in object: String, policy: BinaryLintPolicy) -> [BinaryFinding] {
