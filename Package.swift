@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "AppexHostClient", targets: ["AppexHostClient"]),
         .library(name: "AppexDaemon", targets: ["AppexDaemon"]),
         .library(name: "AppexExtensionKit", targets: ["AppexExtensionKit"]),
+        .library(name: "AppexExtensionUnavailable", targets: ["AppexExtensionUnavailable"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -45,6 +46,9 @@ let package = Package(
             name: "AppexPolicy",
             dependencies: ["AppexBundle", "CSeccomp", .product(name: "Yams", package: "Yams")]
         ),
+        // The extension-safe API check (Docs/extension-safe-api.md): a bounds-checked ELF reader
+        // (ELF/) and the lint of an executable's imports against its policy. No Foundation.
+        .target(name: "AppexBinaryLint", dependencies: ["AppexBundle", "AppexPolicy"]),
         // UTIs, the NSPredicate subset, dictionary activation rules.
         .target(name: "AppexActivation", dependencies: ["AppexBundle"]),
         // cgroup v1 and v2 backends behind one interface.
@@ -71,6 +75,7 @@ let package = Package(
             name: "appex",
             dependencies: [
                 "AppexBundle", "AppexPolicy", "AppexActivation", "AppexSandbox", "AppexSupervisor", "AppexHostClient",
+                "AppexBinaryLint",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -95,6 +100,11 @@ let package = Package(
         .target(name: "AppexTestSupport", path: "Tests/AppexTestSupport"),
         .testTarget(name: "AppexBundleTests", dependencies: ["AppexBundle", "AppexTestSupport"]),
         .testTarget(name: "AppexPolicyTests", dependencies: ["AppexPolicy"]),
+        // Also the extension-unavailable markers: it compiles against AppexHostClient's sources.
+        .testTarget(
+            name: "AppexBinaryLintTests",
+            dependencies: ["AppexBinaryLint", "AppexPolicy", "AppexTestSupport", "AppexHostClient", "AppexExtensionUnavailable"]
+        ),
         .testTarget(
             name: "AppexActivationTests",
             dependencies: [
@@ -177,6 +187,9 @@ let package = Package(
         // and their tests, which run the real executables against a test-played appexd.
         // No Foundation anywhere here: the SDK is on every cold launch's critical path.
         .target(name: "AppexExtensionKit", dependencies: ["AppexWire", "AppexWireIO"]),
+        // <appex/extension_unavailable.h>: APPEX_EXTENSION_UNAVAILABLE(msg), the C counterpart
+        // of NS_EXTENSION_UNAVAILABLE (Docs/extension-safe-api.md).
+        .target(name: "AppexExtensionUnavailable"),
         .executableTarget(name: "AppexExampleShare", dependencies: ["AppexExtensionKit"]),
         .executableTarget(name: "AppexExampleAction", dependencies: ["AppexExtensionKit"]),
         .executableTarget(name: "AppexExampleWidget", dependencies: ["AppexExtensionKit"]),

@@ -93,6 +93,13 @@ public final class HostClient: Sendable {
     /// - Throws: `HostClientError`: `.socket` when nothing listens there or access is denied,
     ///   `.connectionRefused` with appexd's reason (`not-authorized`, `version-mismatch`) and
     ///   message, `.connectionLost` when appexd closes without answering, `.protocolError`.
+    ///
+    /// Host-only: built with the `APPEX_EXTENSION` compilation condition (extension code,
+    /// Docs/extension-safe-api.md) a call is a compile-time error. An extension's sandbox
+    /// cannot reach the control socket; its requests arrive through its `ExtensionContext`.
+    #if APPEX_EXTENSION
+    @available(*, unavailable, message: "unavailable in app extensions: HostClient is for host applications; an extension is reached through appexd and answers through its ExtensionContext")
+    #endif
     public static func connect(socketPath: String? = nil, identifier: String,
                                openURL: @escaping OpenURLHandler = refuseEveryURL) throws -> HostClient {
         let path = Self.socketPath(explicit: socketPath)

@@ -1,3 +1,4 @@
+import AppexBinaryLint
 import AppexBundle
 import AppexPolicy
 
@@ -25,6 +26,13 @@ enum ValidationReport {
                 out.append(.warning("policy.entitlement-refused", at: PlistKeyPath([refused]),
                                     "the \(effective.policy.title) policy does not grant \(refused); it is ignored"))
             }
+        }
+        // The extension-safe API check: the executable's (and bundled libraries') imports
+        // against the policy the bundle runs under, as warnings.
+        if let bundle, let policies {
+            let point = info.extensionInfo?.pointIdentifier.flatMap { BuildVariables.references(in: $0).isEmpty ? $0 : nil }
+            let effective = EffectivePolicy(extensionPoint: point ?? "", entitlements: bundle.entitlements, in: policies)
+            out += BinaryLinter.validationFindings(bundle: bundle, policy: BinaryLintPolicy(effective, extensionPoint: point))
         }
         return out.sorted { ($1.severity, $0.keyPath.description) < ($0.severity, $1.keyPath.description) }
     }

@@ -1,0 +1,41 @@
+/// The dynamic string table (DT_STRTAB, DT_STRSZ), read once; names are looked up in it
+/// with every offset checked and every name's length bounded.
+struct ELFStringTable {
+    let bytes: [UInt8]
+    let fileOffset: UInt64
+    let maxNameLength: Int
+
+    static let empty = ELFStringTable(bytes: [], fileOffset: 0, maxNameLength: 0)
+
+    static func read(_ reader: ELFReader, dynamic: ELFDynamicSection, map: ELFAddressMap) throws(ELFError) -> ELFStringTable {
+        guard let address = dynamic.value(ELFDynamicSection.dtStrTab) else { return .empty }
+        let part = "string table (DT_STRTAB \(hex(address)))"
+        guard let size = dynamic.value(ELFDynamicSection.dtStrSize) else {
+            throw ELFError(part, "DT_STRTAB without DT_STRSZ: the table's size is unknown")
+        }
+        guard size <= reader.limits.maxStringTableBytes else {
+            throw ELFError(part, "DT_STRSZ \(size) exceeds the limit of \(reader.limits.maxStringTableBytes) bytes")
+        }
+        guard size > 0 else { return .empty }
+        let offset = try map.fileOffset(of: address, count: size, part: part)
+        let bytes = try reader.read(part, at: offset, count: size)
+        return ELFStringTable(bytes: bytes.bytes, fileOffset: offset, maxNameLength: reader.limits.maxNameLength)
+    }
+
+    /// The NUL-terminated name at `offset`, for `part`; its bytes are returned as they are
+    /// (not necessarily UTF-8: callers escape them before printing).
+    func name(at offset: UInt64, part: String) throws(ELFError) -> [UInt8] {
+        guard offset < UInt64(bytes.count) else {
+            throw ELFError(part, "name offset \(offset) lies outside the \(bytes.count)-byte string table")
+        }
+        let start = Int(offset)
+        let end = min(bytes.count, start + maxNameLength + 1)
+        guard let nul = bytes[start..<end].firstIndex(of: 0) else {
+            let message = end == bytes.count
+                ? "the name at string-table offset \(offset) is not NUL-terminated before the table ends"
+                : "the name at string-table offset \(offset) is longer than \(maxNameLength) bytes"
+            throw ELFError(part, at: fileOffset + offset, message)
+        }
+        return Array(bytes[start..<nul])
+    }
+}
