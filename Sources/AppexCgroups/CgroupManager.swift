@@ -257,22 +257,31 @@ public struct CgroupManager: Sendable, CustomStringConvertible {
             // Reserved for the supervisor's own leaf in a delegated subtree.
             throw CgroupError("validate cgroup name", path: name, errno: .invalidArgument, message: "reserved on v2")
         }
-        try prepare()
         let cg = handle(name: name, limits: limits)
-        var made: [String] = []
-        do {
-            for p in cg.paths {
-                guard try makeDirectory(p) else {
-                    throw CgroupError("create cgroup", path: p, errno: .fileExists)
+        // The parent may vanish between making it and making the child: whoever removes
+        // parents (another run's cleanup, a sweep) removes them when empty, which ours still
+        // is. ENOENT then means "make the parent again", a bounded number of times.
+        var attempt = 0
+        while true {
+            try prepare()
+            var made: [String] = []
+            do {
+                for p in cg.paths {
+                    guard try makeDirectory(p) else {
+                        throw CgroupError("create cgroup", path: p, errno: .fileExists)
+                    }
+                    made.append(p)
                 }
-                made.append(p)
+                try apply(limits, to: cg)
+                return cg
+            } catch let error as CgroupError where error.errno == .noSuchFileOrDirectory && attempt < 3 {
+                for p in made.reversed() { _ = try? (removeDirectory ?? { try Sys.rmdir($0) })(p) }
+                attempt += 1
+            } catch {
+                for p in made.reversed() { _ = try? (removeDirectory ?? { try Sys.rmdir($0) })(p) }
+                throw error
             }
-            try apply(limits, to: cg)
-        } catch {
-            for p in made.reversed() { _ = try? (removeDirectory ?? { try Sys.rmdir($0) })(p) }
-            throw error
         }
-        return cg
     }
 
     func apply(_ l: CgroupLimits, to cg: ExtensionCgroup) throws {

@@ -106,7 +106,11 @@ struct ProbeCLITests {
     func run(_ executable: String, _ args: [String], state: String,
              extensionPoint: String? = "com.apple.share-services") throws -> (json: [String: Any], line: String) {
         let point = extensionPoint.map { ["--extension-point", $0] } ?? []
-        let r = try AppexBinary.run(["run", "--json", "--state-dir", state] + point + [executable, "--"] + args)
+        // Uids of its own (RLIMIT_NPROC counts a uid's processes machine-wide: the fork bomb
+        // must not make another test's execve fail).
+        let base = 400_000 + UInt32.random(in: 2000..<4000) * 50
+        let r = try AppexBinary.run(["run", "--json", "--state-dir", state, "--uid-range", "\(base)-\(base + 49)"]
+                                    + point + [executable, "--"] + args)
         #expect(r.status == 0, "\(r.stderr)")
         let json = try #require(try r.json() as? [String: Any])
         let log = try String(contentsOfFile: json["logPath"] as? String ?? "", encoding: .utf8)

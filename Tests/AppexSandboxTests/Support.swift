@@ -99,8 +99,15 @@ final class ProbeRun {
                     memoryMax: memoryMax, pidsMax: pids, syscallRules: rules)
     }
 
+    /// Uids of this run's own: RLIMIT_NPROC counts every process of a uid, so a fork bomb in
+    /// one test would make another test's execve fail with EAGAIN if they shared uid 200000.
+    let uidRange: ClosedRange<UInt32> = {
+        let base = 400_000 + UInt32.random(in: 0..<2000) * 50
+        return base...(base + 49)
+    }()
+
     func options(timeout: Duration? = nil) throws -> RunOptions {
-        RunOptions(stateDirectory: state, timeout: timeout, cgroups: try Fixture.cgroups())
+        RunOptions(stateDirectory: state, timeout: timeout, cgroups: try Fixture.cgroups(), uidRange: uidRange)
     }
 
     /// Runs and returns the report and the probe's last output line; asserts no leftovers.
