@@ -13,6 +13,7 @@ struct Appex: AsyncParsableCommand {
             RunCommand.self,
             InstallCommand.self, ListCommand.self, EnableCommand.self, DisableCommand.self, UninstallCommand.self,
             RequestCommand.self,
+            TestPolicyCommand.self,
         ]
     )
 }
