@@ -18,7 +18,7 @@ struct PolicyTestResult: Sendable {
 }
 
 /// Runs planned cases on worker threads: appex-probe cases on `jobs` threads (they use the
-/// CPU), supervisor cases on as many again (they mostly wait for deadlines). Results come
+/// CPU), supervisor cases on four times as many (they mostly wait for a deadline). Results come
 /// back in plan order through `report` as soon as each one and all before it are done.
 final class PolicyTestRunner: @unchecked Sendable {
     let environment: PolicyTestEnvironment
@@ -77,7 +77,7 @@ final class PolicyTestRunner: @unchecked Sendable {
             }
         }
         pool(probeCases, threads: jobs) { [self] p, worker in runProbeCase(p, worker: worker) }
-        pool(supervisorCases, threads: jobs) { [self] p, _ in supervisors.run(p) }
+        pool(supervisorCases, threads: jobs * 4) { [self] p, _ in supervisors.run(p) }
         group.wait()
         probes.closeAll()
         return results.withLock { $0.done.compactMap { $0 } }
