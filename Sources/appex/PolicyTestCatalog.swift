@@ -15,7 +15,7 @@ final class PolicyTestCatalog: @unchecked Sendable {
     let base: PolicySet
     /// A private directory for generated overlays, removed by `removeScratch()`.
     let scratch: String
-    private var files: [String: (set: PolicySet, overlay: String, points: [String])] = [:]
+    private var files: [String: Result<(set: PolicySet, overlay: String, points: [String]), any Error>] = [:]
     private let lock = NSLock()
 
     init(overlays: [String]) throws {
@@ -34,13 +34,19 @@ final class PolicyTestCatalog: @unchecked Sendable {
     func load(policyFile path: String) throws -> (set: PolicySet, overlay: String, points: [String]) {
         lock.lock()
         defer { lock.unlock() }
-        if let hit = files[path] { return hit }
-        let dir = scratch + "/policy-\(files.count)"
-        let link = dir + "/extension-points/" + (path as NSString).lastPathComponent
-        try FileManager.default.createDirectory(atPath: dir + "/extension-points", withIntermediateDirectories: true)
+        if let known = files[path] { return try known.get() }
+        let result = Result { try Self.load(policyFile: path, in: scratch + "/policy-\(files.count)", over: base) }
+        files[path] = result
+        return try result.get()
+    }
+
+    private static func load(policyFile path: String, in dir: String, over base: PolicySet) throws
+        -> (set: PolicySet, overlay: String, points: [String]) {
         if !(path.hasSuffix(".yaml") || path.hasSuffix(".yml")) {
             throw PolicyError(file: path, message: "a policy file must end in .yaml or .yml")
         }
+        let link = dir + "/extension-points/" + (path as NSString).lastPathComponent
+        try FileManager.default.createDirectory(atPath: dir + "/extension-points", withIntermediateDirectories: true)
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: path)
         let set: PolicySet
         do {
@@ -53,9 +59,7 @@ final class PolicyTestCatalog: @unchecked Sendable {
             throw e
         }
         let points = set.extensionPointPolicies.filter { $0.files.contains(link) }.flatMap(\.extensionPoints)
-        let entry = (set, dir, points)
-        files[path] = entry
-        return entry
+        return (set, dir, points)
     }
 
     /// The policy a case runs under: its file's set (or the base) for `extensionPoint`, with

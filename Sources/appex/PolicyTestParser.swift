@@ -93,14 +93,18 @@ struct PolicyTestParser {
         for node in caseNodes {
             guard let c = attempt({ try parseCase(node, file: file, defaults: defaults, bystander: bystander) }) else { continue }
             if let first = names[c.name] {
-                errors.append(PolicyError(file: file, line: c.line, key: "\(node.key ?? "cases").name",
-                                          message: "duplicate case name \"\(c.name)\" (first at line \(first))"))
+                let nameNode = (try? node.mapping(allowed: Self.caseKeys))?.first { $0.0 == "name" }?.1 ?? node
+                errors.append(nameNode.error("duplicate case name \"\(c.name)\" (first at line \(first))"))
                 continue
             }
             names[c.name] = c.line ?? 0
             cases.append(c)
         }
-        if !errors.isEmpty { throw PolicyTestErrors(errors) }
+        if !errors.isEmpty {
+            // A file-level mistake (a policy file that does not load) shows up once per case.
+            var seen = Set<String>()
+            throw PolicyTestErrors(errors.filter { seen.insert($0.description).inserted })
+        }
         return PolicyTestFile(path: file, title: title, bystander: bystander, cases: cases)
     }
 

@@ -26,7 +26,8 @@ enum PolicyTestJudge {
         switch expected {
         case .killed(let reason, let within):
             guard o.signal != nil || o.killReason != nil else {
-                return .fail(seen, o.exitStatus == 0 ? "not killed: the attempt returned" : "not killed")
+                let why = reason == "seccomp-violation" ? "not killed: the call returned, so the filter did not stop it" : "not killed: the attempt returned"
+                return .fail(seen, o.exitStatus == 0 ? why : "not killed")
             }
             guard o.killReason == reason else {
                 return .fail(seen, "killed, but for \(o.killReason ?? "no recorded reason"), not \(reason)")
@@ -66,7 +67,7 @@ enum PolicyTestJudge {
             guard let name = o.errnoName else { return .fail(seen, "no errno in the answer") }
             guard errnos.contains(name) else {
                 let why = by == .filter && !policyErrnos.contains(name)
-                    ? "answered \(name), not the policy's \(errnos.joined(separator: "|")): the call reached the kernel"
+                    ? "answered \(name), not \(errnos.joined(separator: "|")): the call reached the kernel"
                     : "answered \(name), expected \(errnos.joined(separator: "|"))"
                 return .fail(seen, why)
             }
