@@ -129,7 +129,7 @@ struct TestPolicyCLITests {
     }
 
     @Test(.enabled(if: isRoot, "the sandbox needs root (CI runs as root)"))
-    func aCaseNamesAPolicyFileAndOverridesLimits() throws {
+    func aCaseNamesAPolicyFile() throws {
         let policy = Self.root + "/Docs/examples/weakened-policy/extension-points/widget.yaml"
         let file = try testFile("""
             policy: \(policy)
@@ -153,7 +153,7 @@ struct TestPolicyCLITests {
         // /dev/null.yaml does not exist: refused before anything runs.
         let refused = try AppexBinary.run(["test-policy", file])
         #expect(refused.status == 2)
-        #expect(refused.stderr.contains("\(file):16:"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("\(file):14:13:"), "\(refused.stderr)")
         #expect(refused.stderr.contains("cases[2].policy: policy file /dev/null.yaml does not exist"), "\(refused.stderr)")
 
         try String(contentsOfFile: file, encoding: .utf8).replacingOccurrences(of: "    policy: /dev/null.yaml\n", with: "")
