@@ -21,7 +21,7 @@ final class PolicyTestEnvironment: @unchecked Sendable {
     private let supervisorCounter = Protected(0)
 
     /// The probe as a bundle directory: `appex-probe`, and `setuid-probe` when a case uses
-    /// `${setuidProbe}`. The directory is the state directory's, which only root can enter.
+    /// `${setuidProbe}`.
     let probeBundle: String
     var probeExecutable: String { probeBundle + "/appex-probe" }
     let probeExtension: String
@@ -43,8 +43,6 @@ final class PolicyTestEnvironment: @unchecked Sendable {
             self.stateDirectory = String(cString: p)
             ownsStateDirectory = true
         }
-        // A setuid-root probe must never be reachable by other users of the host.
-        chmod(self.stateDirectory, 0o700)
         cgroups = try CgroupManager.detect(parentName: "appex-test-policy-\(getpid())")
 
         let count = UInt32(uidRange.count)
@@ -53,11 +51,16 @@ final class PolicyTestEnvironment: @unchecked Sendable {
         runUIDs = uidRange.lowerBound...(split - 1)
         supervisorUIDs = split...uidRange.upperBound
 
-        probeBundle = self.stateDirectory + "/probe-bundle"
+        // The bundle sits in a directory only root can enter, so a setuid-root probe in it is
+        // never reachable by other users of the host; in the view only the bundle is mounted.
+        let privateDir = self.stateDirectory + "/test-policy"
+        probeBundle = privateDir + "/probe.appex"
         self.probeExtension = probeExtension
-        try? FileManager.default.removeItem(atPath: probeBundle)
-        try FileManager.default.createDirectory(atPath: probeBundle, withIntermediateDirectories: false)
-        chmod(probeBundle, 0o755)
+        try? FileManager.default.removeItem(atPath: privateDir)
+        try FileManager.default.createDirectory(atPath: probeBundle, withIntermediateDirectories: true)
+        guard chmod(privateDir, 0o700) == 0, chmod(probeBundle, 0o755) == 0 else {
+            throw ValidationErrorText("cannot set the mode of \(probeBundle): \(String(cString: strerror(errno)))")
+        }
         try Self.copyExecutable(probe, to: probeExecutable, mode: 0o755)
         if setuidProbe {
             // Uncontained it would report euid 0; in the sandbox the bundle is mounted nosuid

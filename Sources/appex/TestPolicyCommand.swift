@@ -86,6 +86,7 @@ struct TestPolicyCommand: ParsableCommand {
             FileHandle.standardError.write(Data("appex test-policy: runs cases under the real sandbox (namespaces, cgroups, uids): needs root\n".utf8))
             throw ExitCode(1)
         }
+        guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
         guard let uids = UIDRangeCheck.parse(uidRange) else {
             throw ValidationError("--uid-range must be START-END with 1000 <= START <= END, not \"\(uidRange)\"")
         }
@@ -150,8 +151,12 @@ struct TestPolicyCommand: ParsableCommand {
     /// An executable of this package: the option, the environment variable, beside this
     /// executable, or in `../libexec/appex/` beside it (an installed layout).
     static func locate(_ name: String, option: String?, environment: String) throws -> String {
+        if let option {
+            // Named by the operator: that file or nothing.
+            guard FileManager.default.isExecutableFile(atPath: option) else { throw ValidationErrorText("\(option): not an executable file") }
+            return URL(fileURLWithPath: option).standardizedFileURL.path
+        }
         var candidates: [String] = []
-        if let option { candidates.append(option) }
         if let env = ProcessInfo.processInfo.environment[environment], !env.isEmpty { candidates.append(env) }
         let dir = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
         candidates.append(dir.appendingPathComponent(name).path)
