@@ -177,7 +177,7 @@ struct PolicyTestParser {
         }
 
         var expectation = PolicyTestExpectation.allowed(output: nil)
-        attempt { expectation = try parseExpectation(fields, node: node, hasAction: action != nil) }
+        attempt { expectation = try parseExpectation(fields, node: node) }
 
         // Which probe: appex-probe (`action`) through `appex run`'s machinery, or the probe
         // extension (`request`, `probeConf`) through a supervisor.
@@ -236,12 +236,12 @@ struct PolicyTestParser {
                                    action: action, request: request, probeConf: [], limits: limits,
                                    expectation: expectation, timeout: timeout, architectures: nil)
             for v in c.variables.sorted() {
-                let where_ = fields["action"] ?? fields["request"] ?? fields["output"] ?? node
+                let at = fields["action"] ?? fields["request"] ?? fields["output"] ?? node
                 guard PolicyTestVariables.isKnown(v) else {
-                    throw where_.error("unknown variable ${\(v)} (known: \(PolicyTestVariables.known.map(\.name).joined(separator: ", ")))")
+                    throw at.error("unknown variable ${\(v)} (known: \(PolicyTestVariables.known.map(\.name).joined(separator: ", ")))")
                 }
                 if PolicyTestVariables.needsBystander.contains(v) && !bystander {
-                    throw where_.error("${\(v)} needs a bystander: set bystander: true at the top of the file")
+                    throw at.error("${\(v)} needs a bystander: set bystander: true at the top of the file")
                 }
             }
         }
@@ -321,7 +321,7 @@ struct PolicyTestParser {
         return points
     }
 
-    func parseExpectation(_ fields: [String: YAMLNode], node: YAMLNode, hasAction: Bool) throws -> PolicyTestExpectation {
+    func parseExpectation(_ fields: [String: YAMLNode], node: YAMLNode) throws -> PolicyTestExpectation {
         guard let n = fields["expect"] else { throw node.error("missing required key \"expect\"") }
         let kind = try n.string()
         guard PolicyTestExpectation.kinds.contains(kind) else {
