@@ -27,6 +27,11 @@ final class PolicyTestRunner: @unchecked Sendable {
     let supervisors: PolicyTestSupervisorRunner
     let bystander: PolicyTestBystander?
     let jobs: Int
+    /// Set by `cancel()` (SIGINT, SIGTERM): workers take no new case; those running finish.
+    private let cancelled = Protected(false)
+
+    func cancel() { cancelled.withLock { $0 = true } }
+    var wasCancelled: Bool { cancelled.withLock { $0 } }
 
     init(environment: PolicyTestEnvironment, catalog: PolicyTestCatalog, bystander: PolicyTestBystander?, jobs: Int) {
         self.environment = environment
@@ -53,11 +58,13 @@ final class PolicyTestRunner: @unchecked Sendable {
             }
         }
         func pool(_ indices: [Int], threads: Int, _ body: @escaping @Sendable (PlannedPolicyTest, Int) -> PolicyTestVerdict) {
+            let runner = self
             let next = Protected(0)
             for worker in 0..<min(threads, indices.count) {
                 group.enter()
                 let t = Thread {
                     while true {
+                        if runner.wasCancelled { break }
                         let i = next.withLock { n -> Int? in
                             defer { n += 1 }
                             return n < indices.count ? indices[n] : nil
@@ -80,7 +87,11 @@ final class PolicyTestRunner: @unchecked Sendable {
         pool(supervisorCases, threads: jobs * 4) { [self] p, _ in supervisors.run(p) }
         group.wait()
         probes.closeAll()
-        return results.withLock { $0.done.compactMap { $0 } }
+        // After an interruption, the cases that ran and were held back behind one that did not.
+        return results.withLock { r in
+            for (i, result) in r.done.enumerated() where i >= r.printed { if let result { report(result) } }
+            return r.done.compactMap { $0 }
+        }
     }
 
     /// The values of `${NAME}` for a case (`uid` once its sandbox exists).

@@ -106,9 +106,25 @@ struct TestPolicyCommand: ParsableCommand {
             bystander = try PolicyTestBystander(environment: environment, policies: catalog.base)
         }
         let runner = PolicyTestRunner(environment: environment, catalog: catalog, bystander: bystander, jobs: jobs)
+        // Ctrl-C or SIGTERM: finish the cases under way, then clean up and report as usual.
+        let interrupts = [SIGINT, SIGTERM].map { sig -> any DispatchSourceSignal in
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler { runner.cancel() }
+            source.resume()
+            return source
+        }
+        defer { interrupts.forEach { $0.cancel() } }
         let json = self.json
         var results = runner.run(planned) { result in
             if !json { print(PolicyTestReport.line(result)) }
+        }
+        if results.count < planned.count {
+            let result = PolicyTestResult(suite: "run", name: "interrupted", expected: "every case run",
+                                          verdict: .fail("\(planned.count - results.count) of \(planned.count) cases not run", "interrupted"),
+                                          milliseconds: 0)
+            if !json { print(PolicyTestReport.line(result)) }
+            results.append(result)
         }
         var checks = runner.bystanderChecks()
         bystander?.stop()
