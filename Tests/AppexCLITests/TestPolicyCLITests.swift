@@ -150,6 +150,7 @@ struct TestPolicyCLITests {
                 expect: denied
                 errno: EPERM
             """)
+        defer { try? FileManager.default.removeItem(atPath: (file as NSString).deletingLastPathComponent) }
         // /dev/null.yaml does not exist: refused before anything runs.
         let refused = try AppexBinary.run(["test-policy", file])
         #expect(refused.status == 2)
@@ -178,6 +179,7 @@ struct TestPolicyCLITests {
                 limits: {memory: 30MiB, memorySoft: 4MiB}
                 expect: warned
             """)
+        defer { try? FileManager.default.removeItem(atPath: (file as NSString).deletingLastPathComponent) }
         let r = try AppexBinary.run(["test-policy", file])
         #expect(r.status == 1)
         let line = try #require(r.stdout.split(separator: "\n").first.map(String.init))
@@ -248,6 +250,7 @@ struct TestPolicyCLITests {
                 action: getpid
                 expect: alowed
             """)
+        defer { try? FileManager.default.removeItem(atPath: (file as NSString).deletingLastPathComponent) }
         let r = try AppexBinary.run(["test-policy", file])
         #expect(r.status == 2)
         #expect(r.stderr.contains("error: \(file):6:12: cases[0].errno: unknown errno \"EPREM\""), "\(r.stderr)")
