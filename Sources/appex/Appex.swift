@@ -14,6 +14,7 @@ struct Appex: AsyncParsableCommand {
             InstallCommand.self, ListCommand.self, EnableCommand.self, DisableCommand.self, UninstallCommand.self,
             RequestCommand.self,
             LintBinaryCommand.self,
+            TestPolicyCommand.self,
         ]
     )
 }
