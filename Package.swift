@@ -75,8 +75,9 @@ let package = Package(
             name: "appex",
             dependencies: [
                 "AppexBundle", "AppexPolicy", "AppexActivation", "AppexSandbox", "AppexSupervisor", "AppexHostClient",
-                "AppexBinaryLint",
+                "AppexBinaryLint", "AppexWire", "AppexCgroups",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
 
