@@ -237,6 +237,10 @@ public final class ThresholdWatcher: Sendable {
     }
 
     public func cancel() { source.cancel() }
+
+    /// Consumes pending notifications without waiting, for a caller that polls `fd` itself
+    /// (the supervisor's event loop) and reads the usage on its own.
+    public func acknowledge() { Sys.drain(source.fd) }
 }
 
 /// Memory pressure from PSI: a trigger on `/proc/pressure/memory` (system) or a v2

@@ -169,22 +169,31 @@ struct TestPolicyCLITests {
     }
 
     @Test(.enabled(if: isRoot, "the sandbox needs root (CI runs as root)"))
-    func memoryWarningsFailUntilTheSupervisorSendsThem() throws {
-        // Issue 13: appexd sends no MemoryWarning yet. The case runs for real and fails.
+    func memoryWarningsArriveAtEightyPercentOfTheActiveLimit() throws {
+        // appexd warns at 80 % of the active limit: 24 of 30 MiB. 28 MiB touched crosses it,
+        // 8 MiB does not, and that case fails saying so.
         let file = try testFile("""
             extensionPoint: com.apple.widgetkit-extension
             cases:
-              - name: warned past the soft limit
-                request: allocate 12
-                limits: {memory: 30MiB, memorySoft: 4MiB}
+              - name: warned past 80 percent
+                request: allocate 28
+                limits: {memory: 30MiB}
+                expect: warned
+              - name: not warned below it
+                request: allocate 8
+                limits: {memory: 30MiB}
                 expect: warned
             """)
         defer { try? FileManager.default.removeItem(atPath: (file as NSString).deletingLastPathComponent) }
-        let r = try AppexBinary.run(["test-policy", file])
+        let r = try AppexBinary.run(["test-policy", "--jobs", "1", file])
         #expect(r.status == 1)
-        let line = try #require(r.stdout.split(separator: "\n").first.map(String.init))
-        #expect(line.hasPrefix("FAIL t: warned past the soft limit: expected warned; observed completed: \"allocated 12 MiB"), "\(line)")
-        #expect(line.hasSuffix("memory-warnings=0 will-expire=0 -- no memory warning arrived: the supervisor does not send memory warnings yet (issue 13)"), "\(line)")
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        let warned = try #require(lines.first { $0.contains("warned past 80 percent") })
+        #expect(warned.hasPrefix("PASS") && warned.contains("memory-warnings=1"), "\(warned)")
+        let below = try #require(lines.first { $0.contains("not warned below it") })
+        #expect(below.hasPrefix("FAIL") && below.hasSuffix("memory-warnings=0 will-expire=0 -- no memory warning arrived (appexd warns at 80 % of the active limit)"), "\(below)")
+        #expect(lines.contains { $0.hasPrefix("PASS host: nothing left behind") })
+        #expect(lines.last == "2 passed, 1 failed")
     }
 
     // MARK: malformed files (no root needed: files are read before anything runs)

@@ -113,6 +113,9 @@ extension Supervisor {
             return
         }
         instance.state = .awaitingCheckIn
+        if let entry = catalog[instance.identifier] {
+            armMemoryWarning(instance, activeLimit: entry.lifecycle.memory.activeHardLimit.bytes)
+        }
         logger.debug("\(instance.label): spawned, waiting for check-in")
     }
 

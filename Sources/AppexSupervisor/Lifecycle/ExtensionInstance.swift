@@ -45,6 +45,12 @@ final class ExtensionInstance: @unchecked Sendable {
     var idleTimer: EventLoop.TimerID?
     var graceTimer: EventLoop.TimerID?
     var pingSequence: UInt64 = 0
+    /// Memory warnings (Memory/Supervisor+MemoryWarning.swift).
+    var memoryWatcher: ThresholdWatcher?
+    var memoryWarningLine: Int64?
+    var memoryWarned = false
+    var memoryWarningsSent = 0
+    var memoryRecheckTimer: EventLoop.TimerID?
 
     init(number: Int, identifier: String) {
         self.number = number

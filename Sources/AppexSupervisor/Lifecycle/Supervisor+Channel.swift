@@ -26,6 +26,11 @@ extension Supervisor {
             closeChannel(instance, refusal: (error.refusalReason, error.description))
             kill(instance, reason: .protocolError, "\(error)")
             return
+        } catch let error as SocketError where error.errno == ECONNRESET {
+            // The extension died with frames of ours unread (say, a memory warning when the
+            // kernel killed it): its end is gone, as at end of stream. Its exit says why.
+            channelEnded(instance)
+            return
         } catch {
             logger.warning("\(instance.label): channel failed: \(error)")
             closeChannel(instance)
@@ -36,19 +41,23 @@ extension Supervisor {
         case .wouldBlock:
             return
         case .endOfStream:
-            // Usually the process is exiting and its pidfd follows. One that closes its socket
-            // and lives on is useless to appexd: it gets a moment, then is killed.
-            closeChannel(instance)
-            if instance.killReason == nil && instance.state != .terminating {
-                instance.graceTimer = loop.schedule(after: .milliseconds(500)) { [self] in
-                    instance.graceTimer = nil
-                    kill(instance, reason: .protocolError, "closed its socket but did not exit")
-                }
-            }
+            channelEnded(instance)
         case .stale(let message):
             logger.debug("\(instance.label): stale \(message.type.name) dropped")
         case .message(let frame):
             handle(frame, from: instance)
+        }
+    }
+
+    /// Usually the process is exiting and its pidfd follows. One that closes its socket and
+    /// lives on is useless to appexd: it gets a moment, then is killed.
+    private func channelEnded(_ instance: ExtensionInstance) {
+        closeChannel(instance)
+        if instance.killReason == nil && instance.state != .terminating {
+            instance.graceTimer = loop.schedule(after: .milliseconds(500)) { [self] in
+                instance.graceTimer = nil
+                kill(instance, reason: .protocolError, "closed its socket but did not exit")
+            }
         }
     }
 
@@ -93,6 +102,7 @@ extension Supervisor {
             return
         }
         ticket.addPhase("roundTrip", nanos: MonotonicTime.now - ticket.sentAt)
+        checkMemoryBeforeAnswer(instance)
         loop.cancel(instance.willExpireTimer)
         loop.cancel(instance.requestTimer)
         instance.willExpireTimer = nil

@@ -50,6 +50,7 @@ extension Supervisor {
         guard let handle = instance.run, instance.isLive else { return }
         loop.unregister(handle.process.pidfd)
         closeChannel(instance)
+        disarmMemoryWarning(instance)
         instance.cancelTimers(loop)
         instance.state = .exited
         let slot = slot(for: instance.identifier)
