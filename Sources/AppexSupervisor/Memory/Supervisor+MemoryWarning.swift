@@ -1,4 +1,5 @@
 import AppexCgroups
+import Dispatch
 import AppexWire
 
 // Memory warnings, the counterpart of iOS's didReceiveMemoryWarning: an instance is told when
@@ -8,7 +9,8 @@ import AppexWire
 //
 // Event-driven: the kernel signals when the cgroup's charged memory crosses the same 80 %
 // (a v1 usage threshold on an eventfd; memory.events on v2), which the loop watches beside
-// the instance's pidfd and channel. The charge also counts clean page cache, so it can cross
+// the instance's pidfd and channel. The threshold is registered off the loop (see
+// armMemoryWarning). The charge also counts clean page cache, so it can cross
 // while the footprint has not; then no further event would come while the charge stays above,
 // and the footprint is checked again every 100 ms until either drops below the line: the one
 // poll here, bounded to that window.
@@ -18,16 +20,33 @@ extension Supervisor {
     static let memoryRecheckInterval: Duration = .milliseconds(100)
 
     /// Arms the warning for a freshly launched instance (no-op without a cgroup or a limit).
+    ///
+    /// Off the loop: registering a v1 usage threshold ends in the kernel's `synchronize_rcu`,
+    /// an RCU grace period (~10 ms) that on the loop would hold up every instance's frames,
+    /// this one's check-in first. Memory charged before the threshold is in place is caught by
+    /// the check that follows it, and by the check before each answer.
     func armMemoryWarning(_ instance: ExtensionInstance, activeLimit: Int64) {
         guard activeLimit > 0, let cgroup = instance.run?.run.cgroup else { return }
         let line = Int64(Double(activeLimit) * Self.memoryWarningFraction)
-        do {
-            let watcher = try cgroup.makeThresholdWatcher(bytes: line)
-            try loop.register(watcher.fd) { [self] in memoryEvent(instance) }
-            instance.memoryWatcher = watcher
-            instance.memoryWarningLine = line
-        } catch {
-            logger.warning("\(instance.label): no memory warnings: \(error)")
+        instance.memoryWarningLine = line
+        let label = instance.label
+        DispatchQueue.global().async { [self] in
+            let made = Result { try cgroup.makeThresholdWatcher(bytes: line) }
+            loop.post { [self] in
+                switch made {
+                case .success(let watcher):
+                    guard instance.isLive else { return }  // the watcher closes as it goes
+                    do {
+                        try loop.register(watcher.fd) { [self] in memoryEvent(instance) }
+                        instance.memoryWatcher = watcher
+                        checkFootprint(instance)
+                    } catch {
+                        logger.warning("\(label): no memory warnings: \(error)")
+                    }
+                case .failure(let error):
+                    logger.warning("\(label): no memory warnings: \(error)")
+                }
+            }
         }
     }
 
