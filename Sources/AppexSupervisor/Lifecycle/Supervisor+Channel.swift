@@ -102,7 +102,11 @@ extension Supervisor {
             return
         }
         ticket.addPhase("roundTrip", nanos: MonotonicTime.now - ticket.sentAt)
-        checkMemoryBeforeAnswer(instance)
+        // One read of the cgroup's high-water mark (a few µs) serves twice: the peak the host
+        // is told, and whether a memory warning may be due before the answer goes out.
+        let peak = try? instance.run?.run.cgroup?.memoryPeak()
+        ticket.peakMemoryBytes = peak.map { UInt64(max($0, 0)) }
+        checkMemoryBeforeAnswer(instance, peak: peak)
         loop.cancel(instance.willExpireTimer)
         loop.cancel(instance.requestTimer)
         instance.willExpireTimer = nil
@@ -110,9 +114,6 @@ extension Supervisor {
         instance.ticket = nil
         instance.requestsServed += 1
         instance.state = .idle
-        // One read of the cgroup's high-water mark (a few µs): what the host is told the
-        // extension needed to serve it.
-        ticket.peakMemoryBytes = (try? instance.run?.run.cgroup?.memoryPeak()).map { UInt64(max($0, 0)) }
         end(ticket)
         becameIdle(instance)
     }

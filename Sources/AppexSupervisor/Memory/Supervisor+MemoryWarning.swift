@@ -66,11 +66,11 @@ extension Supervisor {
 
     /// Before an answer goes to the host: a warning the extension has earned is sent now, so
     /// it reaches the extension before the host's next request does (the kernel's event may
-    /// have come while the footprint still lagged the charge). One read of the charge; the
-    /// footprint only when the charge is over the line.
-    func checkMemoryBeforeAnswer(_ instance: ExtensionInstance) {
-        guard let line = instance.memoryWarningLine, !instance.memoryWarned,
-              let charged = try? instance.run?.run.cgroup?.memoryCurrent(), charged >= line else { return }
+    /// have come while the footprint still lagged the charge). `peak`, the cgroup's
+    /// high-water mark the answer reads anyway, bounds the charge: below the line, nothing to
+    /// read; above it, the footprint decides.
+    func checkMemoryBeforeAnswer(_ instance: ExtensionInstance, peak: Int64?) {
+        guard let line = instance.memoryWarningLine, !instance.memoryWarned, let peak, peak >= line else { return }
         checkFootprint(instance)
     }
 
