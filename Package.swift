@@ -70,7 +70,9 @@ let package = Package(
         // CAppexWireIO: accept4, which Swift's Glibc does not import.
         .target(name: "AppexWire"),
         .target(name: "CAppexWireIO"),
-        .target(name: "AppexWireIO", dependencies: ["AppexWire", "CAppexWireIO"]),
+        .target(name: "AppexWireIO", dependencies: ["AppexWire"]),
+        // appexd's listening socket (bind, listen, accept4): only the supervisor links it.
+        .target(name: "AppexWireListener", dependencies: ["AppexWireIO", "CAppexWireIO"]),
         .executableTarget(
             name: "appex",
             dependencies: [
@@ -115,7 +117,7 @@ let package = Package(
         ),
         .testTarget(name: "AppexCgroupsTests", dependencies: ["AppexCgroups"]),
         .testTarget(name: "AppexSandboxTests", dependencies: ["AppexSandbox", "AppexPolicy", "AppexCgroups"]),
-        .testTarget(name: "AppexWireTests", dependencies: ["AppexWire", "AppexWireIO"]),
+        .testTarget(name: "AppexWireTests", dependencies: ["AppexWire", "AppexWireIO", "AppexWireListener"]),
         .testTarget(name: "AppexCLITests", dependencies: ["appex", "AppexCgroups", "AppexTestSupport"]),
 
         // The extension registry: installed copies under <state>/bundles, rows in SQLite (GRDB).
@@ -140,7 +142,7 @@ let package = Package(
             name: "AppexSupervisor",
             dependencies: [
                 "AppexBundle", "AppexPolicy", "AppexActivation", "AppexSandbox", "AppexCgroups", "AppexRegistry",
-                "AppexWire", "AppexWireIO", "CAppexLauncher", "CAppexEventLoop",
+                "AppexWire", "AppexWireIO", "AppexWireListener", "CAppexLauncher", "CAppexEventLoop",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -152,7 +154,7 @@ let package = Package(
         // talk to appexd over the control socket; no Foundation (the appex CLI links it and
         // must start fast). AppexDaemon: the configuration file and sd_notify.
         .target(name: "AppexHostClient", dependencies: ["AppexWire", "AppexWireIO"]),
-        .testTarget(name: "AppexHostClientTests", dependencies: ["AppexHostClient", "AppexWire", "AppexWireIO"]),
+        .testTarget(name: "AppexHostClientTests", dependencies: ["AppexHostClient", "AppexWire", "AppexWireIO", "AppexWireListener"]),
         .target(
             name: "AppexDaemon",
             dependencies: ["AppexPolicy", "AppexWire", "AppexWireIO", .product(name: "Yams", package: "Yams")]

@@ -17,7 +17,7 @@ public struct SocketError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 
     /// The error of the call that just failed.
-    static func last(_ operation: String, _ context: String? = nil) -> SocketError {
+    package static func last(_ operation: String, _ context: String? = nil) -> SocketError {
         SocketError(operation, errno: Glibc.errno, context: context)
     }
 

@@ -1,6 +1,7 @@
 @testable import AppexHostClient
 import AppexWire
 import AppexWireIO
+import AppexWireListener
 import Glibc
 
 /// A stand-in for appexd's control socket: a real listening socket in a fresh temporary

@@ -1,6 +1,7 @@
 import Testing
 @testable import AppexWire
 @testable import AppexWireIO
+import AppexWireListener
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,5 +1,6 @@
 import AppexWire
 import AppexWireIO
+import AppexWireListener
 import Foundation
 import Logging
 
