@@ -130,6 +130,28 @@ struct SandboxRunTests {
         #expect(try r.run(["write", "/tmp/scratch"]).1 == "ok")
     }
 
+    /// The child joins its cgroup through v1 `tasks` ("0": the writing thread, the child's only
+    /// one, so the whole process): each hierarchy lists it at the extension's cgroup, and the
+    /// cgroup holds exactly it (threads it starts later inherit their creator's cgroups).
+    @Test func theWholeProcessIsInItsCgroups() throws {
+        let r = try ProbeRun("member")
+        let run = ExtensionRun(spec: r.spec(["sleep", "5"]), options: try r.options())
+        defer { run.cleanup() }
+        try run.prepare()
+        let process = try run.launch()
+        let cg = try #require(run.cgroup)
+        let lines = try String(contentsOfFile: "/proc/\(process.pid)/cgroup", encoding: .utf8).split(separator: "\n")
+        // Each hierarchy the cgroup spans (memory, pids) lists the process at the cgroup's path.
+        for dir in cg.paths {
+            let controller = dir.contains("/memory/") ? ":memory:" : ":pids:"
+            let line = try #require(lines.first { $0.contains(controller) }, "no \(controller) line")
+            #expect(dir.hasSuffix(String(line.split(separator: ":").last ?? "")), "\(line) vs \(dir)")
+        }
+        #expect(try cg.pids() == [process.pid])
+        kill(process.pid, SIGKILL)
+        _ = try run.wait()
+    }
+
     @Test func dataPersistsAcrossLaunches() throws {
         let r = try ProbeRun("persist")
         #expect(try r.run(["write", "/var/appex/data/Documents/note", "hello-\(r.id)"]).1 == "ok")
