@@ -38,6 +38,47 @@ enum RegistrySchema {
                 CREATE INDEX extension_containingApp ON extension(containingAppIdentifier);
                 """)
         }
+        migrator.registerMigration("v2: history") { db in
+            // What the supervisor saw, kept across restarts for reports (Docs/registry.md,
+            // "History"): launches with their phases, requests with their outcome, and every
+            // instance's end with its reason. No foreign keys: history outlives uninstalls.
+            try db.execute(sql: """
+                CREATE TABLE launch (
+                    id               INTEGER PRIMARY KEY,
+                    bundleIdentifier TEXT NOT NULL,
+                    version          TEXT,
+                    time             TEXT NOT NULL,
+                    phases           TEXT NOT NULL   -- "name=µs;..." in launch order
+                ) STRICT;
+
+                CREATE TABLE request (
+                    id               INTEGER PRIMARY KEY,
+                    bundleIdentifier TEXT NOT NULL,
+                    time             TEXT NOT NULL,
+                    outcome          TEXT NOT NULL,
+                    reason           TEXT,
+                    cold             INTEGER NOT NULL CHECK (cold IN (0, 1)),
+                    totalMicros      INTEGER NOT NULL,
+                    peakMemoryBytes  INTEGER
+                ) STRICT;
+
+                CREATE TABLE termination (
+                    id               INTEGER PRIMARY KEY,
+                    bundleIdentifier TEXT NOT NULL,
+                    time             TEXT NOT NULL,
+                    reason           TEXT NOT NULL,
+                    message          TEXT NOT NULL,
+                    signal           INTEGER,
+                    exitStatus       INTEGER,
+                    peakMemoryBytes  INTEGER,
+                    requestsServed   INTEGER NOT NULL
+                ) STRICT;
+
+                CREATE INDEX launch_bundle ON launch(bundleIdentifier, id);
+                CREATE INDEX request_bundle ON request(bundleIdentifier, id);
+                CREATE INDEX termination_bundle ON termination(bundleIdentifier, id);
+                """)
+        }
         return migrator
     }
 }

@@ -68,6 +68,9 @@ public final class Supervisor: @unchecked Sendable {
     var terminations: [TerminationRecord] = []
     var shuttingDown = false
     var exitWaiters: [ExitWaiter] = []
+    /// Where history rows are written (History/Supervisor+History.swift).
+    let historyQueue = DispatchQueue(label: "appex.supervisor.history")
+    let historyBuffer = HistoryBuffer()
     private var thread: Thread?
 
     public init(options: SupervisorOptions, logger: Logger = Logger(label: "appex.supervisor")) throws {

@@ -1,3 +1,4 @@
+import AppexRegistry
 import AppexSupervisor
 import AppexWire
 import Foundation
@@ -79,6 +80,23 @@ import Glibc
             #expect(await warnings()?.hasPrefix("memory-warnings=1 ") == true, "28 MiB is past it")
             #expect(await f.request(id, userInfo: Self.action("allocate", "1")).outcome?.outcome == .completed)
             #expect(await warnings()?.hasPrefix("memory-warnings=1 ") == true, "still past it: no second warning")
+        }
+    }
+
+    /// Launches, requests and terminations land in the registry database, where a new
+    /// supervisor on the same state directory finds them.
+    @Test func historySurvivesTheSupervisor() async throws {
+        try await withProbe { f, id in
+            #expect(await f.request(id).outcome?.cold == true)
+            #expect(await f.request(id, userInfo: Self.action("crash")).outcome?.reason == .crashed)
+            f.supervisor.flushHistory()
+            let launches = try f.supervisor.registry.launches(of: id)
+            #expect(launches.count == 1)
+            #expect(launches.first?.phaseMicroseconds["checkIn"] != nil && launches.first?.phaseMicroseconds["spawn"] != nil)
+            #expect(try f.supervisor.registry.requests(of: id).map(\.outcome) == ["failed", "completed"])
+            #expect(try f.supervisor.registry.terminations(of: id).map(\.reason) == ["crashed"])
+            let reopened = try Registry(stateDirectory: f.root + "/state")
+            #expect(try reopened.requests(of: id).first?.reason == "crashed")
         }
     }
 

@@ -159,6 +159,7 @@ extension Supervisor {
         let checkIn = instance.checkedInAt - instance.launchStartedAt
         instance.ticket?.addPhase("checkIn", nanos: checkIn)
         instance.checkInNanos = checkIn
+        rememberLaunch(instance, checkInNanos: checkIn)
         guard send(.hello(Hello(bundleIdentifier: "appexd", pid: getpid())), to: instance) else { return }
         instance.state = .idle
         logger.debug("\(instance.label): checked in after \(checkIn / 1000) µs")

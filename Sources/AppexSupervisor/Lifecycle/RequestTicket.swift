@@ -24,6 +24,8 @@ final class RequestTicket: @unchecked Sendable {
     var sentAt: UInt64 = 0
     var cancelRequested = false
     private(set) var ended = false
+    /// Told each outcome before the host is (the supervisor's history).
+    var onEnd: ((RequestOutcome) -> Void)?
 
     init(request: HostBeginRequest, descriptors: [Int32], sink: RequestSink) {
         hostRequestID = request.requestID
@@ -55,10 +57,10 @@ final class RequestTicket: @unchecked Sendable {
         ended = true
         takeDescriptors().forEach { _ = close($0) }
         addPhase("total", nanos: MonotonicTime.now - receivedAt)
-        sink.requestEnded(RequestOutcome(requestID: hostRequestID, outcome: outcome, items: items, error: error,
-                                         reason: reason, cold: cold, phases: phases,
-                                         peakMemoryBytes: peakMemoryBytes),
-                          descriptors: returned)
+        let message = RequestOutcome(requestID: hostRequestID, outcome: outcome, items: items, error: error,
+                                     reason: reason, cold: cold, phases: phases, peakMemoryBytes: peakMemoryBytes)
+        onEnd?(message)
+        sink.requestEnded(message, descriptors: returned)
     }
 
     func fail(_ reason: Reason, _ message: String) {

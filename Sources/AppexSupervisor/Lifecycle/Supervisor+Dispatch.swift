@@ -20,6 +20,8 @@ extension Supervisor {
             return refusal
         }
         let ticket = RequestTicket(request: request, descriptors: descriptors, sink: sink)
+        let bundleIdentifier = request.bundleIdentifier
+        ticket.onEnd = { [unowned self] outcome in rememberRequest(outcome, bundleIdentifier: bundleIdentifier) }
         let slot = slot(for: request.bundleIdentifier)
         slot.queue.append(ticket)
         pump(slot)

@@ -124,10 +124,12 @@ extension Supervisor {
     }
 
     func record(_ instance: ExtensionInstance, reason: Reason, message: String, signal: Int32?, status: Int32?, peak: Int64?) {
-        terminations.append(TerminationRecord(
+        let record = TerminationRecord(
             bundleIdentifier: instance.identifier, instance: instance.number, pid: instance.pid, reason: reason,
             message: message, signal: signal, exitStatus: status, peakMemoryBytes: peak,
-            requestsServed: instance.requestsServed, at: Date()))
+            requestsServed: instance.requestsServed, at: Date())
+        terminations.append(record)
+        rememberTermination(record)
         if terminations.count > Self.maximumTerminationRecords {
             terminations.removeFirst(terminations.count - Self.maximumTerminationRecords)
         }
