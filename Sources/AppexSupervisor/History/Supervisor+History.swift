@@ -6,35 +6,38 @@ import Foundation
 // History: every launch (phases), request (outcome) and termination (reason) goes into the
 // registry database (Registry+History), so what happened survives a restart. SQLite with
 // synchronous=FULL costs an fsync per commit, which the event loop must never wait for, and
-// which a busy supervisor should not pay per request: rows are collected on one serial queue
-// and written together, at most 250 ms after the first of them. Shutdown writes what is left.
+// which a busy supervisor should not pay per request, nor a thread wake-up per row: rows
+// collect on the loop and go to the history queue together, 250 ms after the first of them,
+// and are written in one transaction. Shutdown writes what is left.
 
-/// Rows waiting for their write; touched only on the history queue.
+/// Rows waiting for their write; touched only on the loop.
 final class HistoryBuffer: @unchecked Sendable {
     var rows: [HistoryRow] = []
-    var flushScheduled = false
+    var timer: EventLoop.TimerID?
 }
 
 extension Supervisor {
-    static let historyFlushDelay: DispatchTimeInterval = .milliseconds(250)
+    static let historyFlushDelay: Duration = .milliseconds(250)
 
-    /// Queues `row`; the write follows within the flush delay.
+    /// On the loop: queues `row`; the write follows within the flush delay.
     func remember(_ row: HistoryRow) {
-        let buffer = historyBuffer
-        historyQueue.async { [self] in
-            buffer.rows.append(row)
-            guard !buffer.flushScheduled else { return }
-            buffer.flushScheduled = true
-            historyQueue.asyncAfter(deadline: .now() + Self.historyFlushDelay) { [self] in writeHistory() }
-        }
+        historyBuffer.rows.append(row)
+        guard historyBuffer.timer == nil else { return }
+        historyBuffer.timer = loop.schedule(after: Self.historyFlushDelay) { [self] in handOffHistory() }
     }
 
-    /// On the history queue: writes what is waiting; a failure is logged, never fatal.
-    private func writeHistory() {
+    /// On the loop: gives what is waiting to the history queue, which writes it; a failure is
+    /// logged, never fatal.
+    private func handOffHistory() {
+        loop.cancel(historyBuffer.timer)
+        historyBuffer.timer = nil
         let rows = historyBuffer.rows
         historyBuffer.rows = []
-        historyBuffer.flushScheduled = false
-        do { try registry.record(rows) } catch { logger.warning("history: cannot record \(rows.count) rows: \(error)") }
+        guard !rows.isEmpty else { return }
+        let registry = self.registry, logger = self.logger
+        historyQueue.async {
+            do { try registry.record(rows) } catch { logger.warning("history: cannot record \(rows.count) rows: \(error)") }
+        }
     }
 
     func rememberLaunch(_ instance: ExtensionInstance, checkInNanos: UInt64) {
@@ -66,8 +69,14 @@ extension Supervisor {
         remember(.termination(row))
     }
 
-    /// Writes every row queued so far, and returns when they are in the database.
+    /// Writes every row queued so far, and returns when they are in the database. From any
+    /// thread but the loop's, while the loop runs.
     public func flushHistory() {
-        historyQueue.sync { writeHistory() }
+        let done = DispatchSemaphore(value: 0)
+        loop.post { [self] in
+            handOffHistory()
+            historyQueue.async { done.signal() }
+        }
+        done.wait()
     }
 }
