@@ -69,9 +69,16 @@ public struct TerminationHistory: Codable, Sendable, Equatable, FetchableRecord,
     public var exitStatus: Int32?
     public var peakMemoryBytes: Int64?
     public var requestsServed: Int
+    public var band: Int?
+    public var footprintBytes: Int64?
+    public var triggerToDeathMicros: Int64?
 
     public init(bundleIdentifier: String, time: Date, reason: String, message: String, signal: Int32?,
-                exitStatus: Int32?, peakMemoryBytes: Int64?, requestsServed: Int) {
+                exitStatus: Int32?, peakMemoryBytes: Int64?, requestsServed: Int, band: Int? = nil,
+                footprintBytes: Int64? = nil, triggerToDeathMicros: Int64? = nil) {
+        self.band = band
+        self.footprintBytes = footprintBytes
+        self.triggerToDeathMicros = triggerToDeathMicros
         self.bundleIdentifier = bundleIdentifier
         self.time = time
         self.reason = reason

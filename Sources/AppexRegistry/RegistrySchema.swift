@@ -79,6 +79,13 @@ enum RegistrySchema {
                 CREATE INDEX termination_bundle ON termination(bundleIdentifier, id);
                 """)
         }
+        migrator.registerMigration("v3: termination band, footprint, trigger to death") { db in
+            try db.execute(sql: """
+                ALTER TABLE termination ADD COLUMN band INTEGER;
+                ALTER TABLE termination ADD COLUMN footprintBytes INTEGER;
+                ALTER TABLE termination ADD COLUMN triggerToDeathMicros INTEGER;
+                """)
+        }
         return migrator
     }
 }

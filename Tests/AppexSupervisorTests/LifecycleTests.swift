@@ -131,6 +131,16 @@ import Glibc
             #expect(o.reason == .launchTimeout)
             let records = await f.supervisor.terminationRecords()
             #expect(records.map(\.reason) == [.launchTimeout])
+            // The kill record: the point's band, the footprint at the decision, and how long
+            // the kernel took from the decision to the process being gone.
+            let record = try #require(records.first)
+            #expect(record.band == 100, "the defaults' foreground band")
+            #expect((record.footprintBytes ?? 0) > 0)
+            #expect(record.triggerToDeathMicros != nil)
+            f.supervisor.flushHistory()
+            let row = try #require(try f.supervisor.registry.terminations(of: id).first)
+            #expect(row.reason == "launch-timeout" && row.band == 100 && row.footprintBytes == record.footprintBytes)
+            #expect(row.triggerToDeathMicros == record.triggerToDeathMicros.map { Int64($0) })
         }
     }
 

@@ -65,7 +65,9 @@ extension Supervisor {
     func rememberTermination(_ record: TerminationRecord) {
         let row = TerminationHistory(bundleIdentifier: record.bundleIdentifier, time: record.at, reason: record.reason.rawValue,
                                      message: record.message, signal: record.signal, exitStatus: record.exitStatus,
-                                     peakMemoryBytes: record.peakMemoryBytes, requestsServed: record.requestsServed)
+                                     peakMemoryBytes: record.peakMemoryBytes, requestsServed: record.requestsServed,
+                                     band: record.band, footprintBytes: record.footprintBytes,
+                                     triggerToDeathMicros: record.triggerToDeathMicros.map { Int64(clamping: $0) })
         remember(.termination(row))
     }
 

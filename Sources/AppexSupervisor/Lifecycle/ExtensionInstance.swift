@@ -51,6 +51,11 @@ final class ExtensionInstance: @unchecked Sendable {
     var memoryWarned = false
     var memoryWarningsSent = 0
     var memoryRecheckTimer: EventLoop.TimerID?
+    /// When appexd decided this instance ends (kill or terminate), its footprint then, and
+    /// when the pidfd said it was gone: the termination record's trigger-to-death.
+    var endTriggeredAt: UInt64?
+    var footprintAtTrigger: Int64?
+    var diedAt: UInt64?
 
     init(number: Int, identifier: String) {
         self.number = number

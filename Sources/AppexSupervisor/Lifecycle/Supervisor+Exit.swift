@@ -1,4 +1,5 @@
 import AppexSandbox
+import AppexCgroups
 import AppexWire
 import CAppexLauncher
 import Foundation
@@ -19,6 +20,13 @@ public struct TerminationRecord: Sendable, Equatable {
     public var peakMemoryBytes: Int64?
     public var requestsServed: Int
     public var at: Date
+    /// The extension point's jetsam band (XNU's JETSAM_PRIORITY_*, ×10).
+    public var band: Int
+    /// The footprint when appexd decided to end it (nil when the kernel or the extension did).
+    public var footprintBytes: Int64?
+    /// From appexd's decision (kill, or terminate with its grace period) to the process being
+    /// gone, as the pidfd reported it.
+    public var triggerToDeathMicros: UInt64?
 }
 
 extension Supervisor {
@@ -35,8 +43,16 @@ extension Supervisor {
             instance.killReason = reason
             instance.killMessage = message
         }
+        noteEndTrigger(instance)
         logger.info("\(instance.label): killing: \(reason): \(message)")
         signalKill(instance)
+    }
+
+    /// The moment appexd decided this instance ends, and its footprint then (first call only).
+    func noteEndTrigger(_ instance: ExtensionInstance) {
+        guard instance.endTriggeredAt == nil else { return }
+        instance.endTriggeredAt = MonotonicTime.now
+        instance.footprintAtTrigger = try? instance.run?.run.cgroup?.footprint()
     }
 
     func signalKill(_ instance: ExtensionInstance) {
@@ -48,6 +64,7 @@ extension Supervisor {
     /// it happen on a worker; the request's outcome and the record follow on the loop.
     func processExited(_ instance: ExtensionInstance) {
         guard let handle = instance.run, instance.isLive else { return }
+        instance.diedAt = MonotonicTime.now
         loop.unregister(handle.process.pidfd)
         closeChannel(instance)
         disarmMemoryWarning(instance)
@@ -124,10 +141,16 @@ extension Supervisor {
     }
 
     func record(_ instance: ExtensionInstance, reason: Reason, message: String, signal: Int32?, status: Int32?, peak: Int64?) {
+        var triggerToDeath: UInt64?
+        if let trigger = instance.endTriggeredAt, let died = instance.diedAt, died >= trigger {
+            triggerToDeath = (died - trigger) / 1000
+        }
         let record = TerminationRecord(
             bundleIdentifier: instance.identifier, instance: instance.number, pid: instance.pid, reason: reason,
             message: message, signal: signal, exitStatus: status, peakMemoryBytes: peak,
-            requestsServed: instance.requestsServed, at: Date())
+            requestsServed: instance.requestsServed, at: Date(),
+            band: catalog[instance.identifier]?.lifecycle.jetsamBand.value ?? 0,
+            footprintBytes: instance.footprintAtTrigger, triggerToDeathMicros: triggerToDeath)
         terminations.append(record)
         rememberTermination(record)
         if terminations.count > Self.maximumTerminationRecords {

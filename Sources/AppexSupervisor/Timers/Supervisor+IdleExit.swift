@@ -29,6 +29,7 @@ extension Supervisor {
         }
         instance.killReason = instance.killReason ?? reason
         instance.killMessage = instance.killMessage ?? message
+        noteEndTrigger(instance)
         instance.state = .terminating
         loop.cancel(instance.idleTimer)
         loop.cancel(instance.pingTimer)
