@@ -93,9 +93,10 @@ public enum PolicyCache {
             guard n > 0 else { return nil }
             got += n
         }
-        guard bytes.count > 24, Array(bytes[0..<8]) == magic, word(bytes, at: 8) == fingerprint.value,
-              word(bytes, at: 16) == PolicyFingerprint.hash(bytes[24...]) else { return nil }
-        var reader = CacheReader(bytes, from: 24)
+        var reader = CacheReader(bytes, from: 8)
+        guard bytes.count > 24, Array(bytes[0..<8]) == magic,
+              reader.int64().map(UInt64.init(bitPattern:)) == fingerprint.value,
+              reader.int64().map(UInt64.init(bitPattern:)) == FNV1a.of(bytes[24...]) else { return nil }
         return PolicySet.cacheDecoded(&reader)
     }
 
@@ -107,7 +108,7 @@ public enum PolicyCache {
         withUnsafeBytes(of: fingerprint.value.littleEndian) { bytes += $0 }
         // The payload's own digest: a damaged file (a torn write, a bad disk) is not decoded
         // into a policy that merely parses.
-        withUnsafeBytes(of: PolicyFingerprint.hash(payload[...]).littleEndian) { bytes += $0 }
+        withUnsafeBytes(of: FNV1a.of(payload).littleEndian) { bytes += $0 }
         bytes += payload
         let temporary = file + ".tmp-\(getpid())"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
@@ -137,12 +138,6 @@ public enum PolicyCache {
         for (path, _) in dated.prefix(names.count - limit) { unlink(path) }
     }
 
-    static func word(_ bytes: [UInt8], at offset: Int) -> UInt64 {
-        var v: UInt64 = 0
-        for i in 0..<8 { v |= UInt64(bytes[offset + i]) << (8 * UInt64(i)) }
-        return v
-    }
-
     static func hex(_ v: UInt64) -> String {
         let s = String(v, radix: 16)
         return String(repeating: "0", count: 16 - s.count) + s
@@ -152,16 +147,6 @@ public enum PolicyCache {
 extension PolicyFingerprint {
     /// Names the cache file after the directory list, so overlays get caches of their own.
     static func nameHash(_ directories: [String]) -> UInt64 {
-        hash(Array(directories.joined(separator: "\n").utf8)[...])
-    }
-
-    /// FNV-1a over `bytes`.
-    static func hash(_ bytes: ArraySlice<UInt8>) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for b in bytes {
-            hash ^= UInt64(b)
-            hash &*= 0x0000_0100_0000_01b3
-        }
-        return hash
+        FNV1a.of(directories.joined(separator: "\n").utf8)
     }
 }

@@ -14,12 +14,9 @@ struct PolicyFingerprint: Equatable {
     var value: UInt64
     var files: Int
 
-    private static let offsetBasis: UInt64 = 0xcbf2_9ce4_8422_2325
-    private static let prime: UInt64 = 0x0000_0100_0000_01b3
-
     /// nil when a file cannot be read: then the loader's own error should be reported.
     static func of(directories: [String]) -> PolicyFingerprint? {
-        var hash = offsetBasis
+        var hash = FNV1a()
         var count = 0
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         // The build that reads the cache must be the build that wrote it: the executable's
@@ -27,12 +24,7 @@ struct PolicyFingerprint: Equatable {
         var exe = stat()
         guard stat("/proc/self/exe", &exe) == 0 else { return nil }
         let identity = "exe \(exe.st_dev) \(exe.st_ino) \(exe.st_size) \(exe.st_mtim.tv_sec).\(exe.st_mtim.tv_nsec)\n"
-        func mix<S: Sequence>(_ bytes: S) where S.Element == UInt8 {
-            for b in bytes {
-                hash ^= UInt64(b)
-                hash &*= prime
-            }
-        }
+        func mix<S: Sequence>(_ bytes: S) where S.Element == UInt8 { hash.mix(bytes) }
         mix(identity.utf8)
         for (index, dir) in directories.enumerated() {
             mix("dir \(index) \(dir)\n".utf8)
@@ -60,7 +52,7 @@ struct PolicyFingerprint: Equatable {
                 count += 1
             }
         }
-        return PolicyFingerprint(value: hash, files: count)
+        return PolicyFingerprint(value: hash.value, files: count)
     }
 
     /// `*.yaml` and `*.yml` names in `dir`, sorted as the loader sorts them; none when absent.
@@ -75,5 +67,23 @@ struct PolicyFingerprint: Equatable {
             if name.hasSuffix(".yaml") || name.hasSuffix(".yml") { names.append(name) }
         }
         return names.sorted()
+    }
+}
+
+/// 64-bit FNV-1a: the fingerprint's and the cache's digest (change detection, not authentication).
+struct FNV1a {
+    private(set) var value: UInt64 = 0xcbf2_9ce4_8422_2325
+
+    mutating func mix<S: Sequence>(_ bytes: S) where S.Element == UInt8 {
+        for b in bytes {
+            value ^= UInt64(b)
+            value &*= 0x0000_0100_0000_01b3
+        }
+    }
+
+    static func of<S: Sequence>(_ bytes: S) -> UInt64 where S.Element == UInt8 {
+        var h = FNV1a()
+        h.mix(bytes)
+        return h.value
     }
 }

@@ -21,6 +21,16 @@ struct ColdLaunch {
         var startUp = newHistogram()
         var first: UInt64?
         var firstView: UInt64?
+
+        /// The report's rows for one extension: its floor, then check-in split into its parts.
+        func rows(_ name: String, floor floorName: String, _ floor: Histogram<UInt64>) -> [Row] {
+            [
+                Row(name: floorName, histogram: floor),
+                Row(name: "\(name): spawn → check-in", histogram: checkIn, floor: floorName),
+                Row(name: "   sandbox: decision → exec", histogram: sandbox),
+                Row(name: "   extension: exec → Hello", histogram: startUp),
+            ]
+        }
     }
 
     static func request(_ id: String, number: UInt64) -> HostBeginRequest {

@@ -81,13 +81,7 @@ for e in extensions {
     if let first = s.first, let view = s.firstView {
         firstLaunches.append("\(e.name): \(micros(first)) µs to check-in, of which \(micros(view)) µs building the sandbox")
     }
-    let bareName = "\(e.name): bare spawn → Hello (floor)"
-    warmCacheRows += [
-        Row(name: bareName, histogram: bareHistogram),
-        Row(name: "\(e.name): spawn → check-in", histogram: s.checkIn, floor: bareName),
-        Row(name: "   sandbox: decision → exec", histogram: s.sandbox),
-        Row(name: "   extension: exec → Hello", histogram: s.startUp),
-    ]
+    warmCacheRows += s.rows(e.name, floor: "\(e.name): bare spawn → Hello (floor)", bareHistogram)
 
     var bareDropped = newHistogram()
     for _ in 0..<coldCacheIterations {
@@ -95,13 +89,7 @@ for e in extensions {
         bareDropped.record(bare.once())
     }
     let d = await cold.measure(e.id, iterations: coldCacheIterations, dropCachesFirst: true)
-    let bareDroppedName = "\(e.name): bare, caches dropped (floor)"
-    coldCacheRows += [
-        Row(name: bareDroppedName, histogram: bareDropped),
-        Row(name: "\(e.name): spawn → check-in", histogram: d.checkIn, floor: bareDroppedName),
-        Row(name: "   sandbox: decision → exec", histogram: d.sandbox),
-        Row(name: "   extension: exec → Hello", histogram: d.startUp),
-    ]
+    coldCacheRows += d.rows(e.name, floor: "\(e.name): bare, caches dropped (floor)", bareDropped)
 }
 await supervisor.shutdown()
 
