@@ -28,6 +28,11 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        // Metrics (Docs/metrics.md): the swift-metrics API in the supervisor, the Prometheus
+        // backend and NIO's HTTP/1 server in appexd.
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
     ],
     targets: [
         // libseccomp, found with pkg-config; `make` installs libseccomp-dev when missing.
@@ -144,6 +149,8 @@ let package = Package(
                 "AppexBundle", "AppexPolicy", "AppexActivation", "AppexSandbox", "AppexCgroups", "AppexRegistry",
                 "AppexWire", "AppexWireIO", "AppexWireListener", "CAppexLauncher", "CAppexEventLoop",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
         .testTarget(
@@ -161,12 +168,37 @@ let package = Package(
         ),
         .testTarget(name: "AppexDaemonTests", dependencies: ["AppexDaemon", "AppexPolicy", "AppexWireIO", "AppexTestSupport"]),
 
+        // appexd's metrics endpoint (Docs/metrics.md): the Prometheus backend behind
+        // swift-metrics, the gauges read at scrape time, and `GET /metrics` on NIO's HTTP/1
+        // server, on NIO's own threads, never the supervisor's loop.
+        .target(
+            name: "AppexMetrics",
+            dependencies: [
+                "AppexSupervisor", "AppexPolicy",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "AppexMetricsTests",
+            dependencies: [
+                "AppexMetrics", "AppexHostClient", "AppexWire", "AppexCgroups",
+                "appexd", "appex", "appex-probe-extension",
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ]
+        ),
+
         // appexd: configuration, the stale sweep, the supervisor, its control socket, and
         // service lifecycle (SIGTERM/SIGINT) wired together.
         .executableTarget(
             name: "appexd",
             dependencies: [
-                "AppexSupervisor", "AppexDaemon", "AppexWire", "AppexSandbox",
+                "AppexSupervisor", "AppexDaemon", "AppexWire", "AppexSandbox", "AppexMetrics",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -52,6 +52,14 @@ enum ConfigurationValues {
         return try node.duration()
     }
 
+    static func metricsEndpoint(_ node: YAMLNode) throws -> MetricsEndpoint {
+        let text = try node.string()
+        guard let endpoint = MetricsEndpoint(parsing: text) else {
+            throw node.error("\(MetricsEndpoint.expected), found \"\(text)\"")
+        }
+        return endpoint
+    }
+
     static func positiveSize(_ node: YAMLNode) throws -> ByteSize {
         let size = try node.byteSize()
         guard size.bytes > 0 else { throw node.error("expected a size above 0, found \(size)") }

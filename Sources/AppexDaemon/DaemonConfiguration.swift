@@ -10,6 +10,7 @@ import AppexWire
 /// socket: /run/appex/appexd.sock  # optional
 /// shutdownGrace: 2s               # optional: Terminate, then kill after this long
 /// memoryBudget: 512MiB            # optional: for the jetsam
+/// metrics: 127.0.0.1:9464         # optional: the Prometheus endpoint, or off
 /// ```
 ///
 /// Every key is optional. A mistake (unknown key, wrong type, unknown user name, bad or
@@ -31,6 +32,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var shutdownGrace: Duration
     /// Memory all extensions together may use; nil: no budget of appexd's own.
     public var memoryBudget: ByteSize?
+    /// Where `GET /metrics` is served (Docs/metrics.md).
+    public var metrics: MetricsEndpoint = .default
     /// The file this was read from; nil when no file was read (defaults).
     public var file: String?
 
@@ -74,7 +77,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public static func parse(_ text: String, file: String) throws -> DaemonConfiguration {
         var configuration = DaemonConfiguration(file: file)
         guard let root = try YAMLNode.parseDocument(text, file: file) else { return configuration }
-        let keys: Set<String> = ["hosts", "admins", "stateDirectory", "socket", "shutdownGrace", "memoryBudget"]
+        let keys: Set<String> = ["hosts", "admins", "stateDirectory", "socket", "shutdownGrace", "memoryBudget", "metrics"]
         for (key, node) in try root.mapping(allowed: keys) {
             switch key {
             case "hosts": configuration.hosts = try ConfigurationValues.uids(node)
@@ -83,6 +86,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
             case "socket": configuration.socketPath = try ConfigurationValues.socketPath(node)
             case "shutdownGrace": configuration.shutdownGrace = try ConfigurationValues.nonNegativeDuration(node)
             case "memoryBudget": configuration.memoryBudget = try ConfigurationValues.positiveSize(node)
+            case "metrics": configuration.metrics = try ConfigurationValues.metricsEndpoint(node)
             default: break
             }
         }

@@ -28,15 +28,20 @@ public struct RunOptions: Sendable {
     /// Give the extension a network namespace of its own (loopback only) unless its policy
     /// grants the host network.
     public var isolateNetwork: Bool
+    /// Told each call a `notify` rule denied, with the bundle identifier and the call's name,
+    /// on the notifier's thread (the supervisor's metrics).
+    public var onDeniedSyscall: (@Sendable (_ bundleIdentifier: String, _ syscall: String) -> Void)?
 
     public init(stateDirectory: String = "/var/lib/appex", timeout: Duration? = nil,
                 cgroups: CgroupManager? = nil, uidRange: ClosedRange<UInt32> = UIDAllocator.defaultRange,
-                isolateNetwork: Bool = true) {
+                isolateNetwork: Bool = true,
+                onDeniedSyscall: (@Sendable (_ bundleIdentifier: String, _ syscall: String) -> Void)? = nil) {
         self.stateDirectory = stateDirectory
         self.timeout = timeout
         self.cgroups = cgroups
         self.uidRange = uidRange
         self.isolateNetwork = isolateNetwork
+        self.onDeniedSyscall = onDeniedSyscall
     }
 }
 
@@ -208,8 +213,11 @@ public final class ExtensionRun {
         Sys.close(logWriteFD)
         logWriteFD = -1
         if p.listenerFD >= 0, let seccomp = plan.seccomp {
-            let n = try SeccompNotifier(listenerFD: p.listenerFD, extensionIdentifier: spec.bundleIdentifier,
-                                        errnos: seccomp.notifyErrnos)
+            let bundle = spec.bundleIdentifier
+            var onDenial: (@Sendable (String) -> Void)?
+            if let observe = options.onDeniedSyscall { onDenial = { syscall in observe(bundle, syscall) } }
+            let n = try SeccompNotifier(listenerFD: p.listenerFD, extensionIdentifier: bundle,
+                                        errnos: seccomp.notifyErrnos, onDenial: onDenial)
             n.start()
             notifier = n
         }

@@ -71,6 +71,8 @@ public final class Supervisor: @unchecked Sendable {
     /// Where history rows are written (History/Supervisor+History.swift).
     let historyQueue = DispatchQueue(label: "appex.supervisor.history")
     let historyBuffer = HistoryBuffer()
+    /// Instruments (Metrics/SupervisorMetrics.swift).
+    let metrics = SupervisorMetrics()
     private var thread: Thread?
 
     public init(options: SupervisorOptions, logger: Logger = Logger(label: "appex.supervisor")) throws {
@@ -123,6 +125,7 @@ public final class Supervisor: @unchecked Sendable {
     }
 
     var runOptions: RunOptions {
-        RunOptions(stateDirectory: options.stateDirectory, cgroups: cgroups, uidRange: options.uidRange)
+        RunOptions(stateDirectory: options.stateDirectory, cgroups: cgroups, uidRange: options.uidRange,
+                   onDeniedSyscall: SupervisorMetrics.deniedSyscall)
     }
 }

@@ -3,6 +3,7 @@
 // control socket, tells systemd it is ready, and on SIGTERM/SIGINT shuts everything down in
 // order (Docs/deployment.md).
 import AppexDaemon
+import AppexMetrics
 import AppexSandbox
 import AppexSupervisor
 import AppexWire
@@ -35,6 +36,9 @@ struct Appexd: AsyncParsableCommand {
     @Option(name: .customLong("uid-range"), help: "Uids and gids for extensions and their sandbox inits, START-END (checked against /etc/passwd, group, subuid, subgid).")
     var uidRange = "\(UIDAllocator.defaultRange.lowerBound)-\(UIDAllocator.defaultRange.upperBound)"
 
+    @Option(help: "Where to serve Prometheus metrics (GET /metrics): HOST:PORT, port 0 for any free port, or off (default \(MetricsEndpoint.default), or the configuration's `metrics`).")
+    var metrics: String?
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
@@ -54,6 +58,16 @@ struct Appexd: AsyncParsableCommand {
         guard let uids = UIDRangeCheck.parse(uidRange) else {
             throw ValidationError("--uid-range must be START-END with 1000 <= START <= END, not \"\(uidRange)\"")
         }
+        var metricsEndpoint = settings.metrics
+        if let metrics {
+            guard let endpoint = MetricsEndpoint(parsing: metrics) else {
+                throw ValidationError("--metrics must be HOST:PORT (127.0.0.1:9464, [::1]:9464) or off, not \"\(metrics)\"")
+            }
+            metricsEndpoint = endpoint
+        }
+        // Before the supervisor exists, so that its instruments find the backend; with the
+        // endpoint off, swift-metrics stays on its no-op backend.
+        let metricsBackend: MetricsBackend? = metricsEndpoint == .off ? nil : MetricsBackend.bootstrap()
         let lock = try StateDirectoryLock(stateDirectory: state)
         let supervisor = try Supervisor(options: SupervisorOptions(
             stateDirectory: state, policyOverlays: policyDirectories, cgroupParent: cgroupParent,
@@ -64,15 +78,21 @@ struct Appexd: AsyncParsableCommand {
         if !swept.isEmpty {
             logger.notice("removed what a previous appexd left: cgroups \(swept.cgroups), killed pids \(swept.killedPIDs)")
         }
+        var metricsRunner: MetricsEndpointRunner?
+        if case .listen(let host, let port) = metricsEndpoint, let metricsBackend {
+            metricsRunner = try await MetricsEndpointRunner.start(host: host, port: port, backend: metricsBackend,
+                                                                  supervisor: supervisor, stateDirectory: state, logger: logger)
+        }
         supervisor.start()
         let server = ControlServer(supervisor: supervisor, path: socketPath, authorization: settings,
                                    logger: Logger(label: "appexd.control"))
         try await server.start()
         let installed = try await supervisor.list().count
-        logger.notice("ready: state \(state), socket \(socketPath), \(installed) extensions installed")
+        let metricsAt = metricsRunner.map { "http://\($0.server.address)/metrics" } ?? "off"
+        logger.notice("ready: state \(state), socket \(socketPath), metrics \(metricsAt), \(installed) extensions installed")
         _ = try? SDNotify.notify("READY=1\nSTATUS=serving on \(socketPath)\nMAINPID=\(getpid())")
 
-        let service = AppexdService(supervisor: supervisor, server: server, logger: logger)
+        let service = AppexdService(supervisor: supervisor, server: server, metrics: metricsRunner, logger: logger)
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
             services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],
             gracefulShutdownSignals: [.sigterm, .sigint],
@@ -90,6 +110,7 @@ extension DaemonConfiguration: PeerAuthorization {}
 struct AppexdService: Service {
     let supervisor: Supervisor
     let server: ControlServer
+    let metrics: MetricsEndpointRunner?
     let logger: Logger
 
     func run() async throws {
@@ -97,6 +118,7 @@ struct AppexdService: Service {
         logger.notice("shutting down")
         _ = try? SDNotify.notify("STOPPING=1")
         await server.stop()
+        await metrics?.stop()
         await supervisor.shutdown()
         logger.notice("stopped")
     }

@@ -8,7 +8,8 @@ import Foundation
 // synchronous=FULL costs an fsync per commit, which the event loop must never wait for, and
 // which a busy supervisor should not pay per request, nor a thread wake-up per row: rows
 // collect on the loop and go to the history queue together, 250 ms after the first of them,
-// and are written in one transaction. Shutdown writes what is left.
+// and are written in one transaction. Shutdown writes what is left. The same three hooks
+// feed the metrics (Metrics/Supervisor+Metrics.swift).
 
 /// Rows waiting for their write; touched only on the loop.
 final class HistoryBuffer: @unchecked Sendable {
@@ -45,6 +46,7 @@ extension Supervisor {
         let row = LaunchHistory(bundleIdentifier: instance.identifier, version: catalog[instance.identifier]?.installed.version,
                                 time: Date(), phases: phases)
         remember(.launch(row))
+        measureLaunch(instance, checkInNanos: checkInNanos)
     }
 
     func rememberRequest(_ outcome: RequestOutcome, bundleIdentifier: String) {
@@ -60,6 +62,7 @@ extension Supervisor {
                                  totalMicros: Int64(clamping: total),
                                  peakMemoryBytes: outcome.peakMemoryBytes.map { Int64(clamping: $0) })
         remember(.request(row))
+        measureRequest(outcome, kind: kind, bundleIdentifier: bundleIdentifier)
     }
 
     func rememberTermination(_ record: TerminationRecord) {
@@ -69,6 +72,7 @@ extension Supervisor {
                                      band: record.band, footprintBytes: record.footprintBytes,
                                      triggerToDeathMicros: record.triggerToDeathMicros.map { Int64(clamping: $0) })
         remember(.termination(row))
+        measureTermination(record)
     }
 
     /// Writes every row queued so far, and returns when they are in the database. From any

@@ -81,6 +81,7 @@ extension Supervisor {
             if !instance.memoryWarned {
                 instance.memoryWarned = true
                 instance.memoryWarningsSent += 1
+                measureMemoryWarning(instance)
                 logger.info("\(instance.label): memory warning: footprint \(footprint / 1024) KiB, line \(line / 1024) KiB")
                 if instance.state == .idle || instance.state == .busy {
                     send(.memoryWarning(MemoryWarning(level: .warning)), to: instance)

@@ -1,0 +1,100 @@
+import AppexSupervisor
+import CoreMetrics
+import NIOConcurrencyHelpers
+import Prometheus
+
+/// What a scrape adds to the counters and histograms the supervisor keeps up to date: the
+/// gauges of the moment. The supervisor gives a snapshot of its instances from its loop
+/// (no system call there); the cgroup files and /proc/self are read here, on the metrics
+/// server's thread, and the gauges set before the registry is rendered.
+///
+/// Series of extensions that are no longer installed, and of bands no instance is in, are set
+/// to 0 (bands) or removed (extensions), so the set of series stays bounded by what is
+/// installed.
+public final class ScrapeCollector: Sendable {
+    private struct Gauges {
+        var footprint: [String: CoreMetrics.Gauge] = [:]
+        var peak: [String: CoreMetrics.Gauge] = [:]
+        var limit: [String: CoreMetrics.Gauge] = [:]
+        var bands: [String: CoreMetrics.Gauge] = [:]
+        var installed: [Bool: CoreMetrics.Gauge] = [:]
+        var resident: CoreMetrics.Gauge?
+        var cpu: FloatingPointCounter?
+        var cpuReported = 0.0
+    }
+
+    public let registry: PrometheusCollectorRegistry
+    private let factory: DescribedMetricsFactory
+    private let state = NIOLockedValueBox(Gauges())
+
+    /// The gauges go straight to `registry` (the one `MetricsBackend.bootstrap` made, where
+    /// the supervisor's instruments are too).
+    public init(registry: PrometheusCollectorRegistry) {
+        self.registry = registry
+        factory = DescribedMetricsFactory(registry: registry)
+    }
+
+    /// Sets the gauges from `snapshot` (reading each live instance's cgroup) and /proc/self,
+    /// then renders every metric in the text exposition format.
+    public func render(_ snapshot: MetricsSnapshot) -> [UInt8] {
+        var footprints: [String: Int64] = [:]
+        var livePeaks: [String: Int64] = [:]
+        var bands: [String: Int] = [:]
+        for instance in snapshot.instances {
+            bands[instance.band, default: 0] += 1
+            // An instance that ended meanwhile has no cgroup left: it counts as nothing.
+            guard let cgroup = instance.cgroup else { continue }
+            if let footprint = try? cgroup.footprint() { footprints[instance.bundleIdentifier, default: 0] += footprint }
+            if let peak = try? cgroup.memoryPeak() { livePeaks[instance.bundleIdentifier] = max(livePeaks[instance.bundleIdentifier] ?? 0, peak) }
+        }
+        let process = ProcessStatistics.read()
+        state.withLockedValue { g in
+            let installed = Set(snapshot.extensions.map(\.bundleIdentifier))
+            for e in snapshot.extensions {
+                let id = e.bundleIdentifier
+                gauge(&g.footprint, id, MetricCatalog.footprint.name, [("bundle_id", id)]).record(footprints[id] ?? 0)
+                gauge(&g.limit, id, MetricCatalog.memoryLimit.name, [("bundle_id", id)]).record(e.memoryLimitBytes)
+                let peak = max(e.peakBytes ?? 0, livePeaks[id] ?? 0)
+                gauge(&g.peak, id, MetricCatalog.peak.name, [("bundle_id", id)]).record(peak)
+            }
+            Self.removeAll(&g.footprint, except: installed)
+            Self.removeAll(&g.limit, except: installed)
+            Self.removeAll(&g.peak, except: installed)
+
+            for band in Set(bands.keys).union(g.bands.keys) {
+                gauge(&g.bands, band, MetricCatalog.liveInstances.name, [("band", band)]).record(bands[band] ?? 0)
+            }
+            for enabled in [true, false] {
+                let count = snapshot.extensions.filter { $0.enabled == enabled }.count
+                gauge(&g.installed, enabled, MetricCatalog.installed.name, [("enabled", String(enabled))]).record(count)
+            }
+
+            if let process {
+                if g.resident == nil { g.resident = CoreMetrics.Gauge(label: MetricCatalog.supervisorResident.name, factory: factory) }
+                g.resident?.record(process.residentBytes)
+                if g.cpu == nil { g.cpu = FloatingPointCounter(label: MetricCatalog.supervisorCPU.name, factory: factory) }
+                // A counter only goes up: it is given what was used since the last scrape.
+                if process.cpuSeconds > g.cpuReported {
+                    g.cpu?.increment(by: process.cpuSeconds - g.cpuReported)
+                    g.cpuReported = process.cpuSeconds
+                }
+            }
+        }
+        return registry.emitToBuffer()
+    }
+
+    private func gauge<Key: Hashable>(_ gauges: inout [Key: CoreMetrics.Gauge], _ key: Key, _ name: String,
+                                             _ dimensions: [(String, String)]) -> CoreMetrics.Gauge {
+        if let g = gauges[key] { return g }
+        let g = CoreMetrics.Gauge(label: name, dimensions: dimensions, factory: factory)
+        gauges[key] = g
+        return g
+    }
+
+    private static func removeAll(_ gauges: inout [String: CoreMetrics.Gauge], except keep: Set<String>) {
+        for (key, gauge) in gauges where !keep.contains(key) {
+            gauge.destroy()
+            gauges[key] = nil
+        }
+    }
+}
