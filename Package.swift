@@ -187,9 +187,10 @@ let package = Package(
         .testTarget(
             name: "AppexMetricsTests",
             dependencies: [
-                "AppexMetrics", "AppexHostClient", "AppexWire", "AppexCgroups",
-                "appexd", "appex", "appex-probe-extension",
-                .product(name: "Prometheus", package: "swift-prometheus"),
+                "AppexMetrics", "AppexSupervisor", "AppexPolicy", "AppexHostClient", "AppexWire", "AppexCgroups",
+                "appexd", "appex-probe-extension",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
 

@@ -10,11 +10,15 @@ public final class MetricsBackend: Sendable {
         self.registry = registry
     }
 
+    /// A swift-metrics factory that registers in this backend's registry, with the help text
+    /// and buckets of `MetricCatalog` (what `bootstrap` installs process-wide).
+    public var factory: any MetricsFactory { DescribedMetricsFactory(registry: registry) }
+
     /// Bootstraps swift-metrics with a fresh registry. swift-metrics allows one bootstrap
     /// per process: call once, at start.
     public static func bootstrap() -> MetricsBackend {
         let backend = MetricsBackend()
-        MetricsSystem.bootstrap(DescribedMetricsFactory(registry: backend.registry))
+        MetricsSystem.bootstrap(backend.factory)
         return backend
     }
 }

@@ -42,6 +42,21 @@ struct Appexd: AsyncParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
+    /// `--metrics`, checked before anything else happens.
+    var metricsFlag: MetricsEndpoint? {
+        get throws {
+            guard let metrics else { return nil }
+            guard let endpoint = MetricsEndpoint(parsing: metrics) else {
+                throw ValidationError("--metrics must be HOST:PORT (127.0.0.1:9464, [::1]:9464) or off, not \"\(metrics)\"")
+            }
+            return endpoint
+        }
+    }
+
+    func validate() throws {
+        _ = try metricsFlag
+    }
+
     func run() async throws {
         let level = Logger.Level(rawValue: logLevel) ?? .info
         LoggingSystem.bootstrap { label in
@@ -58,13 +73,7 @@ struct Appexd: AsyncParsableCommand {
         guard let uids = UIDRangeCheck.parse(uidRange) else {
             throw ValidationError("--uid-range must be START-END with 1000 <= START <= END, not \"\(uidRange)\"")
         }
-        var metricsEndpoint = settings.metrics
-        if let metrics {
-            guard let endpoint = MetricsEndpoint(parsing: metrics) else {
-                throw ValidationError("--metrics must be HOST:PORT (127.0.0.1:9464, [::1]:9464) or off, not \"\(metrics)\"")
-            }
-            metricsEndpoint = endpoint
-        }
+        let metricsEndpoint = try metricsFlag ?? settings.metrics
         // Before the supervisor exists, so that its instruments find the backend; with the
         // endpoint off, swift-metrics stays on its no-op backend.
         let metricsBackend: MetricsBackend? = metricsEndpoint == .off ? nil : MetricsBackend.bootstrap()

@@ -41,7 +41,7 @@ import Glibc
                            "--cgroup-parent", cgroupParent, "--log-level", "warning",
                            // Uids of its own, so processes of other tests running meanwhile are
                            // never taken for this appexd's.
-                           "--uid-range", "310000-310999"]
+                           "--uid-range", "310000-310999", "--metrics", "127.0.0.1:0"]
             try p.run()
             process = p
             // Ready when it answers a Hello (a socket file alone may be a dead predecessor's).

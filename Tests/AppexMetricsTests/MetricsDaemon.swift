@@ -1,0 +1,127 @@
+import AppexCgroups
+import AppexHostClient
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The real `appexd` on a private state directory, socket, cgroup parent and uid range, with
+/// a policy overlay for the tests' extension point (`dev.appex.tests.metrics`): notify for
+/// `reboot`, kill for `swapon`, short timeouts. Its log goes to root/appexd.log.
+final class MetricsDaemon: @unchecked Sendable {
+    static let extensionPoint = "dev.appex.tests.metrics"
+    static let probeIdentifier = "dev.appex.tests.metrics.probe"
+
+    static var bin: String {
+        URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().path
+    }
+
+    let root: String
+    let socket: String
+    let cgroupParent: String
+    var process: Process?
+
+    init(configuration: String = "hosts: []\nadmins: []\n") throws {
+        var template = Array((NSTemporaryDirectory() + "appexd-metrics-test-XXXXXX").utf8CString)
+        guard let p = mkdtemp(&template) else { throw POSIXError(.EIO) }
+        root = String(cString: p)
+        chmod(root, 0o755)
+        socket = root + "/appexd.sock"
+        cgroupParent = "appexd-metrics-tests-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try Data(configuration.utf8).write(to: URL(fileURLWithPath: root + "/appexd.yaml"))
+        let points = root + "/policies/extension-points"
+        try FileManager.default.createDirectory(atPath: points, withIntermediateDirectories: true)
+        let policy = """
+            extensionPoints: [\(Self.extensionPoint)]
+            title: Metrics tests
+            memory:
+              activeHardLimit: 32MiB
+            launchDeadline: 5s
+            requestTimeout: 10s
+            idleTimeout: 120s
+            pingInterval: 1s
+            unresponsiveTimeout: 5s
+            syscalls:
+              deny:
+                - group: reboot
+                  action: notify
+                - group: swap
+                  action: kill
+
+            """
+        try Data(policy.utf8).write(to: URL(fileURLWithPath: points + "/metrics-tests.yaml"))
+    }
+
+    var stateDirectory: String { root + "/state" }
+    var log: String { (try? String(contentsOfFile: root + "/appexd.log", encoding: .utf8)) ?? "" }
+
+    /// The address appexd wrote, once it is there.
+    var metricsAddress: String? {
+        (try? String(contentsOfFile: stateDirectory + "/metrics-address", encoding: .utf8))?
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Starts appexd and waits until it answers a Hello on its socket; `metrics`: the
+    /// `--metrics` argument (nil: none, the configuration decides).
+    func start(metrics: String?, logLevel: String = "warning") throws {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Self.bin + "/appexd")
+        p.arguments = ["--state-dir", stateDirectory, "--socket", socket, "--config", root + "/appexd.yaml",
+                       "--policies", root + "/policies", "--cgroup-parent", cgroupParent, "--log-level", logLevel,
+                       "--uid-range", "330000-330999"] + (metrics.map { ["--metrics", $0] } ?? [])
+        _ = FileManager.default.createFile(atPath: root + "/appexd.log", contents: nil)
+        p.standardError = FileHandle(forWritingAtPath: root + "/appexd.log")
+        try p.run()
+        process = p
+        var ready = false
+        for _ in 0..<500 where !ready && p.isRunning {
+            if let client = try? HostClient.connect(socketPath: socket, identifier: "tests") {
+                client.close()
+                ready = true
+            } else {
+                usleep(20_000)
+            }
+        }
+        try #require(ready, "appexd did not start answering: \(log)")
+    }
+
+    /// SIGTERM, and the exit status.
+    @discardableResult
+    func stop() -> Int32 {
+        guard let p = process else { return -1 }
+        kill(p.processIdentifier, SIGTERM)
+        p.waitUntilExit()
+        process = nil
+        return p.terminationStatus
+    }
+
+    /// The probe extension in a bare bundle of the tests' extension point, at root/src.
+    func writeProbeBundle() throws -> String {
+        let bundle = root + "/src/Probe.appex"
+        try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
+        chmod(root + "/src", 0o755)
+        chmod(bundle, 0o755)
+        try FileManager.default.copyItem(atPath: Self.bin + "/appex-probe-extension", toPath: bundle + "/probe")
+        let plist = """
+            <?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict>
+            <key>CFBundleIdentifier</key><string>\(Self.probeIdentifier)</string>
+            <key>CFBundleExecutable</key><string>probe</string>
+            <key>CFBundlePackageType</key><string>XPC!</string>
+            <key>CFBundleVersion</key><string>1</string>
+            <key>NSExtension</key><dict><key>NSExtensionPointIdentifier</key><string>\(Self.extensionPoint)</string></dict>
+            </dict></plist>
+            """
+        try Data(plist.utf8).write(to: URL(fileURLWithPath: bundle + "/Info.plist"))
+        return bundle
+    }
+
+    func cleanUp() {
+        if process != nil { stop() }
+        if let manager = try? CgroupManager.detect(parentName: cgroupParent) {
+            _ = try? manager.cleanupLeftovers()
+            try? manager.removeParent()
+        }
+        try? FileManager.default.removeItem(atPath: root)
+    }
+}

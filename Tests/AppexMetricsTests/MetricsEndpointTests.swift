@@ -1,0 +1,197 @@
+import AppexHostClient
+import AppexPolicy
+import AppexSupervisor
+import AppexWire
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// appexd's `GET /metrics` after real launches, requests, denials, warnings and kills of the
+/// probe extension, scraped over real HTTP and read with the strict parser: every count
+/// equals what the host saw happen.
+@Suite(.serialized) struct MetricsEndpointTests {
+    static let point = MetricsDaemon.extensionPoint
+    static let id = MetricsDaemon.probeIdentifier
+
+    func withDaemon(metrics: String? = "127.0.0.1:0", configuration: String = "hosts: []\nadmins: []\n",
+                    logLevel: String = "warning", _ body: (MetricsDaemon) async throws -> Void) async throws {
+        try #require(geteuid() == 0, "appexd needs root; CI runs as root")
+        let d = try MetricsDaemon(configuration: configuration)
+        defer { d.cleanUp() }
+        try d.start(metrics: metrics, logLevel: logLevel)
+        try await body(d)
+    }
+
+    func scrape(_ address: String) throws -> Exposition {
+        let r = try HTTPClient.request(address)
+        try #require(r.status == 200, "\(r.status): \(r.body)")
+        #expect(r.header("Content-Type") == "text/plain; version=0.0.4; charset=utf-8")
+        return try Exposition.parse(r.body)
+    }
+
+    static func action(_ name: String, _ arg: String? = nil) -> [ExtensionItem] {
+        var info: [String: UserInfoValue] = ["probe.action": .string(name)]
+        if let arg { info["probe.arg"] = .string(arg) }
+        return [ExtensionItem(userInfo: info)]
+    }
+
+    @Test func countsMatchWhatHappened() async throws {
+        try await withDaemon { d in
+            let address = try #require(d.metricsAddress, "no metrics-address file: \(d.log)")
+            let host = try HostClient.connect(socketPath: d.socket, identifier: "tests.metrics")
+            defer { host.close() }
+            _ = try await host.install(path: try d.writeProbeBundle())
+            _ = try await host.enable(Self.id)
+
+            // Before anything ran: the installed extension and appexd itself are there.
+            let before = try scrape(address)
+            #expect(before.sum("appex_extensions_installed", ["enabled": "true"]) == 1)
+            #expect(before.sum("appex_supervisor_resident_memory_bytes") > Double(1 << 20))
+
+            var outcomes: [ReceivedOutcome] = []
+            func run(_ action: String, _ arg: String? = nil) async throws -> ReceivedOutcome {
+                let outcome = try await host.beginRequest(bundleIdentifier: Self.id, items: Self.action(action, arg))
+                outcomes.append(outcome)
+                return outcome
+            }
+            #expect(try await run("echo").cold)
+            #expect(try await run("echo").outcome == .completed)
+            #expect(try await run("echo").outcome == .completed)
+            // notify: appexd records it and answers EPERM.
+            #expect(try await run("syscall", "reboot").items.first?.attributedContentText == "errno=1")
+            #expect(try await run("cancel", "7").outcome == .cancelled)
+            // 8 MiB, then 20 more: past 80 % of the 32 MiB limit, one memory warning.
+            #expect(try await run("allocate", "8").outcome == .completed)
+            #expect(try await run("allocate", "20").outcome == .completed)
+            #expect(try await run("memory-warnings").items.first?.attributedContentText?.hasPrefix("memory-warnings=1 ") == true)
+            let crashed = try await run("crash")
+            #expect(crashed.outcome == .failed && crashed.reason == "crashed", "\(crashed.message)")
+            // kill: SIGSYS, on a new instance.
+            let violated = try await run("syscall", "swapon")
+            #expect(violated.outcome == .failed && violated.reason == "seccomp-violation", "\(violated.message)")
+            #expect(try await run("echo").cold)
+
+            let m = try scrape(address)
+            let byPoint = ["extension_point": Self.point]
+
+            // Every family appexd exports has the catalog's HELP and TYPE.
+            for family in m.families.values where family.name.hasPrefix("appex_") {
+                let definition = try #require(MetricCatalog.byName[family.name], "\(family.name) is not in the catalog")
+                #expect(family.type == definition.kind.rawValue, "\(family.name)")
+                #expect(family.help == definition.help, "\(family.name)")
+            }
+            for name in ["appex_launch_duration_seconds", "appex_request_duration_seconds", "appex_requests_total",
+                         "appex_kills_total", "appex_memory_warnings_total", "appex_denied_syscalls_total",
+                         "appex_extension_footprint_bytes", "appex_extension_peak_memory_bytes",
+                         "appex_extension_memory_limit_bytes", "appex_extensions_live", "appex_extensions_installed",
+                         "appex_supervisor_cpu_seconds_total", "appex_supervisor_resident_memory_bytes"] {
+                #expect(m.families[name] != nil, "\(name) missing")
+            }
+
+            // Requests by outcome, and their durations cold and warm.
+            for (kind, label) in [(RequestOutcome.Kind.completed, "completed"), (.cancelled, "cancelled"), (.failed, "failed")] {
+                let made = outcomes.filter { $0.outcome == kind }.count
+                #expect(m.sum("appex_requests_total", byPoint.merging(["outcome": label]) { a, _ in a }) == Double(made), "\(label)")
+            }
+            #expect(m.sum("appex_requests_total", ["outcome": "failed", "reason": "crashed"]) == 1)
+            #expect(m.sum("appex_requests_total", ["outcome": "failed", "reason": "seccomp-violation"]) == 1)
+            let cold = outcomes.filter(\.cold).count
+            #expect(cold == 3)
+            #expect(m.sum("appex_request_duration_seconds_count", ["start": "cold"]) == Double(cold))
+            #expect(m.sum("appex_request_duration_seconds_count", ["start": "warm"]) == Double(outcomes.count - cold))
+
+            // Launch phases: one observation per launch and phase; firstRequest for each answer.
+            let launches = outcomes.filter { $0.phases.contains { $0.name == "checkIn" } }.count
+            #expect(launches == 3)
+            for phase in ["prepare", "clone", "sandbox", "exec", "spawn", "checkIn"] {
+                #expect(m.sum("appex_launch_duration_seconds_count", ["phase": phase, "extension_point": Self.point, "start": "cold"])
+                        == Double(launches), "\(phase)")
+            }
+            for (isCold, start) in [(true, "cold"), (false, "warm")] {
+                let answered = outcomes.filter { $0.cold == isCold && $0.phases.contains { $0.name == "roundTrip" } }.count
+                #expect(m.sum("appex_launch_duration_seconds_count", ["phase": "firstRequest", "start": start]) == Double(answered),
+                        "\(start)")
+            }
+            // The check-in times the host was told land in the histogram's sum (µs → s).
+            let checkIns = outcomes.compactMap { $0.phases.first { $0.name == "checkIn" }?.microseconds }
+            let checkInSum = m.sum("appex_launch_duration_seconds_sum", ["phase": "checkIn"])
+            #expect(abs(checkInSum - Double(checkIns.reduce(0, +)) / 1e6) < 0.0001 * Double(checkIns.count))
+
+            // Kills by reason, in a real band.
+            #expect(m.sum("appex_kills_total", ["reason": "crashed"]) == 1)
+            #expect(m.sum("appex_kills_total", ["reason": "seccomp-violation"]) == 1)
+            for kill in m.samples("appex_kills_total") {
+                #expect(JetsamBand(name: kill.labels["band"] ?? "") != nil, "\(kill)")
+                #expect(kill.labels["extension_point"] == Self.point)
+            }
+
+            let mine = ["bundle_id": Self.id]
+            #expect(m.sum("appex_denied_syscalls_total", mine.merging(["syscall": "reboot"]) { a, _ in a }) == 1)
+            #expect(m.sum("appex_memory_warnings_total", mine) == 1)
+            #expect(m.sum("appex_extension_memory_limit_bytes", mine) == Double(32 << 20))
+            #expect(m.sum("appex_extension_footprint_bytes", mine) > 0)
+            #expect(m.sum("appex_extension_peak_memory_bytes", mine) >= Double(28 << 20))
+            // One instance, idle now.
+            #expect(m.sum("appex_extensions_live") == 1)
+            #expect(m.sum("appex_extensions_live", ["band": "idle"]) == 1)
+            #expect(m.sum("appex_supervisor_cpu_seconds_total") > 0)
+
+            // A kill increments its reason, and nothing else moves with it.
+            #expect(try await run("abort").reason == "crashed")
+            let after = try scrape(address)
+            #expect(after.sum("appex_kills_total", ["reason": "crashed"]) == 2)
+            #expect(after.sum("appex_kills_total", ["reason": "seccomp-violation"]) == 1)
+            #expect(after.sum("appex_extensions_live") == 0)
+            #expect(after.sum("appex_extension_footprint_bytes", mine) == 0)
+
+            // Only GET /metrics.
+            #expect(try HTTPClient.request(address, path: "/").status == 404)
+            #expect(try HTTPClient.request(address, method: "POST").status == 405)
+
+            // Uninstalled: its gauges go; its counters stay (a counter that vanished would read as a reset).
+            _ = try await host.uninstall(Self.id)
+            let gone = try scrape(address)
+            #expect(gone.samples("appex_extension_footprint_bytes", mine).isEmpty)
+            #expect(gone.samples("appex_extension_memory_limit_bytes", mine).isEmpty)
+            #expect(gone.sum("appex_extensions_installed") == 0)
+            #expect(gone.sum("appex_kills_total", ["reason": "crashed"]) == 2)
+        }
+    }
+
+    /// `--metrics off`: no listener, no address file, and the log says so.
+    @Test func metricsOff() async throws {
+        try await withDaemon(metrics: "off", logLevel: "notice") { d in
+            #expect(d.metricsAddress == nil)
+            #expect(d.log.contains("metrics off"), "\(d.log)")
+            #expect(d.stop() == 0)
+        }
+    }
+
+    /// The configuration's `metrics` key, without the flag; the file goes when appexd stops.
+    @Test func configurationKey() async throws {
+        try await withDaemon(metrics: nil, configuration: "metrics: 127.0.0.1:0\n", logLevel: "notice") { d in
+            let address = try #require(d.metricsAddress)
+            #expect(d.log.contains("metrics: serving http://\(address)/metrics"), "\(d.log)")
+            #expect(try HTTPClient.request(address).status == 200)
+            #expect(d.stop() == 0)
+            #expect(d.metricsAddress == nil)
+        }
+    }
+
+    /// A malformed `--metrics` is refused before appexd does anything.
+    @Test(arguments: ["9464", "127.0.0.1", "127.0.0.1:99999", "::1:9464", "[]:1", "on"])
+    func badFlagIsRefused(_ value: String) throws {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: MetricsDaemon.bin + "/appexd")
+        p.arguments = ["--metrics", value, "--state-dir", "/nonexistent-appex-test/state", "--config", "/nonexistent-appex-test/c.yaml"]
+        let err = Pipe()
+        p.standardError = err
+        try p.run()
+        let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        #expect(p.terminationStatus != 0)
+        #expect(text.contains("--metrics"), "\(text)")
+    }
+}
