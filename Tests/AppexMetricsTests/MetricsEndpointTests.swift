@@ -28,7 +28,28 @@ import Glibc
         let r = try HTTPClient.request(address)
         try #require(r.status == 200, "\(r.status): \(r.body)")
         #expect(r.header("Content-Type") == "text/plain; version=0.0.4; charset=utf-8")
+        try Self.promtoolAgrees(r.body)
         return try Exposition.parse(r.body)
+    }
+
+    /// Prometheus' own linter, where it is installed (Debian's `prometheus` package): a
+    /// second reader of the format, beside this target's parser.
+    static func promtoolAgrees(_ text: String) throws {
+        let promtool = "/usr/bin/promtool"
+        guard FileManager.default.isExecutableFile(atPath: promtool) else { return }
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: promtool)
+        p.arguments = ["check", "metrics"]
+        let input = Pipe(), output = Pipe()
+        p.standardInput = input
+        p.standardOutput = output
+        p.standardError = output
+        try p.run()
+        input.fileHandleForWriting.write(Data(text.utf8))
+        try input.fileHandleForWriting.close()
+        let said = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0, "promtool check metrics: \(said)")
     }
 
     static func action(_ name: String, _ arg: String? = nil) -> [ExtensionItem] {
