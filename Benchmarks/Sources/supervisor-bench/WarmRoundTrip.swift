@@ -21,6 +21,8 @@ final class Appexd {
                              "--cgroup-parent", "appex-bench-\(getpid())-appexd", "--log-level", "warning",
                              // Uids of its own, away from a real appexd's.
                              "--uid-range", "320000-320999"]
+            // APPEXD_ARGS: more flags, e.g. "--metrics off" to compare without the metrics.
+            + (ProcessInfo.processInfo.environment["APPEXD_ARGS"]?.split(separator: " ").map(String.init) ?? [])
         try process.run()
         for _ in 0..<500 {
             if let client = try? HostClient.connect(socketPath: socket, identifier: "bench") {
