@@ -166,7 +166,7 @@ let package = Package(
         .executableTarget(
             name: "appexd",
             dependencies: [
-                "AppexSupervisor", "AppexDaemon", "AppexWire", "AppexSandbox",
+                "AppexSupervisor", "AppexDaemon", "AppexWire", "AppexSandbox", "AppexPolicy",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
