@@ -15,6 +15,7 @@ struct Appex: AsyncParsableCommand {
             RequestCommand.self,
             LintBinaryCommand.self,
             TestPolicyCommand.self,
+            ProfileCommand.self, ReportCommand.self,
         ]
     )
 }
