@@ -1,3 +1,4 @@
+import AppexSandbox
 import AppexSupervisor
 import ArgumentParser
 import Foundation
@@ -40,6 +41,10 @@ struct ProfileCommand: AsyncParsableCommand {
     var stateDir: String?
     @Option(name: .customLong("policies"), help: "A policy directory layered over the shipped ones.")
     var policyDirectories: [String] = []
+    @Option(name: .customLong("uid-range"), help: "Uids for the extension, START-END (default 200000-265535); give one of its own when appexd runs on another state directory.")
+    var uidRange: String?
+    @Option(name: .customLong("cgroup-parent"), help: "The cgroup parent the launches run under.")
+    var cgroupParent = "appex-profile"
 
     func validate() throws {
         guard n >= 1 else { throw ValidationError("-n wants at least 1") }
@@ -47,10 +52,18 @@ struct ProfileCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        var uids = UIDAllocator.defaultRange
+        if let uidRange {
+            guard let parsed = UIDRangeCheck.parse(uidRange) else {
+                throw ValidationError("--uid-range must be START-END with 1000 <= START <= END, not \"\(uidRange)\"")
+            }
+            try UIDRangeCheck.verify(parsed)
+            uids = parsed
+        }
         let profile = ProfileRun(target: target, extensionIdentifier: extensionIdentifier, count: n, warm: warm,
                                  texts: texts, urls: urls, files: files,
                                  stateDirectory: stateDir ?? SupervisorOptions.defaultStateDirectory,
-                                 policies: policyDirectories)
+                                 policies: policyDirectories, uidRange: uids, cgroupParent: cgroupParent)
         let progress = ProfileProgress(title: warm ? "requests" : "launches", total: n)
         let samples: ProfileSamples
         do {

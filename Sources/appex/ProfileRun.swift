@@ -50,6 +50,8 @@ struct ProfileRun {
     var files: [String]
     var stateDirectory: String
     var policies: [String]
+    var uidRange: ClosedRange<UInt32>
+    var cgroupParent: String
 
     /// `progress(done, total)` after each launch or request, from the calling task.
     func run(progress: (Int, Int) -> Void) async throws -> ProfileSamples {
@@ -64,7 +66,8 @@ struct ProfileRun {
         // Failures are counted and shown with the results; log lines would tear the progress bar.
         logger.logLevel = ProcessInfo.processInfo.environment["APPEX_PROFILE_LOG"] == "debug" ? .debug : .critical
         let supervisor = try Supervisor(options: SupervisorOptions(stateDirectory: stateDirectory, policyOverlays: policies,
-                                                                   cgroupParent: "appex-profile"), logger: logger)
+                                                                   cgroupParent: cgroupParent, uidRange: uidRange),
+                                    logger: logger)
         _ = try StaleSweep.run(stateDirectory: stateDirectory, cgroups: supervisor.cgroupManager,
                                uidRange: supervisor.options.uidRange)
         supervisor.start()

@@ -196,7 +196,7 @@ enum SVGChart {
         var s = "", x = left
         for m in marks {
             let text = m.micros > 0 ? "\(m.name) \(Micros.format(m.micros))" : m.name
-            s += "<line class=\"\(m.cssClass)\" x1=\"\(SVGText.n(x))\" y1=\"\(SVGText.n(y - 4))\" x2=\"\(SVGText.n(x + 16))\" y2=\"\(SVGText.n(y - 4))\" stroke-width=\"2\"/>"
+            s += "<line class=\"legend \(m.cssClass)\" x1=\"\(SVGText.n(x))\" y1=\"\(SVGText.n(y - 4))\" x2=\"\(SVGText.n(x + 16))\" y2=\"\(SVGText.n(y - 4))\" stroke-width=\"2\"/>"
             s += "<text x=\"\(SVGText.n(x + 20))\" y=\"\(SVGText.n(y))\">\(SVGText.e(text))</text>"
             x += 30 + Double(text.count) * 6.4
         }
