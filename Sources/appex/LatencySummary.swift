@@ -68,3 +68,11 @@ enum Micros {
         return fixed(part / whole * 100) + " %"
     }
 }
+
+extension Duration {
+    /// Whole µs (a policy's launch deadline as the phases count it).
+    var wholeMicroseconds: UInt64 {
+        let c = components
+        return UInt64(max(c.seconds, 0)) * 1_000_000 + UInt64(max(c.attoseconds, 0) / 1_000_000_000_000)
+    }
+}

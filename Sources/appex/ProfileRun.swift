@@ -24,10 +24,7 @@ struct ProfileSamples {
     /// Requests that completed, were cancelled by the extension, or failed.
     var outcomes: [String: Int] = [:]
 
-    var deadlineMicros: UInt64 {
-        let c = launchDeadline.components
-        return UInt64(c.seconds) * 1_000_000 + UInt64(c.attoseconds / 1_000_000_000_000)
-    }
+    var deadlineMicros: UInt64 { launchDeadline.wholeMicroseconds }
 
     /// The summary of one phase over the counted samples that have it.
     func summary(_ phase: String) -> LatencySummary { LatencySummary(samples.compactMap { $0[phase] }) }

@@ -171,8 +171,7 @@ enum HistoryReader {
         for e in installed {
             guard let bundle = try? ExtensionBundle.load(path: e.bundlePath),
                   let policy = EffectivePolicy(bundle: bundle, in: set) else { continue }
-            let c = policy.policy.launchDeadline.components
-            out[e.bundleIdentifier] = UInt64(c.seconds) * 1_000_000 + UInt64(c.attoseconds / 1_000_000_000_000)
+            out[e.bundleIdentifier] = policy.policy.launchDeadline.wholeMicroseconds
         }
         return out
     }

@@ -67,6 +67,11 @@ struct ReportOutput {
     }
 
     private func headline(_ h: ExtensionHistory) -> String {
+        "\(h.bundleIdentifier): " + counts(h)
+    }
+
+    /// "21 launches (first … last), 71 requests, 21 terminations, launch deadline 1 s".
+    private func counts(_ h: ExtensionHistory) -> String {
         var parts = ["\(h.launches.count) launch\(h.launches.count == 1 ? "" : "es")"]
         if let first = h.launches.first?.time, let last = h.launches.last?.time {
             parts[0] += " (\(Self.bucketLabel(first, nil)) … \(Self.bucketLabel(last, nil)))"
@@ -74,7 +79,7 @@ struct ReportOutput {
         parts.append("\(h.requests.count) request\(h.requests.count == 1 ? "" : "s")")
         parts.append("\(h.terminations.count) termination\(h.terminations.count == 1 ? "" : "s")")
         if let d = h.deadlineMicros { parts.append("launch deadline \(Micros.format(d))") }
-        return "\(h.bundleIdentifier): " + parts.joined(separator: ", ")
+        return parts.joined(separator: ", ")
     }
 
     private func deadlineNote(_ h: ExtensionHistory) -> String {
@@ -169,7 +174,7 @@ struct ReportOutput {
         if histories.isEmpty { page.paragraph("No history.") }
         for h in histories {
             page.heading(h.bundleIdentifier, level: 2, id: h.bundleIdentifier)
-            page.paragraph(headline(h).dropFirst(h.bundleIdentifier.count + 2).description, cssClass: "meta")
+            page.paragraph(counts(h), cssClass: "meta")
             if !h.launches.isEmpty {
                 page.table(headers: ["phase", "p50", "p90", "p99", "max", "n"], rows: h.phaseNames.map { name in
                     let s = h.summary(name)
