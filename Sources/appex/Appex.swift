@@ -16,6 +16,7 @@ struct Appex: AsyncParsableCommand {
             LintBinaryCommand.self,
             TestPolicyCommand.self,
             JetsamCommand.self, KillsCommand.self,
+            ProfileCommand.self, ReportCommand.self,
         ]
     )
 }
