@@ -60,7 +60,7 @@ import Glibc
         await first.shutdown()
         let before = try first.registry.launches(of: Self.identifier)
         #expect(before.count == 2 && before.allSatisfy { $0.version == "7" })
-        #expect(try first.registry.terminations(of: Self.identifier).map(\.reason) == ["shutdown", "idle-exit"])
+        #expect(try first.registry.terminations(of: Self.identifier).map(\.reason) == ["supervisor-shutdown", "idle-exit"])
 
         // The second, on the same state directory.
         let second = try Supervisor(options: Self.options(root: root))
@@ -79,7 +79,7 @@ import Glibc
             throw error
         }
         await second.shutdown()
-        #expect(try second.registry.terminations(of: Self.identifier).map(\.reason) == ["shutdown", "shutdown", "idle-exit"])
+        #expect(try second.registry.terminations(of: Self.identifier).map(\.reason) == ["supervisor-shutdown", "supervisor-shutdown", "idle-exit"])
 
         let manager = try CgroupManager.detect(parentName: Self.options(root: root).cgroupParent)
         for path in manager.parentPaths {

@@ -283,7 +283,7 @@ import Glibc
         #expect(after.status == 0, "\(after.err)")
         let ext = try #require((try Self.object(after.out)["extensions"] as? [[String: Any]])?.first)
         #expect(ext["launches"] as? Int == 2, "the first appexd's launch is still there")
-        #expect(Self.reasons(ext) == ["crashed": 1, "shutdown": 1])
+        #expect(Self.reasons(ext) == ["crashed": 1, "supervisor-shutdown": 1])
         let versions = try #require(ext["byVersion"] as? [[String: Any]])
         #expect(versions.map { $0["version"] as? String } == ["1", "2"])
         #expect(versions.map { $0["count"] as? Int } == [1, 1])
