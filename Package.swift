@@ -28,6 +28,8 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        // The progress bar of `appex profile` (ConsoleKitTerminal only).
+        .package(url: "https://github.com/vapor/console-kit", from: "4.16.0"),
         // Metrics (Docs/metrics.md): the swift-metrics API in the supervisor, the Prometheus
         // backend and NIO's HTTP/1 server in appexd.
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
@@ -82,9 +84,10 @@ let package = Package(
             name: "appex",
             dependencies: [
                 "AppexBundle", "AppexPolicy", "AppexActivation", "AppexSandbox", "AppexSupervisor", "AppexHostClient",
-                "AppexBinaryLint", "AppexWire", "AppexCgroups",
+                "AppexBinaryLint", "AppexWire", "AppexCgroups", "AppexRegistry",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ConsoleKitTerminal", package: "console-kit"),
             ]
         ),
 
@@ -199,7 +202,7 @@ let package = Package(
         .executableTarget(
             name: "appexd",
             dependencies: [
-                "AppexSupervisor", "AppexDaemon", "AppexWire", "AppexSandbox", "AppexMetrics",
+                "AppexSupervisor", "AppexDaemon", "AppexWire", "AppexSandbox", "AppexPolicy", "AppexMetrics",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -207,7 +210,8 @@ let package = Package(
         ),
         .testTarget(
             name: "AppexdTests",
-            dependencies: ["appexd", "appex", "appex-probe-extension", "AppexHostClient", "AppexCgroups", "AppexWire", "AppexWireIO", "CAppexLauncher"]
+            dependencies: ["appexd", "appex", "appex-probe-extension", "AppexHostClient", "AppexCgroups", "AppexWire", "AppexWireIO", "CAppexLauncher",
+                           "AppexRegistry"]
         ),
         // C extensions, written from Docs/protocol.md with no Appex code: the example
         // (HelloC.appex, executable hello-c) and the probe that misbehaves on instruction

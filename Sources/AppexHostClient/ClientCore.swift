@@ -11,7 +11,7 @@ import Glibc
 final class ClientCore: @unchecked Sendable {
     enum Waiter {
         case request(OneShot<ReceivedOutcome>)
-        case admin(OneShot<[ExtensionInfo]>)
+        case admin(OneShot<AdminResult>)
 
         func fail(_ error: HostClientError) {
             switch self {
@@ -171,7 +171,7 @@ final class ClientCore: @unchecked Sendable {
             }
         case .adminResult(let result):
             if case .admin(let slot)? = takeWaiter(result.requestID) {
-                slot.fulfill(.success(result.extensions))
+                slot.fulfill(.success(result))
             }
         case .refusal(let refusal):
             guard let id = refusal.requestID else { return HostClientError(refusal: refusal) }

@@ -267,8 +267,20 @@ public final class HostClient: Sendable {
         try await administer(.uninstall(bundleIdentifier: bundleIdentifier, removeData: removeData))
     }
 
+    /// appexd's memory governor: the pressure level and every live instance in victim order.
+    public func jetsam() async throws -> JetsamReport {
+        guard let report = try await administerWhole(.jetsam).jetsam else {
+            throw HostClientError(refusal: Refusal(reason: .protocolError, message: "the answer to Jetsam carries no jetsam list"))
+        }
+        return report
+    }
+
     private func administer(_ command: AdminRequest.Command) async throws -> [ExtensionInfo] {
-        let slot = OneShot<[ExtensionInfo]>()
+        try await administerWhole(command).extensions
+    }
+
+    private func administerWhole(_ command: AdminRequest.Command) async throws -> AdminResult {
+        let slot = OneShot<AdminResult>()
         _ = try core.begin(.admin(slot)) { id in .admin(AdminRequest(requestID: id, command: command)) }
         return try await slot.value()
     }

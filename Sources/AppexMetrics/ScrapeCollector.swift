@@ -15,7 +15,9 @@ public final class ScrapeCollector: Sendable {
     private struct Gauges {
         var footprint: [String: CoreMetrics.Gauge] = [:]
         var peak: [String: CoreMetrics.Gauge] = [:]
-        var limit: [String: CoreMetrics.Gauge] = [:]
+        var activeLimit: [String: CoreMetrics.Gauge] = [:]
+        var inactiveLimit: [String: CoreMetrics.Gauge] = [:]
+        var pressure: CoreMetrics.Gauge?
         var bands: [String: CoreMetrics.Gauge] = [:]
         var installed: [Bool: CoreMetrics.Gauge] = [:]
         var resident: CoreMetrics.Gauge?
@@ -53,17 +55,23 @@ public final class ScrapeCollector: Sendable {
             for e in snapshot.extensions {
                 let id = e.bundleIdentifier
                 gauge(&g.footprint, id, MetricCatalog.footprint.name, [("bundle_id", id)]).record(footprints[id] ?? 0)
-                gauge(&g.limit, id, MetricCatalog.memoryLimit.name, [("bundle_id", id)]).record(e.memoryLimitBytes)
+                gauge(&g.activeLimit, id, MetricCatalog.memoryLimit.name, [("bundle_id", id), ("state", "active")])
+                    .record(e.activeLimitBytes)
+                gauge(&g.inactiveLimit, id, MetricCatalog.memoryLimit.name, [("bundle_id", id), ("state", "inactive")])
+                    .record(e.inactiveLimitBytes)
                 let peak = max(e.peakBytes ?? 0, livePeaks[id] ?? 0)
                 gauge(&g.peak, id, MetricCatalog.peak.name, [("bundle_id", id)]).record(peak)
             }
             Self.removeAll(&g.footprint, except: installed)
-            Self.removeAll(&g.limit, except: installed)
+            Self.removeAll(&g.activeLimit, except: installed)
+            Self.removeAll(&g.inactiveLimit, except: installed)
             Self.removeAll(&g.peak, except: installed)
 
             for band in Set(bands.keys).union(g.bands.keys) {
                 gauge(&g.bands, band, MetricCatalog.liveInstances.name, [("band", band)]).record(bands[band] ?? 0)
             }
+            if g.pressure == nil { g.pressure = CoreMetrics.Gauge(label: MetricCatalog.pressureLevel.name, factory: factory) }
+            g.pressure?.record(snapshot.pressureLevel.rawValue)
             for enabled in [true, false] {
                 let count = snapshot.extensions.filter { $0.enabled == enabled }.count
                 gauge(&g.installed, enabled, MetricCatalog.installed.name, [("enabled", String(enabled))]).record(count)

@@ -25,6 +25,8 @@ public struct JetsamBand: Sendable, Hashable, Comparable, CustomStringConvertibl
 
     public static let idle = JetsamBand(name: "idle")!
     public static let foreground = JetsamBand(name: "foreground")!
+    /// XNU's idle-deferred band, where an instance waits between its request and idle.
+    public static let aging = JetsamBand(name: "aging")!
 
     public var name: String { Self.named.first { $0.1 == value }?.0 ?? String(value) }
     public var description: String { "\(name) (\(value))" }

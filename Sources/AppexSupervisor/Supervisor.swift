@@ -31,16 +31,35 @@ public struct SupervisorOptions: Sendable {
     /// How long an extension told to terminate (idle exit, shutdown, disable) may take before
     /// it is killed.
     public var terminateGrace: Duration
+    /// The footprint all extensions together may use (the parent cgroup's limit); nil: none,
+    /// and only the system's signals raise the pressure level (Docs/jetsam.md).
+    public var memoryBudget: Int64?
+    /// Who dies first inside a band.
+    public var victimOrder: VictimOrder
+    /// How long an idle instance stays in the aging band; nil: half its idle timeout, ≤ 5 s.
+    public var agingDelay: Duration?
+    /// MemAvailable below which the level is critical; nil: 2 % of RAM, 64 MiB…512 MiB.
+    public var availableFloor: Int64?
+    /// Whether the system's memory signals (PSI stalls, MemAvailable) count, besides the
+    /// budget. The tests of other features turn them off: the host's memory is not theirs.
+    public var watchSystemPressure: Bool
 
     public init(stateDirectory: String, policyOverlays: [String] = [], cgroupParent: String = "appexd",
                 cgroups: CgroupManager? = nil, uidRange: ClosedRange<UInt32> = UIDAllocator.defaultRange,
-                terminateGrace: Duration = .seconds(2)) {
+                terminateGrace: Duration = .seconds(2), memoryBudget: Int64? = nil,
+                victimOrder: VictimOrder = .longestInBand, agingDelay: Duration? = nil, availableFloor: Int64? = nil,
+                watchSystemPressure: Bool = true) {
         self.stateDirectory = stateDirectory
         self.policyOverlays = policyOverlays
         self.cgroupParent = cgroupParent
         self.cgroups = cgroups
         self.uidRange = uidRange
         self.terminateGrace = terminateGrace
+        self.memoryBudget = memoryBudget
+        self.victimOrder = victimOrder
+        self.agingDelay = agingDelay
+        self.availableFloor = availableFloor
+        self.watchSystemPressure = watchSystemPressure
     }
 }
 
@@ -71,6 +90,8 @@ public final class Supervisor: @unchecked Sendable {
     /// Where history rows are written (History/Supervisor+History.swift).
     let historyQueue = DispatchQueue(label: "appex.supervisor.history")
     let historyBuffer = HistoryBuffer()
+    /// The memory governor's state (Memory/Supervisor+Pressure.swift).
+    let jetsam = JetsamState()
     /// Instruments (Metrics/SupervisorMetrics.swift).
     let metrics = SupervisorMetrics()
     private var thread: Thread?
@@ -87,6 +108,7 @@ public final class Supervisor: @unchecked Sendable {
 
     /// Runs the loop on a thread of its own.
     public func start() {
+        loop.post { [self] in startMemoryGovernor() }
         let loop = self.loop
         let t = Thread { loop.run() }
         t.name = "appex-supervisor"

@@ -12,6 +12,8 @@ public struct AdminRequest: Equatable, Sendable {
         case disable(bundleIdentifier: String)
         /// The extension's data container is removed only when `removeData` is true.
         case uninstall(bundleIdentifier: String, removeData: Bool)
+        /// The memory governor's list (answered with `AdminResult.jetsam`).
+        case jetsam
     }
 
     public var requestID: UInt64
@@ -29,6 +31,7 @@ public struct AdminRequest: Equatable, Sendable {
         case .enable: .enable
         case .disable: .disable
         case .uninstall: .uninstall
+        case .jetsam: .jetsam
         }
     }
 }
@@ -38,10 +41,13 @@ public struct AdminRequest: Equatable, Sendable {
 public struct AdminResult: Equatable, Sendable {
     public var requestID: UInt64
     public var extensions: [ExtensionInfo]
+    /// The answer to Jetsam.
+    public var jetsam: JetsamReport?
 
-    public init(requestID: UInt64, extensions: [ExtensionInfo]) {
+    public init(requestID: UInt64, extensions: [ExtensionInfo], jetsam: JetsamReport? = nil) {
         self.requestID = requestID
         self.extensions = extensions
+        self.jetsam = jetsam
     }
 }
 

@@ -81,12 +81,21 @@ public struct Interruption: Equatable, Sendable {
     public var message: String?
     /// The signal that ended the extension, when one did.
     public var signal: Int32?
+    /// The kill record: the extension's jetsam band then, its footprint when appexd decided
+    /// to end it, and the time from that decision to its death.
+    public var band: UInt32?
+    public var footprintBytes: UInt64?
+    public var triggerToDeathMicros: UInt64?
 
-    public init(requestID: UInt64, bundleIdentifier: String, reason: Reason, message: String? = nil, signal: Int32? = nil) {
+    public init(requestID: UInt64, bundleIdentifier: String, reason: Reason, message: String? = nil, signal: Int32? = nil,
+                band: UInt32? = nil, footprintBytes: UInt64? = nil, triggerToDeathMicros: UInt64? = nil) {
         self.requestID = requestID
         self.bundleIdentifier = bundleIdentifier
         self.reason = reason
         self.message = message
         self.signal = signal
+        self.band = band
+        self.footprintBytes = footprintBytes
+        self.triggerToDeathMicros = triggerToDeathMicros
     }
 }

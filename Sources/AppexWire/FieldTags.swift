@@ -28,10 +28,20 @@ enum Tag {
     enum Interruption {
         static let requestID: UInt16 = 1, bundleIdentifier: UInt16 = 2, reason: UInt16 = 3
         static let message: UInt16 = 4, signal: UInt16 = 5
+        static let band: UInt16 = 6, footprintBytes: UInt16 = 7, triggerToDeathMicros: UInt16 = 8
     }
 
     enum Admin { static let requestID: UInt16 = 1, argument: UInt16 = 2, removeData: UInt16 = 3 }
-    enum AdminResult { static let requestID: UInt16 = 1, extensionInfo: UInt16 = 2 }
+    enum AdminResult { static let requestID: UInt16 = 1, extensionInfo: UInt16 = 2, jetsam: UInt16 = 3 }
+    enum JetsamReport {
+        static let level: UInt16 = 1, budgetBytes: UInt16 = 2, footprintBytes: UInt16 = 3, availableBytes: UInt16 = 4
+        static let entry: UInt16 = 5
+    }
+    enum JetsamEntry {
+        static let bundleIdentifier: UInt16 = 1, instance: UInt16 = 2, pid: UInt16 = 3, band: UInt16 = 4, state: UInt16 = 5
+        static let footprintBytes: UInt16 = 6, activeSoft: UInt16 = 7, activeHard: UInt16 = 8, inactiveSoft: UInt16 = 9
+        static let inactiveHard: UInt16 = 10, active: UInt16 = 11, overSoftLimit: UInt16 = 12, timeInBandMicros: UInt16 = 13
+    }
 
     // Nested structures.
     enum Item { static let title: UInt16 = 1, contentText: UInt16 = 2, attachment: UInt16 = 3, userInfo: UInt16 = 4 }

@@ -221,6 +221,7 @@ struct MessageDecoder {
 
         case .interruption:
             var id: UInt64?, bundle: String?, reason: String?, message: String?, signal: Int32?
+            var band: UInt32?, footprint: UInt64?, triggerToDeath: UInt64?
             while let f = try r.next() {
                 switch f.tag {
                 case Tag.Interruption.requestID: try r.once(&id, f, "requestID") { f throws(WireError) in try f.u64("requestID") }
@@ -228,23 +229,30 @@ struct MessageDecoder {
                 case Tag.Interruption.reason: try r.once(&reason, f, "reason") { f throws(WireError) in try f.string("reason") }
                 case Tag.Interruption.message: try r.once(&message, f, "message") { f throws(WireError) in try f.string("message") }
                 case Tag.Interruption.signal: try r.once(&signal, f, "signal") { f throws(WireError) in try f.i32("signal") }
+                case Tag.Interruption.band: try r.once(&band, f, "band") { f throws(WireError) in try f.u32("band") }
+                case Tag.Interruption.footprintBytes: try r.once(&footprint, f, "footprintBytes") { f throws(WireError) in try f.u64("footprintBytes") }
+                case Tag.Interruption.triggerToDeathMicros:
+                    try r.once(&triggerToDeath, f, "triggerToDeathMicros") { f throws(WireError) in try f.u64("triggerToDeathMicros") }
                 default: try r.unknown(f)
                 }
             }
             return .interruption(Interruption(requestID: try r.required(id, "requestID"),
                                               bundleIdentifier: try r.required(bundle, "bundleIdentifier"),
                                               reason: Reason(try r.required(reason, "reason")),
-                                              message: message, signal: signal))
+                                              message: message, signal: signal, band: band, footprintBytes: footprint,
+                                              triggerToDeathMicros: triggerToDeath))
 
-        case .install, .list, .enable, .disable, .uninstall:
+        case .install, .list, .enable, .disable, .uninstall, .jetsam:
             return .admin(try decodeAdmin(&r))
 
         case .adminResult:
             var id: UInt64?
             var extensions: [ExtensionInfo] = []
+            var jetsam: JetsamReport?
             while let f = try r.next() {
                 switch f.tag {
                 case Tag.AdminResult.requestID: try r.once(&id, f, "requestID") { f throws(WireError) in try f.u64("requestID") }
+                case Tag.AdminResult.jetsam: try r.once(&jetsam, f, "jetsam") { f throws(WireError) in try Self.jetsamReport(f, "jetsam") }
                 case Tag.AdminResult.extensionInfo:
                     try r.append(&extensions, limit: WireLimits.extensionsPerResult, f, "extensions") { f, n throws(WireError) in
                         try Self.extensionInfo(f, n)
@@ -252,7 +260,7 @@ struct MessageDecoder {
                 default: try r.unknown(f)
                 }
             }
-            return .adminResult(AdminResult(requestID: try r.required(id, "requestID"), extensions: extensions))
+            return .adminResult(AdminResult(requestID: try r.required(id, "requestID"), extensions: extensions, jetsam: jetsam))
         }
     }
 
@@ -264,7 +272,7 @@ struct MessageDecoder {
         while let f = try r.next() {
             switch f.tag {
             case Tag.Admin.requestID: try r.once(&id, f, "requestID") { f throws(WireError) in try f.u64("requestID") }
-            case Tag.Admin.argument where type != .list:
+            case Tag.Admin.argument where type != .list && type != .jetsam:
                 try r.once(&argument, f, argumentName) { f throws(WireError) in try f.string(argumentName) }
             case Tag.Admin.removeData where type == .uninstall:
                 try r.once(&removeData, f, "removeData") { f throws(WireError) in try f.bool("removeData") }
@@ -276,6 +284,7 @@ struct MessageDecoder {
         switch type {
         case .install: command = .install(path: try r.required(argument, argumentName))
         case .list: command = .list
+        case .jetsam: command = .jetsam
         case .enable: command = .enable(bundleIdentifier: try r.required(argument, argumentName))
         case .disable: command = .disable(bundleIdentifier: try r.required(argument, argumentName))
         default: command = .uninstall(bundleIdentifier: try r.required(argument, argumentName), removeData: removeData ?? false)
@@ -414,6 +423,60 @@ struct MessageDecoder {
             }
         }
         return RequestOutcome.Phase(try r.required(n, "name"), microseconds: try r.required(us, "microseconds"))
+    }
+
+    private static func jetsamReport(_ field: Field, _ name: String) throws(WireError) -> JetsamReport {
+        var r = field.nested(name)
+        var level: String?, budget: UInt64?, footprint: UInt64?, available: UInt64?
+        var entries: [JetsamEntry] = []
+        while let f = try r.next() {
+            switch f.tag {
+            case Tag.JetsamReport.level: try r.once(&level, f, "level") { f throws(WireError) in try f.string("level") }
+            case Tag.JetsamReport.budgetBytes: try r.once(&budget, f, "budgetBytes") { f throws(WireError) in try f.u64("budgetBytes") }
+            case Tag.JetsamReport.footprintBytes: try r.once(&footprint, f, "footprintBytes") { f throws(WireError) in try f.u64("footprintBytes") }
+            case Tag.JetsamReport.availableBytes: try r.once(&available, f, "availableBytes") { f throws(WireError) in try f.u64("availableBytes") }
+            case Tag.JetsamReport.entry:
+                try r.append(&entries, limit: WireLimits.extensionsPerResult, f, "entries") { f, n throws(WireError) in
+                    try Self.jetsamEntry(f, n)
+                }
+            default: try r.unknown(f)
+            }
+        }
+        return JetsamReport(level: try r.required(level, "level"), budgetBytes: budget,
+                            footprintBytes: try r.required(footprint, "footprintBytes"), availableBytes: available, entries: entries)
+    }
+
+    private static func jetsamEntry(_ field: Field, _ name: String) throws(WireError) -> JetsamEntry {
+        var r = field.nested(name)
+        var id: String?, instance: UInt64?, pid: Int32?, band: UInt32?, state: String?, footprint: UInt64?
+        var aSoft: UInt64?, aHard: UInt64?, iSoft: UInt64?, iHard: UInt64?, active: Bool?, over: Bool?, inBand: UInt64?
+        while let f = try r.next() {
+            switch f.tag {
+            case Tag.JetsamEntry.bundleIdentifier: try r.once(&id, f, "bundleIdentifier") { f throws(WireError) in try f.string("bundleIdentifier") }
+            case Tag.JetsamEntry.instance: try r.once(&instance, f, "instance") { f throws(WireError) in try f.u64("instance") }
+            case Tag.JetsamEntry.pid: try r.once(&pid, f, "pid") { f throws(WireError) in try f.i32("pid") }
+            case Tag.JetsamEntry.band: try r.once(&band, f, "band") { f throws(WireError) in try f.u32("band") }
+            case Tag.JetsamEntry.state: try r.once(&state, f, "state") { f throws(WireError) in try f.string("state") }
+            case Tag.JetsamEntry.footprintBytes: try r.once(&footprint, f, "footprintBytes") { f throws(WireError) in try f.u64("footprintBytes") }
+            case Tag.JetsamEntry.activeSoft: try r.once(&aSoft, f, "activeSoftLimitBytes") { f throws(WireError) in try f.u64("activeSoftLimitBytes") }
+            case Tag.JetsamEntry.activeHard: try r.once(&aHard, f, "activeHardLimitBytes") { f throws(WireError) in try f.u64("activeHardLimitBytes") }
+            case Tag.JetsamEntry.inactiveSoft: try r.once(&iSoft, f, "inactiveSoftLimitBytes") { f throws(WireError) in try f.u64("inactiveSoftLimitBytes") }
+            case Tag.JetsamEntry.inactiveHard: try r.once(&iHard, f, "inactiveHardLimitBytes") { f throws(WireError) in try f.u64("inactiveHardLimitBytes") }
+            case Tag.JetsamEntry.active: try r.once(&active, f, "active") { f throws(WireError) in try f.bool("active") }
+            case Tag.JetsamEntry.overSoftLimit: try r.once(&over, f, "overSoftLimit") { f throws(WireError) in try f.bool("overSoftLimit") }
+            case Tag.JetsamEntry.timeInBandMicros: try r.once(&inBand, f, "timeInBandMicros") { f throws(WireError) in try f.u64("timeInBandMicros") }
+            default: try r.unknown(f)
+            }
+        }
+        return JetsamEntry(bundleIdentifier: try r.required(id, "bundleIdentifier"), instance: try r.required(instance, "instance"),
+                           pid: try r.required(pid, "pid"), band: try r.required(band, "band"), state: try r.required(state, "state"),
+                           footprintBytes: try r.required(footprint, "footprintBytes"),
+                           activeSoftLimitBytes: try r.required(aSoft, "activeSoftLimitBytes"),
+                           activeHardLimitBytes: try r.required(aHard, "activeHardLimitBytes"),
+                           inactiveSoftLimitBytes: try r.required(iSoft, "inactiveSoftLimitBytes"),
+                           inactiveHardLimitBytes: try r.required(iHard, "inactiveHardLimitBytes"),
+                           active: try r.required(active, "active"), overSoftLimit: try r.required(over, "overSoftLimit"),
+                           timeInBandMicros: try r.required(inBand, "timeInBandMicros"))
     }
 
     private static func extensionInfo(_ field: Field, _ name: String) throws(WireError) -> ExtensionInfo {

@@ -75,12 +75,15 @@ struct MessageEncoder {
             try w.string(Tag.Interruption.reason, m.reason.rawValue, field: name + ".reason")
             if let v = m.message { try w.string(Tag.Interruption.message, v, field: name + ".message") }
             if let s = m.signal { w.i32(Tag.Interruption.signal, s) }
+            if let v = m.band { w.u32(Tag.Interruption.band, v) }
+            if let v = m.footprintBytes { w.u64(Tag.Interruption.footprintBytes, v) }
+            if let v = m.triggerToDeathMicros { w.u64(Tag.Interruption.triggerToDeathMicros, v) }
         case .admin(let m):
             w.u64(Tag.Admin.requestID, m.requestID)
             switch m.command {
             case .install(let path):
                 try w.string(Tag.Admin.argument, path, field: name + ".path")
-            case .list:
+            case .list, .jetsam:
                 break
             case .enable(let id), .disable(let id):
                 try w.string(Tag.Admin.argument, id, field: name + ".bundleIdentifier")
@@ -100,6 +103,33 @@ struct MessageEncoder {
                     if let v = e.displayName { try w.string(Tag.ExtensionInfo.displayName, v, field: f + ".displayName") }
                     if let v = e.version { try w.string(Tag.ExtensionInfo.version, v, field: f + ".version") }
                     if let v = e.containingApp { try w.string(Tag.ExtensionInfo.containingApp, v, field: f + ".containingApp") }
+                }
+            }
+            if let j = m.jetsam {
+                try limit(j.entries.count, WireLimits.extensionsPerResult, name + ".jetsam.entries")
+                try w.nested(Tag.AdminResult.jetsam) { (w: inout TLVWriter) throws(WireError) in
+                    let f = name + ".jetsam"
+                    try w.string(Tag.JetsamReport.level, j.level, field: f + ".level")
+                    if let v = j.budgetBytes { w.u64(Tag.JetsamReport.budgetBytes, v) }
+                    w.u64(Tag.JetsamReport.footprintBytes, j.footprintBytes)
+                    if let v = j.availableBytes { w.u64(Tag.JetsamReport.availableBytes, v) }
+                    for e in j.entries {
+                        try w.nested(Tag.JetsamReport.entry) { (w: inout TLVWriter) throws(WireError) in
+                            try w.string(Tag.JetsamEntry.bundleIdentifier, e.bundleIdentifier, field: f + ".entries.bundleIdentifier")
+                            w.u64(Tag.JetsamEntry.instance, e.instance)
+                            w.i32(Tag.JetsamEntry.pid, e.pid)
+                            w.u32(Tag.JetsamEntry.band, e.band)
+                            try w.string(Tag.JetsamEntry.state, e.state, field: f + ".entries.state")
+                            w.u64(Tag.JetsamEntry.footprintBytes, e.footprintBytes)
+                            w.u64(Tag.JetsamEntry.activeSoft, e.activeSoftLimitBytes)
+                            w.u64(Tag.JetsamEntry.activeHard, e.activeHardLimitBytes)
+                            w.u64(Tag.JetsamEntry.inactiveSoft, e.inactiveSoftLimitBytes)
+                            w.u64(Tag.JetsamEntry.inactiveHard, e.inactiveHardLimitBytes)
+                            w.bool(Tag.JetsamEntry.active, e.active)
+                            w.bool(Tag.JetsamEntry.overSoftLimit, e.overSoftLimit)
+                            w.u64(Tag.JetsamEntry.timeInBandMicros, e.timeInBandMicros)
+                        }
+                    }
                 }
             }
         }

@@ -27,6 +27,7 @@ public enum MessageType: UInt16, Sendable, CaseIterable {
     case disable = 0x33
     case uninstall = 0x34
     case adminResult = 0x35
+    case jetsam = 0x36
 
     /// The name used in Docs/protocol.md and in error paths.
     public var name: String {
@@ -53,6 +54,7 @@ public enum MessageType: UInt16, Sendable, CaseIterable {
         case .disable: "Disable"
         case .uninstall: "Uninstall"
         case .adminResult: "AdminResult"
+        case .jetsam: "Jetsam"
         }
     }
 }

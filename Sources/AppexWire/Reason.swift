@@ -29,4 +29,6 @@ public struct Reason: RawRepresentable, Hashable, Sendable, ExpressibleByStringL
     public static let memoryPressure: Reason = "memory-pressure"
     public static let idleExit: Reason = "idle-exit"
     public static let shutdown: Reason = "shutdown"
+    /// An instance ended because appexd stopped (the termination record's reason).
+    public static let supervisorShutdown: Reason = "supervisor-shutdown"
 }

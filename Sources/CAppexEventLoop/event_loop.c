@@ -9,6 +9,11 @@ int appex_epoll_add(int epfd, int fd) {
     return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
+int appex_epoll_add_priority(int epfd, int fd) {
+    struct epoll_event ev = {.events = EPOLLPRI, .data.fd = fd};
+    return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
 int appex_epoll_del(int epfd, int fd) { return epoll_ctl(epfd, EPOLL_CTL_DEL, fd, 0); }
 
 int appex_epoll_wait(int epfd, int *fds, int max, int timeout_ms) {

@@ -15,6 +15,8 @@ struct Appex: AsyncParsableCommand {
             RequestCommand.self,
             LintBinaryCommand.self,
             TestPolicyCommand.self,
+            JetsamCommand.self, KillsCommand.self,
+            ProfileCommand.self, ReportCommand.self,
         ]
     )
 }

@@ -44,7 +44,9 @@ struct PolicyTestSupervisorRunner: Sendable {
         logger.logLevel = ProcessInfo.processInfo.environment["APPEX_TEST_POLICY_LOG"] == "debug" ? .debug : .critical
         let supervisor = try Supervisor(options: SupervisorOptions(
             stateDirectory: slot.state, policyOverlays: overlays, cgroupParent: slot.cgroupParent,
-            uidRange: slot.uids, terminateGrace: .milliseconds(500)), logger: logger)
+            uidRange: slot.uids, terminateGrace: .milliseconds(500),
+            // A verdict must not depend on the host's memory: only the policy's limits count.
+            watchSystemPressure: false), logger: logger)
         supervisor.start()
         do {
             _ = try await supervisor.install(path: bundle)

@@ -1,4 +1,5 @@
 import AppexHostClient
+import AppexPolicy
 import AppexSupervisor
 import AppexWire
 import ArgumentParser
@@ -40,11 +41,22 @@ struct RequestCommand: AsyncParsableCommand {
     var stateDir: String?
     @Option(name: .customLong("policies"), help: "A policy directory layered over the shipped ones (with --bundle).")
     var policyDirectories: [String] = []
+    @Option(help: "The extension's jetsam band while it serves this request, by name (idle, background, ui-support, foreground-support, foreground, …) or number; never above its policy's.")
+    var band: String?
 
     func validate() throws {
         if bundle == nil && bundleIdentifier == nil {
             throw ValidationError("name the extension's bundle identifier, or give --bundle PATH")
         }
+        if let band, Self.bandValue(band) == nil {
+            throw ValidationError("--band: unknown jetsam band \"\(band)\"; one of \(JetsamBand.named.map(\.0).joined(separator: ", "))")
+        }
+    }
+
+    static func bandValue(_ text: String) -> UInt32? {
+        if let b = JetsamBand(name: text) { return UInt32(b.value) }
+        if let n = Int(text), let b = JetsamBand(value: n) { return UInt32(b.value) }
+        return nil
     }
 
     func run() async throws {
@@ -55,9 +67,10 @@ struct RequestCommand: AsyncParsableCommand {
             if let bundle {
                 output = try await Self.embedded(bundle: bundle, identifier: bundleIdentifier, request: request,
                                                  stateDirectory: stateDir ?? SupervisorOptions.defaultStateDirectory,
-                                                 policies: policyDirectories)
+                                                 policies: policyDirectories, band: band.flatMap(Self.bandValue))
             } else {
-                output = try await Self.throughDaemon(identifier: bundleIdentifier!, request: request, socket: socket)
+                output = try await Self.throughDaemon(identifier: bundleIdentifier!, request: request, socket: socket,
+                                                      band: band.flatMap(Self.bandValue))
             }
         } catch let e as HostClientError {
             FileHandle.standardError.write(Data("appex request: \(e)\n".utf8))
@@ -71,12 +84,12 @@ struct RequestCommand: AsyncParsableCommand {
         if !output.succeeded { throw ExitCode(1) }
     }
 
-    static func throughDaemon(identifier: String, request: RequestItems, socket: String?) async throws -> RequestOutput {
+    static func throughDaemon(identifier: String, request: RequestItems, socket: String?, band: UInt32?) async throws -> RequestOutput {
         let client = try HostClient.connect(socketPath: socket, identifier: "appex-cli")
         defer { client.close() }
         do {
             let received = try await client.beginRequest(bundleIdentifier: identifier, items: request.items,
-                                                         descriptors: request.descriptors)
+                                                         descriptors: request.descriptors, band: band)
             received.closeDescriptors()
             return RequestOutput(received.message)
         } catch let e as HostClientError where e.kind == .refused {
@@ -86,7 +99,7 @@ struct RequestCommand: AsyncParsableCommand {
     }
 
     static func embedded(bundle: String, identifier: String?, request: RequestItems, stateDirectory: String,
-                         policies: [String]) async throws -> RequestOutput {
+                         policies: [String], band: UInt32?) async throws -> RequestOutput {
         let lock = try StateDirectoryLock(stateDirectory: stateDirectory)
         defer { withExtendedLifetime(lock) {} }
         let supervisor = try Supervisor(options: SupervisorOptions(stateDirectory: stateDirectory, policyOverlays: policies,
@@ -103,7 +116,7 @@ struct RequestCommand: AsyncParsableCommand {
             _ = try await supervisor.enable(target)
             // The supervisor owns what it is given: hand it duplicates.
             let fds = request.descriptors.map { fcntl($0, F_DUPFD_CLOEXEC, 3) }
-            let result = await supervisor.request(HostBeginRequest(requestID: 1, bundleIdentifier: target, items: request.items),
+            let result = await supervisor.request(HostBeginRequest(requestID: 1, bundleIdentifier: target, items: request.items, band: band),
                                                   descriptors: fds)
             await supervisor.shutdown()
             switch result {

@@ -4,6 +4,7 @@
 // order (Docs/deployment.md).
 import AppexDaemon
 import AppexMetrics
+import AppexPolicy
 import AppexSandbox
 import AppexSupervisor
 import AppexWire
@@ -42,6 +43,12 @@ struct Appexd: AsyncParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
+    @Option(help: "Memory budget for all extensions together, e.g. 512MiB: the extensions' parent cgroup limit; pressure levels and jetsam kills are judged against it (overrides the configuration file's memoryBudget).")
+    var memoryBudget: String?
+
+    @Option(help: "Who dies first inside a jetsam band: longest-in-band (XNU, lmkd) or largest-footprint.")
+    var victimOrder: String = VictimOrder.longestInBand.rawValue
+
     /// `--metrics`, checked before anything else happens.
     var metricsFlag: MetricsEndpoint? {
         get throws {
@@ -73,6 +80,16 @@ struct Appexd: AsyncParsableCommand {
         guard let uids = UIDRangeCheck.parse(uidRange) else {
             throw ValidationError("--uid-range must be START-END with 1000 <= START <= END, not \"\(uidRange)\"")
         }
+        var budget = settings.memoryBudget?.bytes
+        if let text = memoryBudget {
+            guard let size = ByteSize(parsing: text), size.bytes > 0 else {
+                throw ValidationError("--memory-budget must be a positive size such as 512MiB, not \"\(text)\"")
+            }
+            budget = size.bytes
+        }
+        guard let order = VictimOrder(rawValue: victimOrder) else {
+            throw ValidationError("--victim-order must be one of \(VictimOrder.allCases.map(\.rawValue).joined(separator: ", ")), not \"\(victimOrder)\"")
+        }
         let metricsEndpoint = try metricsFlag ?? settings.metrics
         // Before the supervisor exists, so that its instruments find the backend; with the
         // endpoint off, swift-metrics stays on its no-op backend.
@@ -80,7 +97,7 @@ struct Appexd: AsyncParsableCommand {
         let lock = try StateDirectoryLock(stateDirectory: state)
         let supervisor = try Supervisor(options: SupervisorOptions(
             stateDirectory: state, policyOverlays: policyDirectories, cgroupParent: cgroupParent,
-            uidRange: uids, terminateGrace: settings.shutdownGrace),
+            uidRange: uids, terminateGrace: settings.shutdownGrace, memoryBudget: budget, victimOrder: order),
             logger: Logger(label: "appexd.supervisor"))
         let swept = try StaleSweep.run(stateDirectory: state, cgroups: supervisor.cgroupManager,
                                        uidRange: supervisor.options.uidRange)

@@ -107,6 +107,7 @@ import Glibc
                          "appex_kills_total", "appex_memory_warnings_total", "appex_denied_syscalls_total",
                          "appex_extension_footprint_bytes", "appex_extension_peak_memory_bytes",
                          "appex_extension_memory_limit_bytes", "appex_extensions_live", "appex_extensions_installed",
+                         "appex_memory_pressure_level",
                          "appex_supervisor_cpu_seconds_total", "appex_supervisor_resident_memory_bytes"] {
                 #expect(m.families[name] != nil, "\(name) missing")
             }
@@ -151,12 +152,14 @@ import Glibc
             let mine = ["bundle_id": Self.id]
             #expect(m.sum("appex_denied_syscalls_total", mine.merging(["syscall": "reboot"]) { a, _ in a }) == 1)
             #expect(m.sum("appex_memory_warnings_total", mine) == 1)
-            #expect(m.sum("appex_extension_memory_limit_bytes", mine) == Double(32 << 20))
+            #expect(m.sum("appex_extension_memory_limit_bytes", mine.merging(["state": "active"]) { a, _ in a }) == Double(32 << 20))
+            #expect(m.samples("appex_extension_memory_limit_bytes", mine.merging(["state": "inactive"]) { a, _ in a }).count == 1)
             #expect(m.sum("appex_extension_footprint_bytes", mine) > 0)
             #expect(m.sum("appex_extension_peak_memory_bytes", mine) >= Double(28 << 20))
-            // One instance, idle now.
+            // One instance, idle now: aging towards its idle band (Docs/jetsam.md).
             #expect(m.sum("appex_extensions_live") == 1)
-            #expect(m.sum("appex_extensions_live", ["band": "idle"]) == 1)
+            #expect(m.sum("appex_extensions_live", ["band": "aging"]) + m.sum("appex_extensions_live", ["band": "idle"]) == 1)
+            #expect(m.sum("appex_memory_pressure_level") == 0, "no budget, nothing short")
             #expect(m.sum("appex_supervisor_cpu_seconds_total") > 0)
 
             // A kill increments its reason, and nothing else moves with it.

@@ -19,8 +19,11 @@ final class SupervisorFixture: @unchecked Sendable {
     let supervisor: Supervisor
     let cgroupParent: String
 
-    /// `policy`: YAML lines added to the test extension point's policy.
-    init(policy: [String] = []) throws {
+    /// `policy`: YAML lines added to the test extension point's policy. `points`: more
+    /// extension points (identifier → policy lines), for extensions under other policies.
+    /// `budget`, `agingDelay`, `victimOrder`: the memory governor's options.
+    init(policy: [String] = [], points: [String: [String]] = [:], budget: Int64? = nil,
+         agingDelay: Duration? = nil, victimOrder: VictimOrder = .longestInBand, systemPressure: Bool = false) throws {
         root = try Self.makeTempDirectory()
         let overlay = root + "/policies"
         try FileManager.default.createDirectory(atPath: overlay + "/extension-points", withIntermediateDirectories: true)
@@ -35,17 +38,22 @@ final class SupervisorFixture: @unchecked Sendable {
         ].filter { !overridden.contains(String($0.split(separator: ":")[0])) }
         let yaml = ["extensionPoints: [\(Self.extensionPoint)]", "title: Supervisor tests"] + defaults + policy
         try Self.write(yaml.joined(separator: "\n") + "\n", to: overlay + "/extension-points/tests.yaml")
+        for (n, (point, lines)) in points.sorted(by: { $0.key < $1.key }).enumerated() {
+            let other = ["extensionPoints: [\(point)]", "title: Supervisor tests \(n)"] + defaults + lines
+            try Self.write(other.joined(separator: "\n") + "\n", to: overlay + "/extension-points/tests-\(n).yaml")
+        }
         cgroupParent = "appexd-tests-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         supervisor = try Supervisor(options: SupervisorOptions(
             stateDirectory: root + "/state", policyOverlays: [overlay], cgroupParent: cgroupParent,
-            terminateGrace: .milliseconds(500)))
+            terminateGrace: .milliseconds(500), memoryBudget: budget, victimOrder: victimOrder, agingDelay: agingDelay,
+            watchSystemPressure: systemPressure))
         supervisor.start()
     }
 
     /// Builds a bundle around `executable`, installs and enables it; returns its identifier.
     @discardableResult
     func install(executable: String, identifier: String, activationRule: String? = nil,
-                 files: [String: String] = [:]) async throws -> String {
+                 files: [String: String] = [:], extensionPoint: String = SupervisorFixture.extensionPoint) async throws -> String {
         let bundle = root + "/src/\(identifier).appex"
         try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: executable, toPath: bundle + "/ext")
@@ -63,7 +71,7 @@ final class SupervisorFixture: @unchecked Sendable {
             <key>CFBundleVersion</key><string>1</string>
             <key>CFBundleShortVersionString</key><string>1.0</string>
             <key>NSExtension</key><dict>
-            <key>NSExtensionPointIdentifier</key><string>\(Self.extensionPoint)</string>
+            <key>NSExtensionPointIdentifier</key><string>\(extensionPoint)</string>
             \(rule)
             </dict></dict></plist>
             """

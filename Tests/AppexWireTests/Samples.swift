@@ -56,6 +56,17 @@ enum Samples {
                           displayName: "Share", version: "1.0", containingApp: "com.example.app"),
             ExtensionInfo(bundleIdentifier: "com.example.widget", extensionPoint: "com.apple.widget-extension", enabled: true),
         ])),
+        .interruption(Interruption(requestID: 7, bundleIdentifier: "com.example.widget", reason: .memoryPressure,
+                                   message: "memory pressure critical", signal: 9, band: 0, footprintBytes: 16_777_216,
+                                   triggerToDeathMicros: 1_840)),
+        .admin(AdminRequest(requestID: 15, command: .jetsam)),
+        .adminResult(AdminResult(requestID: 15, extensions: [], jetsam: JetsamReport(
+            level: "warning", budgetBytes: 536_870_912, footprintBytes: 440_401_920, availableBytes: 8_589_934_592, entries: [
+                JetsamEntry(bundleIdentifier: "com.example.widget", instance: 3, pid: 4242, band: 10, state: "idle",
+                            footprintBytes: 9_437_184, activeSoftLimitBytes: 12_582_912, activeHardLimitBytes: 16_777_216,
+                            inactiveSoftLimitBytes: 8_388_608, inactiveHardLimitBytes: 16_777_216, active: false,
+                            overSoftLimit: true, timeInBandMicros: 1_500_000),
+            ]))),
     ]
 
     /// Minimal forms: optional fields absent, defaults used.

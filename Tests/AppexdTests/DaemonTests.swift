@@ -22,6 +22,8 @@ import Glibc
         let socket: String
         let cgroupParent: String
         var process: Process?
+        /// More appexd arguments (e.g. --memory-budget).
+        var extraArguments: [String] = []
 
         init() throws {
             var template = Array((NSTemporaryDirectory() + "appexd-test-XXXXXX").utf8CString)
@@ -41,7 +43,7 @@ import Glibc
                            "--cgroup-parent", cgroupParent, "--log-level", "warning",
                            // Uids of its own, so processes of other tests running meanwhile are
                            // never taken for this appexd's.
-                           "--uid-range", "310000-310999", "--metrics", "127.0.0.1:0"]
+                           "--uid-range", "310000-310999", "--metrics", "127.0.0.1:0"] + extraArguments
             try p.run()
             process = p
             // Ready when it answers a Hello (a socket file alone may be a dead predecessor's).
@@ -65,9 +67,9 @@ import Glibc
             return p.terminationStatus
         }
 
-        func appex(_ args: [String], asUID uid: UInt32? = nil) throws -> (status: Int32, out: String, err: String) {
+        func appex(_ args: [String], asUID uid: UInt32? = nil, socket useSocket: Bool = true) throws -> (status: Int32, out: String, err: String) {
             let p = Process()
-            var command = [DaemonTests.bin + "/appex"] + args + ["--socket", socket]
+            var command = [DaemonTests.bin + "/appex"] + args + (useSocket ? ["--socket", socket] : [])
             if let uid { command = ["/usr/bin/setpriv", "--reuid=\(uid)", "--regid=\(uid)", "--clear-groups"] + command }
             p.executableURL = URL(fileURLWithPath: command[0])
             p.arguments = Array(command.dropFirst())
@@ -273,6 +275,41 @@ import Glibc
             let stranger = try d.appex(["list"], asUID: 4343)
             #expect(stranger.status != 0 && stranger.err.contains("not-authorized"), "\(stranger.err)")
         }
+    }
+
+    /// `appex jetsam` asks the running appexd (budget, level, the live probe with its band as a
+    /// number); after SIGTERM, `appex kills` reads the probe's `supervisor-shutdown` record from
+    /// the state database, with its band and trigger-to-death time.
+    @Test func jetsamAndKillsThroughTheCLI() async throws {
+        try #require(geteuid() == 0, "appexd needs root; CI runs as root")
+        let d = try Daemon()
+        defer { d.cleanUp() }
+        d.extraArguments = ["--memory-budget", "256MiB"]
+        try d.start()
+        let id = try d.installProbe()
+        #expect(try d.appex(["request", id, "--text", "hi", "--band", "background"]).status == 0)
+        let j = try d.appex(["jetsam", "--json"])
+        #expect(j.status == 0, "\(j.err)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(j.out.utf8)) as? [String: Any])
+        // appexd watches the host's memory too (PSI): other tests' memory stalls may warn.
+        #expect(["normal", "warning"].contains(report["level"] as? String ?? ""), "\(report)")
+        #expect(report["budgetBytes"] as? Int == 256 << 20)
+        let entries = try #require(report["extensions"] as? [[String: Any]])
+        let probe = try #require(entries.first { $0["bundleIdentifier"] as? String == id }, "\(entries)")
+        let band = try #require(probe["band"] as? Int)
+        #expect([0, 10, 30].contains(band), "asked for background (30), then aging (10) and idle (0): \(band)")
+        #expect((probe["pid"] as? Int ?? 0) > 0 && probe["footprintBytes"] is Int)
+        let table = try d.appex(["jetsam"])
+        #expect(table.status == 0 && table.out.contains("pressure ") && table.out.contains(id), "\(table.out)")
+
+        #expect(d.signal(SIGTERM) == 0)
+        let k = try d.appex(["kills", "--json", "--state-dir", d.root + "/state"], socket: false)
+        #expect(k.status == 0, "\(k.err)")
+        let kills = try #require(try JSONSerialization.jsonObject(with: Data(k.out.utf8)) as? [[String: Any]])
+        let record = try #require(kills.first, "\(k.out)")
+        #expect(record["bundleIdentifier"] as? String == id && record["reason"] as? String == "supervisor-shutdown")
+        #expect(record["band"] is Int && record["triggerToDeathMicros"] is Int && record["time"] is String)
+        #expect(record.keys.contains("footprintBytes"))
     }
 
     @Test func restartKeepsTheRegistryAndSIGTERMIsClean() async throws {

@@ -58,6 +58,13 @@ public final class EventLoop: @unchecked Sendable {
         handlers[fd] = handler
     }
 
+    /// Calls `handler` each time `fd` signals a priority event (POLLPRI: a PSI trigger).
+    public func registerPriority(_ fd: Int32, _ handler: @escaping () -> Void) throws {
+        precondition(handlers[fd] == nil, "fd \(fd) registered twice")
+        guard appex_epoll_add_priority(epfd, fd) == 0 else { throw SupervisorError.errno("epoll_ctl ADD fd \(fd) (EPOLLPRI)") }
+        handlers[fd] = handler
+    }
+
     /// Stops watching `fd` (before the caller closes it).
     public func unregister(_ fd: Int32) {
         guard handlers.removeValue(forKey: fd) != nil else { return }

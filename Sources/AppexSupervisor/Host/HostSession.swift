@@ -99,8 +99,10 @@ final class HostSession: RequestSink, @unchecked Sendable {
         Task { [self] in
             let answer: Message
             do {
-                let extensions: [ExtensionInfo]
+                var extensions: [ExtensionInfo] = []
+                var jetsam: JetsamReport?
                 switch admin.command {
+                case .jetsam: jetsam = await supervisor.jetsamReport()
                 case .install(let path): extensions = try await supervisor.install(path: path).extensions.map(Self.info)
                 case .list: extensions = try await supervisor.list().map(Self.info)
                 case .enable(let ext): extensions = [Self.info(try await supervisor.enable(ext))]
@@ -111,7 +113,7 @@ final class HostSession: RequestSink, @unchecked Sendable {
                         ExtensionInfo(bundleIdentifier: $0, extensionPoint: "", enabled: false)
                     }
                 }
-                answer = .adminResult(AdminResult(requestID: id, extensions: extensions))
+                answer = .adminResult(AdminResult(requestID: id, extensions: extensions, jetsam: jetsam))
             } catch {
                 answer = .refusal(Self.refusal(for: error, requestID: id))
             }

@@ -19,6 +19,7 @@ extension Supervisor {
         let instance = ExtensionInstance(number: instanceCounter, identifier: entry.identifier)
         instance.ticket = ticket
         slot.instances.append(instance)
+        if ticket != nil { enterActiveBand(instance) } else { enterBand(instance, entry.lifecycle.idleBand.value) }
         let deadline = entry.lifecycle.launchDeadline
         instance.deadlineTimer = loop.schedule(after: deadline) { [self] in
             launchDeadlineMissed(instance, deadline: deadline)
@@ -114,7 +115,7 @@ extension Supervisor {
         }
         instance.state = .awaitingCheckIn
         if let entry = catalog[instance.identifier] {
-            armMemoryWarning(instance, activeLimit: entry.lifecycle.memory.activeHardLimit.bytes)
+            armFootprintLimits(instance, entry.lifecycle.memory)
         }
         logger.debug("\(instance.label): spawned, waiting for check-in")
     }

@@ -45,12 +45,26 @@ final class ExtensionInstance: @unchecked Sendable {
     var idleTimer: EventLoop.TimerID?
     var graceTimer: EventLoop.TimerID?
     var pingSequence: UInt64 = 0
-    /// Memory warnings (Memory/Supervisor+MemoryWarning.swift).
-    var memoryWatcher: ThresholdWatcher?
-    var memoryWarningLine: Int64?
+    /// Footprint limits and memory warnings (Memory/Supervisor+FootprintLimits.swift): the
+    /// kernel's usage thresholds, whether the warning for the current crossing went out,
+    /// whether it is over its soft limit (an early victim).
+    var memoryWatchers: [ThresholdWatcher] = []
+    var memoryWatchersArmed = false
+    /// Charge beyond the footprint when the thresholds were registered: they sit this much
+    /// above their lines.
+    var memoryLineOffset: Int64 = 0
+    /// Over its warning line at the last check (warned once for this crossing).
     var memoryWarned = false
     var memoryWarningsSent = 0
-    var memoryRecheckTimer: EventLoop.TimerID?
+    var overSoftLimit = false
+    let memoryRecheck = GapRecheck()
+    /// Jetsam band (Memory/Supervisor+Bands.swift): which, since when, and the timer that
+    /// ages an idle instance from aging to its idle band.
+    var band = 0
+    var bandSince: UInt64 = MonotonicTime.now
+    var agingTimer: EventLoop.TimerID?
+    /// Warned in the current memory-pressure episode (Memory/Supervisor+Pressure.swift).
+    var pressureWarned = false
     /// When appexd decided this instance ends (kill or terminate), its footprint then, and
     /// when the pidfd said it was gone: the termination record's trigger-to-death.
     var endTriggeredAt: UInt64?
@@ -63,14 +77,22 @@ final class ExtensionInstance: @unchecked Sendable {
     }
 
     var isLive: Bool { state != .exited }
+    /// Whether its policy's active limits apply: it serves, or is starting for, a request.
+    var isActive: Bool {
+        switch state {
+        case .busy: true
+        case .launching, .awaitingCheckIn: ticket != nil
+        default: false
+        }
+    }
     var label: String { "\(identifier)#\(number)" + (pid > 0 ? " (pid \(pid))" : "") }
 
     func cancelTimers(_ loop: EventLoop) {
-        for t in [deadlineTimer, willExpireTimer, requestTimer, pingTimer, pongTimer, idleTimer, graceTimer] {
+        for t in [deadlineTimer, willExpireTimer, requestTimer, pingTimer, pongTimer, idleTimer, graceTimer, agingTimer] {
             loop.cancel(t)
         }
         deadlineTimer = nil; willExpireTimer = nil; requestTimer = nil
-        pingTimer = nil; pongTimer = nil; idleTimer = nil; graceTimer = nil
+        pingTimer = nil; pongTimer = nil; idleTimer = nil; graceTimer = nil; agingTimer = nil
     }
 }
 

@@ -11,6 +11,8 @@ final class RequestTicket: @unchecked Sendable {
     let hostRequestID: UInt64
     let bundleIdentifier: String
     let items: [AppexWire.ExtensionItem]
+    /// The jetsam band the host asked for (HostBeginRequest.band), if any.
+    let requestedBand: UInt32?
     /// The attachments' descriptors, owned until forwarded to the extension (or the end).
     private(set) var descriptors: [Int32]
     let sink: RequestSink
@@ -28,6 +30,7 @@ final class RequestTicket: @unchecked Sendable {
     var onEnd: ((RequestOutcome) -> Void)?
 
     init(request: HostBeginRequest, descriptors: [Int32], sink: RequestSink) {
+        requestedBand = request.band
         hostRequestID = request.requestID
         bundleIdentifier = request.bundleIdentifier
         items = request.items

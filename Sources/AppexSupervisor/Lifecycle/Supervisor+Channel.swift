@@ -103,10 +103,14 @@ extension Supervisor {
         }
         ticket.addPhase("roundTrip", nanos: MonotonicTime.now - ticket.sentAt)
         // One read of the cgroup's high-water mark (a few µs) serves twice: the peak the host
-        // is told, and whether a memory warning may be due before the answer goes out.
+        // is told, and whether the footprint must be read now that the inactive limits apply.
         let peak = try? instance.run?.run.cgroup?.memoryPeak()
         ticket.peakMemoryBytes = peak.map { UInt64(max($0, 0)) }
-        checkMemoryBeforeAnswer(instance, peak: peak)
+        guard checkMemoryBeforeAnswer(instance, peak: peak) else {
+            // Over its fatal limit: killed; the request ends with it (per-process-limit).
+            descriptors.forEach { _ = close($0) }
+            return
+        }
         loop.cancel(instance.willExpireTimer)
         loop.cancel(instance.requestTimer)
         instance.willExpireTimer = nil
@@ -116,6 +120,7 @@ extension Supervisor {
         instance.state = .idle
         end(ticket)
         becameIdle(instance)
+        if instance.state == .idle { checkMemoryAfterAnswer(instance, peak: peak) }
     }
 
     /// Stops watching the channel and closes appexd's end (telling the extension why first,

@@ -86,6 +86,7 @@ extension Supervisor {
                 noteQueueTime(ticket)
                 launching.ticket = ticket
                 ticket.cold = true
+                enterActiveBand(launching)
                 continue
             }
             guard let entry = catalog[slot.identifier] else {
@@ -115,6 +116,7 @@ extension Supervisor {
         instance.idleTimer = nil
         instance.ticket = ticket
         instance.state = .busy
+        enterActiveBand(instance)
         instance.channelRequestID += 1
         let descriptors = ticket.takeDescriptors()
         defer { descriptors.forEach { _ = close($0) } }

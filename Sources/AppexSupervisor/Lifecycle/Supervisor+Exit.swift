@@ -67,7 +67,7 @@ extension Supervisor {
         instance.diedAt = MonotonicTime.now
         loop.unregister(handle.process.pidfd)
         closeChannel(instance)
-        disarmMemoryWarning(instance)
+        disarmFootprintLimits(instance)
         instance.cancelTimers(loop)
         instance.state = .exited
         let slot = slot(for: instance.identifier)
@@ -99,16 +99,19 @@ extension Supervisor {
     private func finishExit(_ instance: ExtensionInstance, in slot: ExtensionSlot, _ exit: ExitSummary) {
         let (reason, message) = Self.classify(exit, killReason: instance.killReason, killMessage: instance.killMessage,
                                               busy: instance.ticket != nil)
-        record(instance, reason: reason, message: message, signal: exit.signal, status: exit.exitStatus, peak: exit.peak)
+        let record = record(instance, reason: reason, message: message, signal: exit.signal, status: exit.exitStatus, peak: exit.peak)
         logger.info("\(instance.label) ended: \(reason): \(message)")
         if let ticket = instance.ticket {
             instance.ticket = nil
             ticket.peakMemoryBytes = exit.peak.map { UInt64(max($0, 0)) }
-            ticket.sink.requestInterrupted(Interruption(requestID: ticket.hostRequestID, bundleIdentifier: instance.identifier,
-                                                        reason: reason, message: message, signal: exit.signal))
+            ticket.sink.requestInterrupted(Interruption(
+                requestID: ticket.hostRequestID, bundleIdentifier: instance.identifier, reason: reason, message: message,
+                signal: exit.signal, band: UInt32(clamping: record.band), footprintBytes: record.footprintBytes.map { UInt64(max($0, 0)) },
+                triggerToDeathMicros: record.triggerToDeathMicros))
             ticket.fail(reason, "\(instance.identifier): \(message)")
         }
         slot.instances.removeAll { $0 === instance }
+        pressureVictimGone(instance)
         pump(slot)
         exitWaiters.removeAll { waiter in
             guard waiter.isDone(self) else { return false }
@@ -140,7 +143,8 @@ extension Supervisor {
         return String(cString: p)
     }
 
-    func record(_ instance: ExtensionInstance, reason: Reason, message: String, signal: Int32?, status: Int32?, peak: Int64?) {
+    @discardableResult
+    func record(_ instance: ExtensionInstance, reason: Reason, message: String, signal: Int32?, status: Int32?, peak: Int64?) -> TerminationRecord {
         var triggerToDeath: UInt64?
         if let trigger = instance.endTriggeredAt, let died = instance.diedAt, died >= trigger {
             triggerToDeath = (died - trigger) / 1000
@@ -149,12 +153,13 @@ extension Supervisor {
             bundleIdentifier: instance.identifier, instance: instance.number, pid: instance.pid, reason: reason,
             message: message, signal: signal, exitStatus: status, peakMemoryBytes: peak,
             requestsServed: instance.requestsServed, at: Date(),
-            band: catalog[instance.identifier]?.lifecycle.jetsamBand.value ?? 0,
+            band: instance.band,
             footprintBytes: instance.footprintAtTrigger, triggerToDeathMicros: triggerToDeath)
         terminations.append(record)
         rememberTermination(record)
         if terminations.count > Self.maximumTerminationRecords {
             terminations.removeFirst(terminations.count - Self.maximumTerminationRecords)
         }
+        return record
     }
 }

@@ -21,11 +21,12 @@ extension Supervisor {
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
             loop.post { [self] in
                 shuttingDown = true
+                stopMemoryGovernor()
                 for slot in slots.values {
                     for ticket in slot.queue { ticket.fail(.shutdown, "appexd is shutting down") }
                     slot.queue.removeAll()
                     for instance in slot.instances where instance.isLive {
-                        terminate(instance, reason: .shutdown, "appexd is shutting down")
+                        terminate(instance, reason: .supervisorShutdown, "appexd is shutting down")
                     }
                 }
                 whenInstancesGone({ _ in true }) { c.resume() }

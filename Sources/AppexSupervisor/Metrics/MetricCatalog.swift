@@ -58,7 +58,7 @@ public enum MetricCatalog {
         help: "Extension processes that appexd or the kernel ended, by reason and by the jetsam band of their extension point.")
     public static let memoryWarnings = MetricDefinition(
         "appex_memory_warnings_total", .counter, labels: ["bundle_id"],
-        help: "Memory warnings: an instance's footprint reached 80 % of its active limit.")
+        help: "Memory warnings sent to instances: a footprint past 80 % of its limit, or memory pressure at warning or above.")
     public static let deniedSyscalls = MetricDefinition(
         "appex_denied_syscalls_total", .counter, labels: ["bundle_id", "syscall"],
         help: "System calls denied by a notify rule, answered by appexd with the rule's errno.")
@@ -69,17 +69,17 @@ public enum MetricCatalog {
         "appex_extension_peak_memory_bytes", .gauge, labels: ["bundle_id"],
         help: "Largest cgroup memory high-water mark of any instance of the extension since appexd started.")
     public static let memoryLimit = MetricDefinition(
-        "appex_extension_memory_limit_bytes", .gauge, labels: ["bundle_id"],
-        help: "The active hard footprint limit of the extension's policy.")
+        "appex_extension_memory_limit_bytes", .gauge, labels: ["bundle_id", "state"],
+        help: "The hard footprint limits of the extension's policy: state=active while serving, inactive while idle.")
     public static let liveInstances = MetricDefinition(
         "appex_extensions_live", .gauge, labels: ["band"],
-        help: "Live extension instances by the jetsam band they are in now (active band while launching or serving, idle band while idle).")
+        help: "Live extension instances by the jetsam band they are in now (active band while launching or serving; aging, then the idle band, while idle).")
     public static let installed = MetricDefinition(
         "appex_extensions_installed", .gauge, labels: ["enabled"],
         help: "Installed extensions, enabled or not.")
     public static let pressureLevel = MetricDefinition(
         "appex_memory_pressure_level", .gauge,
-        help: "Memory pressure as appexd sees it: 0 normal, 1 warning, 2 critical.")
+        help: "The jetsam's memory pressure level: 0 normal, 1 warning (memory warnings go out), 2 critical (extensions are killed in victim order).")
     public static let supervisorCPU = MetricDefinition(
         "appex_supervisor_cpu_seconds_total", .counter,
         help: "CPU time appexd itself has used, user and system (/proc/self/stat).")

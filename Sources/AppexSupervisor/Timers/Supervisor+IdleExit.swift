@@ -11,6 +11,7 @@ extension Supervisor {
         let slot = slot(for: instance.identifier)
         pump(slot)
         guard instance.state == .idle, instance.ticket == nil, let entry = catalog[instance.identifier] else { return }
+        enterIdleBands(instance)
         loop.cancel(instance.idleTimer)
         instance.idleTimer = loop.schedule(after: entry.lifecycle.idleTimeout) { [self] in
             instance.idleTimer = nil

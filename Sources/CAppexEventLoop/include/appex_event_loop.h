@@ -7,6 +7,8 @@
 int appex_epoll_create(void);
 // Watch fd for input, hang-up and errors (level-triggered).
 int appex_epoll_add(int epfd, int fd);
+// Watch fd for priority events only (a PSI trigger signals with POLLPRI; errors too).
+int appex_epoll_add_priority(int epfd, int fd);
 int appex_epoll_del(int epfd, int fd);
 // Waits up to timeout_ms (-1: forever); writes up to max ready descriptors to fds.
 // Returns their number, or -1 and errno.

@@ -1,0 +1,90 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// The parent cgroup as one whole: all extensions together. The memory budget is its limit,
+// its hierarchical statistics give their total footprint, and its usage thresholds and
+// vmpressure events wake the memory governor (Docs/jetsam.md).
+
+extension CgroupManager {
+    /// A handle on the parent cgroup (memory hierarchy on v1), for reading and watching the
+    /// total. Not for removal: `removeParent` does that.
+    public func parentCgroup() -> ExtensionCgroup {
+        switch version {
+        case .v1:
+            return ExtensionCgroup(name: parentName, version: .v1, limits: CgroupLimits(swapOff: false),
+                                   memoryDir: roots.memory! + "/" + parentName,
+                                   pidsDir: roots.pids.map { $0 + "/" + parentName },
+                                   removeDirectory: { _ in false })
+        case .v2:
+            let dir = roots.unified! + "/" + parentName
+            return ExtensionCgroup(name: parentName, version: .v2, limits: CgroupLimits(swapOff: false),
+                                   memoryDir: dir, pidsDir: dir, removeDirectory: { _ in false })
+        }
+    }
+
+    /// Sets the memory limit of all extensions together (nil: unlimited). Creates the parent
+    /// first when it is missing.
+    public func setBudget(_ bytes: Int64?) throws {
+        try prepare()
+        let parent = parentCgroup()
+        let value = bytes.map(String.init) ?? (version == .v1 ? "-1" : "max")
+        try Sys.writeFile(parent.file(version == .v1 ? "memory.limit_in_bytes" : "memory.max"), value)
+    }
+}
+
+extension ExtensionCgroup {
+    /// The footprint of this cgroup and everything below it. v1 keeps its own and its
+    /// descendants' pages apart (`rss` vs `total_rss`); v2's memory.stat is hierarchical.
+    public func hierarchicalFootprint() throws -> Footprint {
+        let stat = try memoryStat()
+        guard version == .v1 else { return Footprint(stat: stat, version: .v2) }
+        var totals: [String: Int64] = [:]
+        for (key, value) in stat where key.hasPrefix("total_") { totals[String(key.dropFirst(6))] = value }
+        return Footprint(stat: totals, version: .v1)
+    }
+
+    /// v1 vmpressure: fires when reclaim in this cgroup (`local`: started by this cgroup's own
+    /// limit, not passed up from a child at its limit) reaches `level` (low, medium, critical).
+    /// Kernels without the mode suffix get the plain level.
+    public func makeVMPressureWatcher(level: String) throws -> CgroupEvent {
+        guard version == .v1 else {
+            throw CgroupError("watch vmpressure of", path: memoryDir, errno: .notSupported,
+                              message: "memory.pressure_level is cgroup v1; on v2 use PSI (memory.pressure)")
+        }
+        let source: EventSource
+        do {
+            source = try EventSource.v1Event(dir: memoryDir, control: "memory.pressure_level", argument: level + ",local")
+        } catch {
+            source = try EventSource.v1Event(dir: memoryDir, control: "memory.pressure_level", argument: level)
+        }
+        return CgroupEvent(source: source)
+    }
+}
+
+/// `/proc/meminfo`'s MemAvailable and MemTotal, in bytes.
+public enum SystemMemory {
+    public static func read(path: String = "/proc/meminfo") throws -> (available: Int64, total: Int64) {
+        var available: Int64?, total: Int64?
+        for line in try Sys.readFile(path).split(separator: "\n") {
+            let parts = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard parts.count >= 2, let kib = Int64(parts[1]) else { continue }
+            if parts[0] == "MemAvailable:" { available = kib * 1024 }
+            if parts[0] == "MemTotal:" { total = kib * 1024 }
+        }
+        guard let available, let total else {
+            throw CgroupError("read MemAvailable from", path: path, message: "no MemAvailable/MemTotal line")
+        }
+        return (available, total)
+    }
+}
+
+/// A kernel notification for a caller that polls `fd` itself (the supervisor's event loop).
+public final class CgroupEvent: Sendable {
+    let source: EventSource
+    init(source: EventSource) { self.source = source }
+    /// Pollable descriptor (POLLIN). Owned by this object.
+    public var fd: Int32 { source.fd }
+    /// Consumes pending notifications.
+    public func acknowledge() { Sys.drain(source.fd) }
+}

@@ -1,0 +1,277 @@
+import AppexCgroups
+import AppexPolicy
+import AppexWire
+import Dispatch
+import Foundation
+
+// The memory governor: one pressure level for all of Appex, and what it does about it
+// (Docs/jetsam.md). Normal → nothing; Warning → memory warnings, lowest bands first;
+// Critical → kills in victim order (VictimOrder), one at a time: the next victim is chosen
+// only once the previous one is gone (its pidfd said so) and the level has been read again.
+//
+// What wakes it, all event-driven on the loop:
+//   - the memory budget: usage thresholds on the parent cgroup at the ladder's lines (the
+//     charge is never below the footprint, so the footprint reaching a line is preceded by
+//     the charge crossing it), then the parent's hierarchical footprint decides;
+//   - v1 vmpressure on the parent (`memory.pressure_level`, medium and critical, local to the
+//     parent: reclaim at the budget itself, not at one extension's own limit);
+//   - PSI triggers on system memory stalls (some → Warning; full → Critical only while
+//     MemAvailable is under twice the floor, since one extension thrashing at its own cgroup
+//     limit also stalls), with the window the kernel accepts (2 s granularity without
+//     CAP_SYS_RESOURCE: detected at start);
+//   - MemAvailable, read at every evaluation, as a floor.
+// A kernel signal holds its level for one window after it fires; a timer re-evaluates when
+// the hold ends. While the charge is above a line and the footprint is not, the governor
+// reads again after 100 ms, doubling to 1.6 s: the only poll, bounded to that window.
+
+/// The governor's state; touched only on the loop.
+final class JetsamState: @unchecked Sendable {
+    var level: PressureLevel = .normal
+    var ladder = PressureLadder(budget: nil, availableFloor: 0)
+    var parent: ExtensionCgroup?
+    /// Kernel notification objects, kept alive while registered.
+    var thresholds: [ThresholdWatcher] = []
+    var vmpressure: [CgroupEvent] = []
+    var psi: [MemoryPressureMonitor] = []
+    /// The level each kernel signal holds, until when (monotonic ns).
+    var holds: [PressureLevel: UInt64] = [:]
+    var holdTimer: EventLoop.TimerID?
+    let recheck = GapRecheck()
+    /// The victim killed and not yet gone.
+    var victim: ExtensionInstance?
+    /// Level changes, newest last (bounded), for `appex jetsam` and the tests.
+    var transitions: [PressureTransition] = []
+    /// What the last evaluation read.
+    var lastFootprint: Int64 = 0
+    var lastAvailable: Int64?
+}
+
+/// One change of the pressure level.
+public struct PressureTransition: Sendable, Equatable {
+    public var from: PressureLevel
+    public var to: PressureLevel
+    public var at: Date
+    /// What the governor read then: all extensions' footprint, and why it looked.
+    public var footprintBytes: Int64
+    public var cause: String
+}
+
+extension Supervisor {
+    static let maximumTransitions = 200
+    static let vmpressureHold: Duration = .seconds(1)
+
+    /// On the loop, once at start: the budget, the ladder and the kernel's signals.
+    func startMemoryGovernor() {
+        let floor: Int64
+        if let f = options.availableFloor {
+            floor = f
+        } else {
+            let total = (try? SystemMemory.read().total) ?? 0
+            floor = min(max(total / 50, 64 << 20), 512 << 20)
+        }
+        jetsam.ladder = PressureLadder(budget: options.memoryBudget, availableFloor: floor)
+        let budget = options.memoryBudget
+        if let budget {
+            do {
+                try cgroups.setBudget(budget)
+                jetsam.parent = cgroups.parentCgroup()
+                logger.info("memory budget \(Self.mib(budget)) for all extensions (\(cgroups.parentCgroup().paths.first ?? ""))")
+            } catch {
+                logger.error("memory budget not applied: \(error)")
+            }
+        } else {
+            try? cgroups.prepare()
+            jetsam.parent = cgroups.parentCgroup()
+        }
+        let parent = jetsam.parent
+        let lines = jetsam.ladder.lines
+        let logger = self.logger
+        // Off the loop: each v1 registration waits for an RCU grace period.
+        DispatchQueue.global().async { [self] in
+            var thresholds: [ThresholdWatcher] = []
+            var vm: [CgroupEvent] = []
+            var psi: [MemoryPressureMonitor] = []
+            if let parent, budget != nil {
+                for line in parent.version == .v1 ? lines : [lines.first ?? 0] {
+                    do { thresholds.append(try parent.makeThresholdWatcher(bytes: line)) } catch {
+                        logger.warning("memory budget: no usage threshold at \(line): \(error)")
+                    }
+                }
+                if parent.version == .v1 {
+                    for level in ["medium", "critical"] {
+                        do { vm.append(try parent.makeVMPressureWatcher(level: level)) } catch {
+                            logger.warning("memory budget: no vmpressure \(level) events: \(error)")
+                        }
+                    }
+                }
+            }
+            for kind in options.watchSystemPressure ? [MemoryPressureMonitor.Kind.some, .full] : [] {
+                do {
+                    psi.append(try MemoryPressureMonitor.system(kind: kind, stall: .milliseconds(100), window: .seconds(1)))
+                } catch {
+                    logger.warning("no PSI \(kind.rawValue) trigger: \(error)")
+                }
+            }
+            let t = thresholds, v = vm, p = psi
+            loop.post { [self] in armGovernor(thresholds: t, vmpressure: v, psi: p) }
+        }
+    }
+
+    private func armGovernor(thresholds: [ThresholdWatcher], vmpressure: [CgroupEvent], psi: [MemoryPressureMonitor]) {
+        guard !shuttingDown else { return }
+        for w in thresholds {
+            do {
+                try loop.register(w.fd) { [self] in
+                    w.acknowledge()
+                    evaluatePressure("the extensions' charge crossed \(Self.mib(w.bytes))")
+                }
+                jetsam.thresholds.append(w)
+            } catch { logger.warning("memory budget: cannot watch a threshold: \(error)") }
+        }
+        for (event, level) in zip(vmpressure, [PressureLevel.warning, .critical]) {
+            do {
+                try loop.register(event.fd) { [self] in
+                    event.acknowledge()
+                    hold(level, for: Self.vmpressureHold, "vmpressure \(level == .critical ? "critical" : "medium") at the budget")
+                }
+                jetsam.vmpressure.append(event)
+            } catch { logger.warning("memory budget: cannot watch vmpressure: \(error)") }
+        }
+        for monitor in psi {
+            do {
+                try loop.registerPriority(monitor.fd) { [self] in
+                    // A stall alone may be one extension thrashing at its own cgroup limit
+                    // (memcg reclaim counts in the system's PSI): it warns. A full stall while
+                    // MemAvailable is also low (under twice the floor) is critical.
+                    var level = PressureLevel.warning
+                    if monitor.kind == .full, let available = try? SystemMemory.read().available,
+                       available < jetsam.ladder.availableFloor * 2 { level = .critical }
+                    hold(level, for: monitor.window, "PSI \(monitor.kind.rawValue) stall of 100 ms within \(monitor.window.wholeMilliseconds) ms")
+                }
+                jetsam.psi.append(monitor)
+                logger.debug("PSI \(monitor.kind.rawValue) trigger armed, window \(monitor.window.wholeMilliseconds) ms")
+            } catch { logger.warning("cannot watch PSI: \(error)") }
+        }
+        evaluatePressure("start")
+    }
+
+    /// Stops watching (at shutdown, before the parent cgroup goes).
+    func stopMemoryGovernor() {
+        for w in jetsam.thresholds { loop.unregister(w.fd) }
+        for e in jetsam.vmpressure { loop.unregister(e.fd) }
+        for m in jetsam.psi { loop.unregister(m.fd) }
+        jetsam.thresholds = []; jetsam.vmpressure = []; jetsam.psi = []
+        loop.cancel(jetsam.holdTimer)
+        jetsam.holdTimer = nil
+        jetsam.recheck.cancel(loop)
+    }
+
+    /// A kernel signal: `level` holds for `duration`, then the level is read again.
+    private func hold(_ level: PressureLevel, for duration: Duration, _ cause: String) {
+        let until = MonotonicTime.now + duration.wholeNanoseconds
+        jetsam.holds[level] = max(jetsam.holds[level] ?? 0, until)
+        scheduleHoldExpiry()
+        evaluatePressure(cause)
+    }
+
+    private var heldLevel: PressureLevel {
+        let now = MonotonicTime.now
+        jetsam.holds = jetsam.holds.filter { $0.value > now }
+        return jetsam.holds.keys.max() ?? .normal
+    }
+
+    private func scheduleHoldExpiry() {
+        loop.cancel(jetsam.holdTimer)
+        jetsam.holdTimer = nil
+        guard let next = jetsam.holds.values.min() else { return }
+        let now = MonotonicTime.now
+        let after = Duration.nanoseconds(Int64(next > now ? next - now : 0) + 1_000_000)
+        jetsam.holdTimer = loop.schedule(after: after) { [self] in
+            jetsam.holdTimer = nil
+            _ = heldLevel
+            scheduleHoldExpiry()
+            evaluatePressure("a kernel signal's hold ended")
+        }
+    }
+
+    /// Reads the total, sets the level, and acts on it.
+    func evaluatePressure(_ cause: String) {
+        guard !shuttingDown else { return }
+        var footprint: Int64 = 0, charged: Int64 = 0
+        if let parent = jetsam.parent {
+            footprint = (try? parent.hierarchicalFootprint().total) ?? 0
+            charged = (try? parent.memoryCurrent()) ?? 0
+        }
+        let available = options.watchSystemPressure ? try? SystemMemory.read().available : nil
+        jetsam.lastFootprint = footprint
+        jetsam.lastAvailable = available
+        let reading = PressureLadder.Reading(footprint: footprint, available: available, signalled: heldLevel)
+        let next = jetsam.ladder.next(from: jetsam.level, reading)
+        if next != jetsam.level {
+            let from = jetsam.level
+            jetsam.level = next
+            jetsam.transitions.append(PressureTransition(from: from, to: next, at: Date(), footprintBytes: footprint, cause: cause))
+            if jetsam.transitions.count > Self.maximumTransitions { jetsam.transitions.removeFirst() }
+            let budget = jetsam.ladder.budget.map { " of \(Self.mib($0))" } ?? ""
+            logger.notice("memory pressure \(from) → \(next): footprint \(Self.mib(footprint))\(budget), \(cause)")
+            if next == .normal { for i in allLiveInstances { i.pressureWarned = false } }
+        }
+        if jetsam.level >= .warning { warnForPressure() }
+        if jetsam.level == .critical { killNextVictim(footprint: footprint) }
+        scheduleBudgetRecheck(footprint: footprint, charged: charged)
+    }
+
+    var allLiveInstances: [ExtensionInstance] { slots.values.flatMap { $0.instances.filter(\.isLive) } }
+
+    /// Instances that can be warned or killed, first victim first.
+    func victimOrder() -> [(ExtensionInstance, VictimOrder.Candidate)] {
+        let byKey = Dictionary(allLiveInstances.map { ("\($0.identifier)#\($0.number)", $0) }, uniquingKeysWith: { a, _ in a })
+        let candidates = allLiveInstances.compactMap { i -> VictimOrder.Candidate? in
+            guard i.run != nil, i.state != .terminating, i.killReason == nil else { return nil }
+            let footprint: Int64 = (try? i.run?.run.cgroup?.footprint()) ?? 0
+            return VictimOrder.Candidate(bundleIdentifier: i.identifier, instance: i.number, band: i.band, bandSince: i.bandSince,
+                                         footprint: footprint, overSoftLimit: i.overSoftLimit)
+        }
+        return options.victimOrder.sorted(candidates).compactMap { c in
+            byKey["\(c.bundleIdentifier)#\(c.instance)"].map { ($0, c) }
+        }
+    }
+
+    /// Warning and above: every instance not yet warned in this episode, lowest bands first.
+    private func warnForPressure() {
+        for (instance, _) in victimOrder() where !instance.pressureWarned {
+            instance.pressureWarned = true
+            sendMemoryWarning(instance, "memory pressure \(jetsam.level)")
+        }
+    }
+
+    /// Critical: the first victim dies, unless one is already on its way.
+    private func killNextVictim(footprint: Int64) {
+        if let v = jetsam.victim, v.isLive { return }
+        jetsam.victim = nil
+        guard let (instance, c) = victimOrder().first else {
+            logger.warning("memory pressure critical and no extension left to kill")
+            return
+        }
+        jetsam.victim = instance
+        let budget = jetsam.ladder.budget.map { " of the \(Self.mib($0)) budget" } ?? ""
+        let soft = c.overSoftLimit ? ", over its soft limit" : ""
+        kill(instance, reason: .memoryPressure,
+             "memory pressure critical (all extensions: \(Self.mib(footprint))\(budget)); first victim: band \(c.band)\(soft), footprint \(Self.mib(c.footprint))")
+    }
+
+    /// From finishExit: the victim is gone; the level is read again (and the next one dies
+    /// if it is still critical).
+    func pressureVictimGone(_ instance: ExtensionInstance) {
+        guard jetsam.victim === instance else { return }
+        jetsam.victim = nil
+        evaluatePressure("a victim is gone")
+    }
+
+    private func scheduleBudgetRecheck(footprint: Int64, charged: Int64) {
+        jetsam.recheck.update(gap: jetsam.ladder.lines.contains { charged >= $0 && footprint < $0 },
+                              first: Self.memoryRecheckFirst, on: loop) { [self] in
+            evaluatePressure("charge above a line, footprint below it")
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import AppexCgroups
+import AppexRegistry
+import AppexSupervisor
+import AppexWire
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The history outlives its supervisor: a new Supervisor on the same state directory reads
+/// the rows the first one wrote, unchanged, and adds its own after them.
+@Suite struct HistoryRestartTests {
+    static let identifier = "dev.appex.tests.history-restart"
+
+    /// Uids and a cgroup parent of its own: LifecycleTests runs beside this suite.
+    static func options(root: String) -> SupervisorOptions {
+        SupervisorOptions(stateDirectory: root + "/state", cgroupParent: "appexd-history-tests-\(getpid())",
+                          uidRange: 323_000...323_999, terminateGrace: .milliseconds(500))
+    }
+
+    static func request(_ supervisor: Supervisor, id: UInt64) async -> RequestOutcome? {
+        await supervisor.request(HostBeginRequest(requestID: id, bundleIdentifier: identifier,
+                                                  items: [ExtensionItem(attributedContentText: "history")])).outcome
+    }
+
+    @Test func aNewSupervisorReadsTheEarlierHistory() async throws {
+        try #require(SupervisorFixture.isRoot, "launching needs root; CI runs as root")
+        let root = try SupervisorFixture.makeTempDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let bundle = root + "/src/Probe.appex"
+        try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: LifecycleTests.probe, toPath: bundle + "/probe")
+        chmod(root + "/src", 0o755)
+        chmod(bundle, 0o755)
+        try SupervisorFixture.write("""
+            <?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict>
+            <key>CFBundleIdentifier</key><string>\(Self.identifier)</string>
+            <key>CFBundleExecutable</key><string>probe</string>
+            <key>CFBundlePackageType</key><string>XPC!</string>
+            <key>CFBundleVersion</key><string>7</string>
+            <key>NSExtension</key><dict><key>NSExtensionPointIdentifier</key><string>com.apple.widgetkit-extension</string></dict>
+            </dict></plist>
+            """, to: bundle + "/Info.plist")
+
+        // The first supervisor: two cold launches (the first instance ended in between), then
+        // it stops.
+        let first = try Supervisor(options: Self.options(root: root))
+        first.start()
+        do {
+            _ = try await first.install(path: bundle)
+            _ = try await first.enable(Self.identifier)
+            #expect(await Self.request(first, id: 1)?.cold == true)
+            await first.endIdleInstances(of: Self.identifier)
+            #expect(await Self.request(first, id: 2)?.cold == true)
+        } catch {
+            await first.shutdown()
+            throw error
+        }
+        await first.shutdown()
+        let before = try first.registry.launches(of: Self.identifier)
+        #expect(before.count == 2 && before.allSatisfy { $0.version == "7" })
+        #expect(try first.registry.terminations(of: Self.identifier).map(\.reason) == ["supervisor-shutdown", "idle-exit"])
+
+        // The second, on the same state directory.
+        let second = try Supervisor(options: Self.options(root: root))
+        second.start()
+        do {
+            #expect(try second.registry.launches(of: Self.identifier) == before, "the earlier launches, as they were written")
+            #expect(try second.registry.requests(of: Self.identifier).count == 2)
+            #expect(await Self.request(second, id: 1)?.cold == true)
+            second.flushHistory()
+            let after = try second.registry.launches(of: Self.identifier)
+            #expect(after.count == 3)
+            #expect(Array(after.dropFirst()) == before, "newest first: the new launch, then the earlier ones")
+            #expect(after.first?.phaseMicroseconds["checkIn"] != nil)
+        } catch {
+            await second.shutdown()
+            throw error
+        }
+        await second.shutdown()
+        #expect(try second.registry.terminations(of: Self.identifier).map(\.reason) == ["supervisor-shutdown", "supervisor-shutdown", "idle-exit"])
+
+        let manager = try CgroupManager.detect(parentName: Self.options(root: root).cgroupParent)
+        for path in manager.parentPaths {
+            #expect(!FileManager.default.fileExists(atPath: path), "cgroup parent left behind: \(path)")
+            _ = rmdir(path)
+        }
+    }
+}
