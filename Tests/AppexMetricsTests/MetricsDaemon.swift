@@ -22,7 +22,8 @@ final class MetricsDaemon: @unchecked Sendable {
     let cgroupParent: String
     var process: Process?
 
-    init(configuration: String = "hosts: []\nadmins: []\n") throws {
+    /// `memory`: the policy's `memory:` lines (indented), 32 MiB active hard limit by default.
+    init(configuration: String = "hosts: []\nadmins: []\n", memory: [String] = ["  activeHardLimit: 32MiB"]) throws {
         var template = Array((NSTemporaryDirectory() + "appexd-metrics-test-XXXXXX").utf8CString)
         guard let p = mkdtemp(&template) else { throw POSIXError(.EIO) }
         root = String(cString: p)
@@ -36,7 +37,7 @@ final class MetricsDaemon: @unchecked Sendable {
             extensionPoints: [\(Self.extensionPoint)]
             title: Metrics tests
             memory:
-              activeHardLimit: 32MiB
+            \(memory.joined(separator: "\n"))
             launchDeadline: 5s
             requestTimeout: 10s
             idleTimeout: 120s
@@ -64,12 +65,12 @@ final class MetricsDaemon: @unchecked Sendable {
 
     /// Starts appexd and waits until it answers a Hello on its socket; `metrics`: the
     /// `--metrics` argument (nil: none, the configuration decides).
-    func start(metrics: String?, logLevel: String = "warning") throws {
+    func start(metrics: String?, logLevel: String = "warning", extra: [String] = []) throws {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: Self.bin + "/appexd")
         p.arguments = ["--state-dir", stateDirectory, "--socket", socket, "--config", root + "/appexd.yaml",
                        "--policies", root + "/policies", "--cgroup-parent", cgroupParent, "--log-level", logLevel,
-                       "--uid-range", "330000-330999"] + (metrics.map { ["--metrics", $0] } ?? [])
+                       "--uid-range", "330000-330999"] + (metrics.map { ["--metrics", $0] } ?? []) + extra
         _ = FileManager.default.createFile(atPath: root + "/appexd.log", contents: nil)
         p.standardError = FileHandle(forWritingAtPath: root + "/appexd.log")
         try p.run()
@@ -97,15 +98,15 @@ final class MetricsDaemon: @unchecked Sendable {
     }
 
     /// The probe extension in a bare bundle of the tests' extension point, at root/src.
-    func writeProbeBundle() throws -> String {
-        let bundle = root + "/src/Probe.appex"
+    func writeProbeBundle(identifier: String = probeIdentifier) throws -> String {
+        let bundle = root + "/src/\(identifier).appex"
         try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
         chmod(root + "/src", 0o755)
         chmod(bundle, 0o755)
         try FileManager.default.copyItem(atPath: Self.bin + "/appex-probe-extension", toPath: bundle + "/probe")
         let plist = """
             <?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict>
-            <key>CFBundleIdentifier</key><string>\(Self.probeIdentifier)</string>
+            <key>CFBundleIdentifier</key><string>\(identifier)</string>
             <key>CFBundleExecutable</key><string>probe</string>
             <key>CFBundlePackageType</key><string>XPC!</string>
             <key>CFBundleVersion</key><string>1</string>

@@ -16,11 +16,12 @@ import Glibc
     static let id = MetricsDaemon.probeIdentifier
 
     func withDaemon(metrics: String? = "127.0.0.1:0", configuration: String = "hosts: []\nadmins: []\n",
-                    logLevel: String = "warning", _ body: (MetricsDaemon) async throws -> Void) async throws {
+                    logLevel: String = "warning", memory: [String] = ["  activeHardLimit: 32MiB"], extra: [String] = [],
+                    _ body: (MetricsDaemon) async throws -> Void) async throws {
         try #require(geteuid() == 0, "appexd needs root; CI runs as root")
-        let d = try MetricsDaemon(configuration: configuration)
+        let d = try MetricsDaemon(configuration: configuration, memory: memory)
         defer { d.cleanUp() }
-        try d.start(metrics: metrics, logLevel: logLevel)
+        try d.start(metrics: metrics, logLevel: logLevel, extra: extra)
         try await body(d)
     }
 
@@ -181,6 +182,54 @@ import Glibc
             #expect(gone.samples("appex_extension_memory_limit_bytes", mine).isEmpty)
             #expect(gone.sum("appex_extensions_installed") == 0)
             #expect(gone.sum("appex_kills_total", ["reason": "crashed"]) == 2)
+        }
+    }
+
+    /// Scrapes until `condition` holds, up to `attempts` times 50 ms apart (the jetsam acts on
+    /// kernel events, a moment after the request that caused them); the last scrape.
+    func scrape(_ address: String, until condition: (Exposition) -> Bool, attempts: Int = 200) async throws -> Exposition {
+        var m = try scrape(address)
+        for _ in 0..<attempts where !condition(m) {
+            try await Task.sleep(for: .milliseconds(50))
+            m = try scrape(address)
+        }
+        return m
+    }
+
+    /// Under a 100 MiB budget: 80 MiB of footprint raises the pressure level to warning (and
+    /// sends memory warnings), 92 MiB to critical, and the jetsam's kill is counted with
+    /// reason `memory-pressure` and the victim's band.
+    @Test func pressureLevelAndJetsamKills() async throws {
+        let memory = ["  activeSoftLimit: 60MiB", "  activeHardLimit: 80MiB", "  inactiveSoftLimit: 60MiB",
+                      "  inactiveHardLimit: 80MiB", "  pageCacheAllowance: 4MiB"]
+        try await withDaemon(memory: memory, extra: ["--memory-budget", "100MiB"]) { d in
+            let address = try #require(d.metricsAddress)
+            let host = try HostClient.connect(socketPath: d.socket, identifier: "tests.metrics")
+            defer { host.close() }
+            let first = "dev.appex.tests.metrics.first", second = "dev.appex.tests.metrics.second"
+            for id in [first, second] {
+                _ = try await host.install(path: try d.writeProbeBundle(identifier: id))
+                _ = try await host.enable(id)
+            }
+            func allocate(_ id: String, _ mib: Int) async throws -> ReceivedOutcome {
+                try await host.beginRequest(bundleIdentifier: id, items: Self.action("allocate", String(mib)))
+            }
+            #expect(try await allocate(first, 40).outcome == .completed)
+            let calm = try scrape(address)
+            #expect(calm.sum("appex_memory_pressure_level") == 0)
+            let warningsBefore = calm.sum("appex_memory_warnings_total")
+
+            #expect(try await allocate(second, 40).outcome == .completed)
+            let warned = try await scrape(address, until: { $0.sum("appex_memory_pressure_level") >= 1 })
+            #expect(warned.sum("appex_memory_pressure_level") >= 1, "80 of 100 MiB")
+            #expect(warned.sum("appex_memory_warnings_total") > warningsBefore, "pressure warnings are counted")
+
+            _ = try await allocate(second, 12)
+            let killed = try await scrape(address, until: { $0.sum("appex_kills_total", ["reason": "memory-pressure"]) >= 1 })
+            let kills = killed.samples("appex_kills_total", ["reason": "memory-pressure"])
+            #expect(kills.map(\.value) == [1], "\(kills)")
+            #expect(kills.allSatisfy { JetsamBand(name: $0.labels["band"] ?? "") != nil }, "\(kills)")
+            #expect(killed.sum("appex_kills_total") == 1, "the victim alone")
         }
     }
 
