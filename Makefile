@@ -5,7 +5,7 @@ SWIFT      ?= swift
 EXAMPLES   := .build/examples
 DEMO_STATE := .build/demo-state
 
-.PHONY: all deps build test demo examples bench bench-launch bench-activation bench-supervisor bench-policy fuzz fuzz-wire clean
+.PHONY: all deps build test demo examples bench bench-launch bench-activation bench-supervisor bench-policy bench-metrics fuzz fuzz-wire clean
 
 all: build
 
@@ -56,6 +56,18 @@ bench-supervisor: deps examples
 	  APPEXD=$$(cd .. && $(SWIFT) build -c release --show-bin-path)/appexd \
 	  APPEX_EXAMPLES=$(abspath $(EXAMPLES))/ExampleHost.app \
 	  $$($(SWIFT) build -c release --show-bin-path)/supervisor-bench $(BENCH_ARGS)
+
+# appexd with 1,000 live idle extensions: scrape time, resident memory, idle CPU, and the launch
+# of one more against none (Docs/metrics.md). BENCH_ARGS: --extensions N --scrapes N --launches N.
+bench-metrics: deps
+	$(SWIFT) build -c release --product appexd
+	$(SWIFT) build -c release --product appex-sandbox-init
+	$(SWIFT) build -c release --product appex-probe-extension
+	cd Benchmarks && $(SWIFT) build -c release --product metrics-bench && \
+	  APPEX_SANDBOX_INIT=$$(cd .. && $(SWIFT) build -c release --show-bin-path)/appex-sandbox-init \
+	  APPEXD=$$(cd .. && $(SWIFT) build -c release --show-bin-path)/appexd \
+	  APPEX_PROBE=$$(cd .. && $(SWIFT) build -c release --show-bin-path)/appex-probe-extension \
+	  $$($(SWIFT) build -c release --show-bin-path)/metrics-bench $(BENCH_ARGS)
 
 # libFuzzer run of the wire decoder (Docs/protocol.md, "Fuzzing"); not part of `make test`.
 FUZZ_SECONDS ?= 300

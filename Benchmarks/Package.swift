@@ -53,6 +53,16 @@ let package = Package(
                 "BenchSupport",
             ]
         ),
+        // appexd with many live idle extensions: scrape time, memory, idle CPU, launch cost.
+        .executableTarget(
+            name: "metrics-bench",
+            dependencies: [
+                .product(name: "AppexHostClient", package: appex),
+                .product(name: "AppexWire", package: appex),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                "BenchSupport",
+            ]
+        ),
         .target(name: "BenchSupport", dependencies: [.product(name: "Histogram", package: "hdrhistogram-swift")]),
         // The warm round trip's floor: three plain C processes relaying over Unix sockets.
         .executableTarget(name: "relay-floor"),

@@ -1,0 +1,66 @@
+import AppexHostClient
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The real appexd under test, with what the benchmark reads from outside it: its resident
+/// memory and CPU time (/proc/<pid>), and where its metrics are.
+final class Daemon {
+    let process = Process()
+    let socket: String
+    let state: String
+
+    init(executable: String, root: String, policies: String, uids: String) {
+        socket = root + "/appexd.sock"
+        state = root + "/state"
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = ["--state-dir", state, "--socket", socket, "--policies", policies,
+                             "--cgroup-parent", "appex-metrics-bench-\(getpid())", "--log-level", "warning",
+                             "--uid-range", uids, "--metrics", "127.0.0.1:0"]
+        do { try process.run() } catch { fail("cannot start appexd: \(error)") }
+        for _ in 0..<1000 {
+            if let client = try? HostClient.connect(socketPath: socket, identifier: "bench") {
+                client.close()
+                return
+            }
+            usleep(10_000)
+        }
+        stop()
+        fail("appexd did not start answering on \(socket)")
+    }
+
+    var metricsAddress: String {
+        guard let text = try? String(contentsOfFile: state + "/metrics-address", encoding: .utf8) else {
+            fail("no \(state)/metrics-address")
+        }
+        return text.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// VmRSS in bytes.
+    var residentBytes: Int {
+        let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        return (Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0) * 1024
+    }
+
+    /// utime + stime in seconds, all of appexd's threads.
+    var cpuSeconds: Double {
+        let stat = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8)) ?? ""
+        guard let close = stat.lastIndex(of: ")") else { return 0 }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let u = Double(fields[11]), let s = Double(fields[12]) else { return 0 }
+        return (u + s) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    func stop() {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+    }
+}
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("metrics-bench: \(message)\n".utf8))
+    exit(1)
+}

@@ -1,0 +1,144 @@
+// metrics-bench: appexd carrying many live, idle extensions (the smallest there is: the C
+// probe), beside the same appexd carrying almost none.
+//
+//   scrape   GET /metrics on a new loopback connection, as Prometheus makes it. Target ≤ 5 ms p50.
+//   memory   appexd's resident memory (VmRSS). Target ≤ 64 MiB.
+//   idle CPU appexd's CPU time over 10 s with every extension idle. Target ≤ 1 % of one core.
+//   launch   spawn → check-in of one more extension (its first launch, sandbox built) with all
+//            of them running, against the same with (almost) none running. Target ≤ 1.1×.
+//
+//   make bench-metrics [BENCH_ARGS="--extensions N --scrapes N --launches N"]
+//
+// Needs root. Reads APPEXD (appexd) and APPEX_PROBE (appex-probe-extension), release builds.
+import AppexHostClient
+import AppexWire
+import BenchSupport
+import Foundation
+import Histogram
+#if canImport(Glibc)
+import Glibc
+#endif
+
+var extensionCount = 1000, scrapeCount = 200, launchCount = 20
+var arguments = CommandLine.arguments.dropFirst()
+while let flag = arguments.popFirst() {
+    guard let value = arguments.popFirst().flatMap(Int.init), value > 0 else { fail("\(flag) wants a positive count") }
+    switch flag {
+    case "--extensions": extensionCount = value
+    case "--scrapes": scrapeCount = value
+    case "--launches": launchCount = value
+    default: fail("unknown option \(flag) (--extensions N, --scrapes N, --launches N)")
+    }
+}
+guard geteuid() == 0 else { fail("needs root: namespaces, cgroups, extension uids") }
+let env = ProcessInfo.processInfo.environment
+guard let appexdPath = env["APPEXD"], let probePath = env["APPEX_PROBE"] else {
+    fail("set APPEXD and APPEX_PROBE (make bench-metrics does)")
+}
+
+var template = Array("/tmp/appex-metrics-bench-XXXXXX".utf8CString)
+guard let made = mkdtemp(&template) else { fail("mkdtemp") }
+let root = String(cString: made)
+chmod(root, 0o755)
+
+// Extensions that stay: an idle timeout longer than the run; the shipped defaults otherwise.
+let point = "dev.appex.bench.metrics"
+try FileManager.default.createDirectory(atPath: root + "/policies/extension-points", withIntermediateDirectories: true)
+try "extensionPoints: [\(point)]\ntitle: Metrics benchmark\nidleTimeout: 1h\n"
+    .write(toFile: root + "/policies/extension-points/bench.yaml", atomically: true, encoding: .utf8)
+
+func bundle(_ id: String) -> String {
+    let path = root + "/src/\(id).appex"
+    do {
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: probePath, toPath: path + "/probe")
+        try """
+            <?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict>
+            <key>CFBundleIdentifier</key><string>\(id)</string><key>CFBundleExecutable</key><string>probe</string>
+            <key>CFBundlePackageType</key><string>XPC!</string><key>CFBundleVersion</key><string>1</string>
+            <key>NSExtension</key><dict><key>NSExtensionPointIdentifier</key><string>\(point)</string></dict>
+            </dict></plist>
+            """.write(toFile: path + "/Info.plist", atomically: true, encoding: .utf8)
+    } catch { fail("bundle \(id): \(error)") }
+    chmod(root + "/src", 0o755)
+    chmod(path, 0o755)
+    return path
+}
+
+let before = (0..<launchCount).map { "dev.appex.bench.before\($0)" }
+let fillers = (0..<extensionCount).map { "dev.appex.bench.idle\($0)" }
+let after = (0..<launchCount).map { "dev.appex.bench.after\($0)" }
+let all = before + fillers + after
+// Two uids per extension (its own and its sandbox init's).
+let uids = "340000-\(340000 + 2 * all.count + 100)"
+
+print("metrics-bench: \(extensionCount) idle extensions (C probe), \(scrapeCount) scrapes, \(launchCount) launches each side")
+let daemon = Daemon(executable: appexdPath, root: root, policies: root + "/policies", uids: uids)
+defer {
+    daemon.stop()
+    try? FileManager.default.removeItem(atPath: root)
+}
+let client = try HostClient.connect(socketPath: daemon.socket, identifier: "bench")
+
+var t0 = now()
+for (i, id) in all.enumerated() {
+    _ = try await client.install(path: bundle(id))
+    _ = try await client.enable(id)
+    if (i + 1) % 250 == 0 { print("  installed \(i + 1)/\(all.count)") }
+}
+print("  installing took \((now() - t0) / 1_000_000) ms")
+
+/// The extension's first launch: spawn → check-in, µs.
+func launch(_ id: String) async throws -> UInt64 {
+    let outcome = try await client.beginRequest(bundleIdentifier: id, items: [ExtensionItem(attributedContentText: "x")])
+    guard outcome.outcome == .completed, outcome.cold else { fail("\(id): \(outcome.message)") }
+    guard let checkIn = outcome.phases.first(where: { $0.name == "checkIn" })?.microseconds else { fail("\(id): no checkIn") }
+    return checkIn
+}
+
+var alone = newHistogram()
+for id in before { alone.record(try await launch(id)) }
+t0 = now()
+for (i, id) in fillers.enumerated() {
+    _ = try await launch(id)
+    if (i + 1) % 250 == 0 { print("  launched \(i + 1)/\(fillers.count)") }
+}
+print("  launching \(fillers.count) took \((now() - t0) / 1_000_000) ms")
+var crowded = newHistogram()
+for id in after { crowded.record(try await launch(id)) }
+
+// Idle: every instance has aged to its idle band (at most 5 s) before the CPU is counted.
+try await Task.sleep(for: .seconds(6))
+let cpu0 = daemon.cpuSeconds, wall0 = now()
+try await Task.sleep(for: .seconds(10))
+let idleCores = (daemon.cpuSeconds - cpu0) / (Double(now() - wall0) / 1e9)
+let resident = daemon.residentBytes
+
+let address = daemon.metricsAddress
+var bytes = 0
+for _ in 0..<5 { bytes = scrape(address) }
+var scrapes = newHistogram()
+for _ in 0..<scrapeCount {
+    let s = now()
+    bytes = scrape(address)
+    scrapes.record(now() - s)
+}
+let residentAfter = daemon.residentBytes
+
+func ms(_ ns: UInt64) -> String { String(format: "%.2f", Double(ns) / 1e6) }
+let live = before.count + fillers.count + after.count
+print("")
+print("with \(live) live idle extensions")
+print("  scrape GET /metrics   p50 \(ms(scrapes.valueAtPercentile(50))) ms  p90 \(ms(scrapes.valueAtPercentile(90))) ms  max \(ms(scrapes.max)) ms  (\(bytes / 1024) KiB)")
+print("  appexd resident       \(resident / 1_048_576) MiB before the scrapes, \(residentAfter / 1_048_576) MiB after")
+print("  appexd idle CPU       \(String(format: "%.2f", idleCores * 100)) % of one core")
+let p50Alone = alone.valueAtPercentile(50), p50Crowded = crowded.valueAtPercentile(50)
+let ratio = Double(p50Crowded) / Double(max(p50Alone, 1))
+print("  first launch, spawn → check-in p50: \(p50Alone) µs with ≤ \(launchCount - 1) running, \(p50Crowded) µs with \(live - launchCount)+ running: \(String(format: "%.2f", ratio))×")
+print("")
+print("targets")
+func target(_ name: String, _ met: Bool) { print("  \(name): \(met ? "met" : "MISSED")") }
+target("scrape p50 ≤ 5 ms", scrapes.valueAtPercentile(50) <= 5_000_000)
+target("appexd resident ≤ 64 MiB", max(resident, residentAfter) <= 64 << 20)
+target("idle CPU ≤ 1 % of one core", idleCores <= 0.01)
+target("launch with \(live - launchCount) running ≤ 1.1× with none", ratio <= 1.1)
