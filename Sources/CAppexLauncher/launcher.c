@@ -313,10 +313,19 @@ static int child_main(void *arg) {
     uint64_t empty = 0;
     syscall(SYS_rt_sigprocmask, SIG_SETMASK, &empty, NULL, 8);
     c->result->t_ready = now_ns();
-    if (exec_fd >= 0)
-        syscall(SYS_execveat, exec_fd, "", p->argv, p->envp, AT_EMPTY_PATH);
-    else
-        syscall(SYS_execve, p->path, p->argv, p->envp);
+    // ETXTBSY: some process holds the executable open for writing. Often that is only a fork
+    // elsewhere in this process that inherited a descriptor a thread had open for writing
+    // (an install copying a bundle) and has not reached its own exec yet: that passes within
+    // milliseconds, so try again for up to ~100 ms before failing.
+    for (int attempt = 0;; attempt++) {
+        if (exec_fd >= 0)
+            syscall(SYS_execveat, exec_fd, "", p->argv, p->envp, AT_EMPTY_PATH);
+        else
+            syscall(SYS_execve, p->path, p->argv, p->envp);
+        if (errno != ETXTBSY || attempt >= 50) break;
+        struct timespec pause = {.tv_sec = 0, .tv_nsec = 2000000};
+        syscall(SYS_nanosleep, &pause, NULL);
+    }
     fail(c, APPEX_STEP_EXEC, 0, errno);
 }
 
