@@ -72,11 +72,13 @@ final class Daemon {
     }
 }
 
-/// The appexd to stop when the benchmark fails half-way.
+/// The appexd to stop and the directory to remove when the benchmark fails half-way.
 nonisolated(unsafe) var running: Daemon?
+nonisolated(unsafe) var scratch: String?
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("metrics-bench: \(message)\n".utf8))
     running?.stop()
+    if let scratch { try? FileManager.default.removeItem(atPath: scratch) }
     exit(1)
 }
