@@ -40,6 +40,7 @@ var template = Array("/tmp/appex-metrics-bench-XXXXXX".utf8CString)
 guard let made = mkdtemp(&template) else { fail("mkdtemp") }
 let root = String(cString: made)
 chmod(root, 0o755)
+scratch = root
 
 // Extensions that stay: an idle timeout longer than the run; the shipped defaults otherwise.
 let point = "dev.appex.bench.metrics"
