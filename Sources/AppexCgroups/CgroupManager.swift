@@ -168,14 +168,20 @@ public struct CgroupManager: Sendable, CustomStringConvertible {
     }
 
     func handle(name: String, limits: CgroupLimits) -> ExtensionCgroup {
+        handle(relativePath: parentName + "/" + name, name: name, limits: limits, removeDirectory: removeDirectory)
+    }
+
+    /// A handle on the cgroup at `relativePath` below each hierarchy's root.
+    func handle(relativePath: String, name: String, limits: CgroupLimits,
+                removeDirectory: (@Sendable (String) throws -> Bool)?) -> ExtensionCgroup {
         switch version {
         case .v1:
             return ExtensionCgroup(name: name, version: .v1, limits: limits,
-                                   memoryDir: roots.memory! + "/" + parentName + "/" + name,
-                                   pidsDir: roots.pids.map { $0 + "/" + parentName + "/" + name },
+                                   memoryDir: roots.memory! + "/" + relativePath,
+                                   pidsDir: roots.pids.map { $0 + "/" + relativePath },
                                    removeDirectory: removeDirectory)
         case .v2:
-            let dir = roots.unified! + "/" + parentName + "/" + name
+            let dir = roots.unified! + "/" + relativePath
             return ExtensionCgroup(name: name, version: .v2, limits: limits, memoryDir: dir, pidsDir: dir,
                                    removeDirectory: removeDirectory)
         }

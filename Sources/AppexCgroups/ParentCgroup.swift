@@ -10,17 +10,8 @@ extension CgroupManager {
     /// A handle on the parent cgroup (memory hierarchy on v1), for reading and watching the
     /// total. Not for removal: `removeParent` does that.
     public func parentCgroup() -> ExtensionCgroup {
-        switch version {
-        case .v1:
-            return ExtensionCgroup(name: parentName, version: .v1, limits: CgroupLimits(swapOff: false),
-                                   memoryDir: roots.memory! + "/" + parentName,
-                                   pidsDir: roots.pids.map { $0 + "/" + parentName },
-                                   removeDirectory: { _ in false })
-        case .v2:
-            let dir = roots.unified! + "/" + parentName
-            return ExtensionCgroup(name: parentName, version: .v2, limits: CgroupLimits(swapOff: false),
-                                   memoryDir: dir, pidsDir: dir, removeDirectory: { _ in false })
-        }
+        handle(relativePath: parentName, name: parentName, limits: CgroupLimits(swapOff: false),
+               removeDirectory: { _ in false })
     }
 
     /// Sets the memory limit of all extensions together (nil: unlimited). Creates the parent

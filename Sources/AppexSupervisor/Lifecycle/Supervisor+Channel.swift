@@ -103,13 +103,17 @@ extension Supervisor {
         }
         ticket.addPhase("roundTrip", nanos: MonotonicTime.now - ticket.sentAt)
         // One read of the cgroup's high-water mark (a few µs) serves twice: the peak the host
-        // is told, and whether the footprint must be read now that the inactive limits apply.
+        // is told, and whether the footprint must be read for the limits (Memory/).
         let peak = try? instance.run?.run.cgroup?.memoryPeak()
         ticket.peakMemoryBytes = peak.map { UInt64(max($0, 0)) }
-        guard checkMemoryBeforeAnswer(instance, peak: peak) else {
-            // Over its fatal limit: killed; the request ends with it (per-process-limit).
-            descriptors.forEach { _ = close($0) }
-            return
+        let memory = footprintForAnswer(instance, peak: peak)
+        if let memory {
+            judgeFootprint(instance, memory)
+            if instance.killReason != nil {
+                // Over its fatal limit: killed; the request ends with it (per-process-limit).
+                descriptors.forEach { _ = close($0) }
+                return
+            }
         }
         loop.cancel(instance.willExpireTimer)
         loop.cancel(instance.requestTimer)
@@ -120,7 +124,8 @@ extension Supervisor {
         instance.state = .idle
         end(ticket)
         becameIdle(instance)
-        if instance.state == .idle { checkMemoryAfterAnswer(instance, peak: peak) }
+        // Idle now: the same reading against the inactive limits.
+        if instance.state == .idle, let memory { judgeFootprint(instance, memory) }
     }
 
     /// Stops watching the channel and closes appexd's end (telling the extension why first,

@@ -46,15 +46,19 @@ extension Supervisor {
         let active = instance.isActive
         let soft = active ? memory.activeSoftLimit.bytes : memory.inactiveSoftLimit.bytes
         let hard = active ? memory.activeHardLimit.bytes : memory.inactiveHardLimit.bytes
-        let eighty = Int64(Double(memory.activeHardLimit.bytes) * Self.memoryWarningFraction)
+        let eighty = Self.eightyPercentLine(memory)
         let warning = soft > 0 ? min(eighty, soft) : eighty
         return FootprintLines(warning: warning, soft: soft, hard: hard, active: active)
     }
 
+    /// Where every instance is warned at the latest: 80 % of the active hard limit.
+    static func eightyPercentLine(_ memory: MemoryPolicy) -> Int64 {
+        Int64(Double(memory.activeHardLimit.bytes) * memoryWarningFraction)
+    }
+
     /// Every line either state may use: what the kernel is asked to watch.
     static func allLines(_ memory: MemoryPolicy) -> [Int64] {
-        let eighty = Int64(Double(memory.activeHardLimit.bytes) * memoryWarningFraction)
-        return Array(Set([eighty, memory.activeSoftLimit.bytes, memory.activeHardLimit.bytes,
+        Array(Set([eightyPercentLine(memory), memory.activeSoftLimit.bytes, memory.activeHardLimit.bytes,
                           memory.inactiveSoftLimit.bytes, memory.inactiveHardLimit.bytes].filter { $0 > 0 })).sorted()
     }
 
@@ -118,32 +122,42 @@ extension Supervisor {
         instance.memoryRecheck.cancel(loop)
     }
 
-    /// Before an answer goes to the host (the active limits still apply): an instance over its
-    /// fatal limit does not get to complete the request, whatever order the kernel's event and
-    /// the answer reached the loop in. Returns false when it was killed.
-    func checkMemoryBeforeAnswer(_ instance: ExtensionInstance, peak: Int64?) -> Bool {
-        guard let memory = catalog[instance.identifier]?.lifecycle.memory else { return true }
-        if let peak, let lowest = Self.allLines(memory).first, peak < lowest { return true }
-        checkFootprint(instance)
-        return instance.killReason == nil
+    /// What one look at an instance's cgroup read.
+    struct FootprintReading {
+        var footprint: Int64
+        var charged: Int64
     }
 
-    /// After an answer (the instance is now idle, so its inactive limits apply): `peak`, the
-    /// cgroup's high-water mark the answer reads anyway, bounds the charge; below every line
-    /// there is nothing to read.
-    func checkMemoryAfterAnswer(_ instance: ExtensionInstance, peak: Int64?) {
-        guard let memory = catalog[instance.identifier]?.lifecycle.memory else { return }
+    /// The reading an answer is judged by, taken once and used twice: before the answer goes
+    /// out (the active limits: an instance over its fatal limit does not get to complete the
+    /// request, whatever order the kernel's event and the answer reached the loop in) and
+    /// after it (the instance idles: its inactive limits). nil when there is nothing to read:
+    /// `peak`, the high-water mark the answer reads anyway, bounds the charge, and below every
+    /// line neither check can find anything.
+    func footprintForAnswer(_ instance: ExtensionInstance, peak: Int64?) -> FootprintReading? {
+        guard let memory = catalog[instance.identifier]?.lifecycle.memory else { return nil }
         if let peak, let lowest = Self.allLines(memory).first, peak < lowest, !instance.overSoftLimit, !instance.memoryWarned {
-            return
+            return nil
         }
-        checkFootprint(instance)
+        return readFootprint(instance)
     }
 
     /// Reads the footprint and acts on the lines that apply now.
     func checkFootprint(_ instance: ExtensionInstance) {
+        if let reading = readFootprint(instance) { judgeFootprint(instance, reading) }
+    }
+
+    func readFootprint(_ instance: ExtensionInstance) -> FootprintReading? {
+        guard let cgroup = instance.run?.run.cgroup,
+              let footprint = try? cgroup.footprint(), let charged = try? cgroup.memoryCurrent() else { return nil }
+        return FootprintReading(footprint: footprint, charged: charged)
+    }
+
+    /// Acts on `reading` against the lines that apply now (the instance's state says which).
+    func judgeFootprint(_ instance: ExtensionInstance, _ reading: FootprintReading) {
         guard instance.isLive, instance.state != .terminating, instance.killReason == nil,
-              let cgroup = instance.run?.run.cgroup, let memory = catalog[instance.identifier]?.lifecycle.memory else { return }
-        guard let footprint = try? cgroup.footprint(), let charged = try? cgroup.memoryCurrent() else { return }
+              let memory = catalog[instance.identifier]?.lifecycle.memory else { return }
+        let footprint = reading.footprint, charged = reading.charged
         let lines = footprintLines(instance, memory)
         let which = lines.active ? "active" : "inactive"
         if lines.hard > 0 && footprint >= lines.hard {

@@ -23,7 +23,7 @@ extension Supervisor {
 
     func makeJetsamReport() -> JetsamReport {
         let now = MonotonicTime.now
-        let entries = victimOrder().map { instance, c -> JetsamEntry in
+        let entries = victimOrder(withFootprints: true).map { instance, c -> JetsamEntry in
             let memory = catalog[instance.identifier]?.lifecycle.memory
             func bytes(_ v: Int64?) -> UInt64 { UInt64(max(v ?? 0, 0)) }
             return JetsamEntry(

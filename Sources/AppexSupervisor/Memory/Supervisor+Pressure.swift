@@ -75,7 +75,7 @@ extension Supervisor {
             do {
                 try cgroups.setBudget(budget)
                 jetsam.parent = cgroups.parentCgroup()
-                logger.info("memory budget \(Self.mib(budget)) for all extensions (\(cgroups.parentCgroup().paths.first ?? ""))")
+                logger.info("memory budget \(Self.mib(budget)) for all extensions (\(jetsam.parent?.paths.first ?? ""))")
             } catch {
                 logger.error("memory budget not applied: \(error)")
             }
@@ -174,7 +174,8 @@ extension Supervisor {
         evaluatePressure(cause)
     }
 
-    private var heldLevel: PressureLevel {
+    /// Drops the holds that have run out; the strongest level still held.
+    private func pruneHolds() -> PressureLevel {
         let now = MonotonicTime.now
         jetsam.holds = jetsam.holds.filter { $0.value > now }
         return jetsam.holds.keys.max() ?? .normal
@@ -188,7 +189,7 @@ extension Supervisor {
         let after = Duration.nanoseconds(Int64(next > now ? next - now : 0) + 1_000_000)
         jetsam.holdTimer = loop.schedule(after: after) { [self] in
             jetsam.holdTimer = nil
-            _ = heldLevel
+            _ = pruneHolds()
             scheduleHoldExpiry()
             evaluatePressure("a kernel signal's hold ended")
         }
@@ -205,7 +206,7 @@ extension Supervisor {
         let available = options.watchSystemPressure ? try? SystemMemory.read().available : nil
         jetsam.lastFootprint = footprint
         jetsam.lastAvailable = available
-        let reading = PressureLadder.Reading(footprint: footprint, available: available, signalled: heldLevel)
+        let reading = PressureLadder.Reading(footprint: footprint, available: available, signalled: pruneHolds())
         let next = jetsam.ladder.next(from: jetsam.level, reading)
         if next != jetsam.level {
             let from = jetsam.level
@@ -216,48 +217,55 @@ extension Supervisor {
             logger.notice("memory pressure \(from) → \(next): footprint \(Self.mib(footprint))\(budget), \(cause)")
             if next == .normal { for i in allLiveInstances { i.pressureWarned = false } }
         }
-        if jetsam.level >= .warning { warnForPressure() }
-        if jetsam.level == .critical { killNextVictim(footprint: footprint) }
+        if jetsam.level >= .warning {
+            // One ordering serves the warnings and the kill.
+            let victims = victimOrder()
+            warnForPressure(victims)
+            if jetsam.level == .critical { killNextVictim(victims, footprint: footprint) }
+        }
         scheduleBudgetRecheck(footprint: footprint, charged: charged)
     }
 
     var allLiveInstances: [ExtensionInstance] { slots.values.flatMap { $0.instances.filter(\.isLive) } }
 
-    /// Instances that can be warned or killed, first victim first.
-    func victimOrder() -> [(ExtensionInstance, VictimOrder.Candidate)] {
-        let byKey = Dictionary(allLiveInstances.map { ("\($0.identifier)#\($0.number)", $0) }, uniquingKeysWith: { a, _ in a })
-        let candidates = allLiveInstances.compactMap { i -> VictimOrder.Candidate? in
+    /// Instances that can be warned or killed, first victim first. Footprints are read (a
+    /// memory.stat each) only when `withFootprints` or the order needs them; else they are 0.
+    func victimOrder(withFootprints: Bool = false) -> [(ExtensionInstance, VictimOrder.Candidate)] {
+        let read = withFootprints || options.victimOrder.needsFootprints
+        let candidates = allLiveInstances.compactMap { i -> (ExtensionInstance, VictimOrder.Candidate)? in
             guard i.run != nil, i.state != .terminating, i.killReason == nil else { return nil }
-            let footprint: Int64 = (try? i.run?.run.cgroup?.footprint()) ?? 0
-            return VictimOrder.Candidate(bundleIdentifier: i.identifier, instance: i.number, band: i.band, bandSince: i.bandSince,
-                                         footprint: footprint, overSoftLimit: i.overSoftLimit)
+            let footprint: Int64 = read ? ((try? i.run?.run.cgroup?.footprint()) ?? 0) : 0
+            return (i, VictimOrder.Candidate(bundleIdentifier: i.identifier, instance: i.number, band: i.band, bandSince: i.bandSince,
+                                             footprint: footprint, overSoftLimit: i.overSoftLimit))
         }
-        return options.victimOrder.sorted(candidates).compactMap { c in
-            byKey["\(c.bundleIdentifier)#\(c.instance)"].map { ($0, c) }
-        }
+        let order = options.victimOrder
+        return candidates.sorted { order.precedes($0.1, $1.1) }
     }
 
     /// Warning and above: every instance not yet warned in this episode, lowest bands first.
-    private func warnForPressure() {
-        for (instance, _) in victimOrder() where !instance.pressureWarned {
+    private func warnForPressure(_ victims: [(ExtensionInstance, VictimOrder.Candidate)]) {
+        for (instance, _) in victims where !instance.pressureWarned {
             instance.pressureWarned = true
             sendMemoryWarning(instance, "memory pressure \(jetsam.level)")
         }
     }
 
     /// Critical: the first victim dies, unless one is already on its way.
-    private func killNextVictim(footprint: Int64) {
+    private func killNextVictim(_ victims: [(ExtensionInstance, VictimOrder.Candidate)], footprint: Int64) {
         if let v = jetsam.victim, v.isLive { return }
         jetsam.victim = nil
-        guard let (instance, c) = victimOrder().first else {
+        guard let (instance, c) = victims.first else {
             logger.warning("memory pressure critical and no extension left to kill")
             return
         }
         jetsam.victim = instance
         let budget = jetsam.ladder.budget.map { " of the \(Self.mib($0)) budget" } ?? ""
         let soft = c.overSoftLimit ? ", over its soft limit" : ""
+        // The decision's moment and footprint (the record's), read once, also go in the message.
+        noteEndTrigger(instance)
+        let own = instance.footprintAtTrigger.map { ", footprint \(Self.mib($0))" } ?? ""
         kill(instance, reason: .memoryPressure,
-             "memory pressure critical (all extensions: \(Self.mib(footprint))\(budget)); first victim: band \(c.band)\(soft), footprint \(Self.mib(c.footprint))")
+             "memory pressure critical (all extensions: \(Self.mib(footprint))\(budget)); first victim: band \(c.band)\(soft)\(own)")
     }
 
     /// From finishExit: the victim is gone; the level is read again (and the next one dies

@@ -28,18 +28,22 @@ public enum VictimOrder: String, Sendable, CaseIterable {
         }
     }
 
-    /// `candidates` sorted first victim first. Ties go to the older instance.
-    public func sorted(_ candidates: [Candidate]) -> [Candidate] {
-        candidates.sorted { a, b in
-            if a.overSoftLimit != b.overSoftLimit { return a.overSoftLimit }
-            if a.band != b.band { return a.band < b.band }
-            switch self {
-            case .longestInBand:
-                if a.bandSince != b.bandSince { return a.bandSince < b.bandSince }
-            case .largestFootprint:
-                if a.footprint != b.footprint { return a.footprint > b.footprint }
-            }
-            return a.instance < b.instance
+    /// Whether `a` dies before `b`. Ties go to the older instance.
+    public func precedes(_ a: Candidate, _ b: Candidate) -> Bool {
+        if a.overSoftLimit != b.overSoftLimit { return a.overSoftLimit }
+        if a.band != b.band { return a.band < b.band }
+        switch self {
+        case .longestInBand:
+            if a.bandSince != b.bandSince { return a.bandSince < b.bandSince }
+        case .largestFootprint:
+            if a.footprint != b.footprint { return a.footprint > b.footprint }
         }
+        return a.instance < b.instance
     }
+
+    /// `candidates` sorted first victim first.
+    public func sorted(_ candidates: [Candidate]) -> [Candidate] { candidates.sorted(by: precedes) }
+
+    /// Whether the order needs each candidate's footprint (reading it costs a memory.stat).
+    public var needsFootprints: Bool { self == .largestFootprint }
 }
