@@ -49,6 +49,9 @@ struct Appexd: AsyncParsableCommand {
     @Option(help: "Who dies first inside a jetsam band: longest-in-band (XNU, lmkd) or largest-footprint.")
     var victimOrder: String = VictimOrder.longestInBand.rawValue
 
+    @Flag(inversion: .prefixedNo, help: "Let the host's memory signals (PSI stalls, MemAvailable) raise the pressure level, besides the memory budget.")
+    var systemPressure = true
+
     /// `--metrics`, checked before anything else happens.
     var metricsFlag: MetricsEndpoint? {
         get throws {
@@ -97,7 +100,8 @@ struct Appexd: AsyncParsableCommand {
         let lock = try StateDirectoryLock(stateDirectory: state)
         let supervisor = try Supervisor(options: SupervisorOptions(
             stateDirectory: state, policyOverlays: policyDirectories, cgroupParent: cgroupParent,
-            uidRange: uids, terminateGrace: settings.shutdownGrace, memoryBudget: budget, victimOrder: order),
+            uidRange: uids, terminateGrace: settings.shutdownGrace, memoryBudget: budget, victimOrder: order,
+            watchSystemPressure: systemPressure),
             logger: Logger(label: "appexd.supervisor"))
         let swept = try StaleSweep.run(stateDirectory: state, cgroups: supervisor.cgroupManager,
                                        uidRange: supervisor.options.uidRange)
@@ -112,13 +116,11 @@ struct Appexd: AsyncParsableCommand {
         supervisor.start()
         let server = ControlServer(supervisor: supervisor, path: socketPath, authorization: settings,
                                    logger: Logger(label: "appexd.control"))
-        try await server.start()
-        let installed = try await supervisor.list().count
+        // The control socket opens inside the service, once the group traps SIGTERM and SIGINT:
+        // a client that sees appexd answer may signal it at once, and that must be graceful.
         let metricsAt = metricsRunner.map { "http://\($0.server.address)/metrics" } ?? "off"
-        logger.notice("ready: state \(state), socket \(socketPath), metrics \(metricsAt), \(installed) extensions installed")
-        _ = try? SDNotify.notify("READY=1\nSTATUS=serving on \(socketPath)\nMAINPID=\(getpid())")
-
-        let service = AppexdService(supervisor: supervisor, server: server, metrics: metricsRunner, logger: logger)
+        let service = AppexdService(supervisor: supervisor, server: server, metrics: metricsRunner, logger: logger,
+                                    readyLine: "state \(state), socket \(socketPath), metrics \(metricsAt)", socketPath: socketPath)
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
             services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],
             gracefulShutdownSignals: [.sigterm, .sigint],
@@ -138,8 +140,21 @@ struct AppexdService: Service {
     let server: ControlServer
     let metrics: MetricsEndpointRunner?
     let logger: Logger
+    let readyLine: String
+    let socketPath: String
 
     func run() async throws {
+        do {
+            try await server.start()
+            let installed = try await supervisor.list().count
+            logger.notice("ready: \(readyLine), \(installed) extensions installed")
+            _ = try? SDNotify.notify("READY=1\nSTATUS=serving on \(socketPath)\nMAINPID=\(getpid())")
+        } catch {
+            // Nothing is served: stop what runs, then fail the group (appexd exits non-zero).
+            await metrics?.stop()
+            await supervisor.shutdown()
+            throw error
+        }
         try? await gracefulShutdown()
         logger.notice("shutting down")
         _ = try? SDNotify.notify("STOPPING=1")

@@ -70,7 +70,10 @@ final class MetricsDaemon: @unchecked Sendable {
         p.executableURL = URL(fileURLWithPath: Self.bin + "/appexd")
         p.arguments = ["--state-dir", stateDirectory, "--socket", socket, "--config", root + "/appexd.yaml",
                        "--policies", root + "/policies", "--cgroup-parent", cgroupParent, "--log-level", logLevel,
-                       "--uid-range", "330000-330999"] + (metrics.map { ["--metrics", $0] } ?? []) + extra
+                       "--uid-range", "330000-330999",
+                       // Counts must follow what the test does, not the host's memory stalls
+                       // (other suites' extensions thrashing at their limits raise system PSI).
+                       "--no-system-pressure"] + (metrics.map { ["--metrics", $0] } ?? []) + extra
         _ = FileManager.default.createFile(atPath: root + "/appexd.log", contents: nil)
         p.standardError = FileHandle(forWritingAtPath: root + "/appexd.log")
         try p.run()
