@@ -78,15 +78,7 @@ final class MetricsDaemon: @unchecked Sendable {
         p.standardError = FileHandle(forWritingAtPath: root + "/appexd.log")
         try p.run()
         process = p
-        var ready = false
-        for _ in 0..<500 where !ready && p.isRunning {
-            if let client = try? HostClient.connect(socketPath: socket, identifier: "tests") {
-                client.close()
-                ready = true
-            } else {
-                usleep(20_000)
-            }
-        }
+        let ready = HostClient.waitUntilServing(socketPath: socket, attempts: 500) { p.isRunning }
         try #require(ready, "appexd did not start answering: \(log)")
     }
 

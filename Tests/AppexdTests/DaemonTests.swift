@@ -46,17 +46,7 @@ import Glibc
                            "--uid-range", "310000-310999", "--metrics", "127.0.0.1:0"] + extraArguments
             try p.run()
             process = p
-            // Ready when it answers a Hello (a socket file alone may be a dead predecessor's).
-            var ready = false
-            for _ in 0..<250 where !ready {
-                if let client = try? HostClient.connect(socketPath: socket, identifier: "tests") {
-                    client.close()
-                    ready = true
-                } else {
-                    usleep(20_000)
-                }
-            }
-            try #require(ready, "appexd did not start answering")
+            try #require(HostClient.waitUntilServing(socketPath: socket), "appexd did not start answering")
         }
 
         func signal(_ s: Int32) -> Int32 {

@@ -78,17 +78,7 @@ import Glibc
                            "--cgroup-parent", daemonCgroupParent, "--log-level", "warning", "--uid-range", "321000-321999"]
             try p.run()
             daemon = p
-            // Ready when it answers a Hello.
-            var ready = false
-            for _ in 0..<250 where !ready {
-                if let client = try? HostClient.connect(socketPath: socket, identifier: "tests") {
-                    client.close()
-                    ready = true
-                } else {
-                    usleep(20_000)
-                }
-            }
-            try #require(ready, "appexd did not start answering")
+            try #require(HostClient.waitUntilServing(socketPath: socket), "appexd did not start answering")
         }
 
         /// SIGTERM; appexd's exit status.

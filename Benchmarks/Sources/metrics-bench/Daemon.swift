@@ -31,13 +31,7 @@ final class Daemon {
                              "--uid-range", uids, "--metrics", "127.0.0.1:0"]
         do { try process.run() } catch { fail("cannot start appexd: \(error)") }
         running = self
-        for _ in 0..<1000 {
-            if let client = try? HostClient.connect(socketPath: socket, identifier: "bench") {
-                client.close()
-                return
-            }
-            usleep(10_000)
-        }
+        if HostClient.waitUntilServing(socketPath: socket, attempts: 1000, interval: .milliseconds(10)) { return }
         stop()
         fail("appexd did not start answering on \(socket)")
     }

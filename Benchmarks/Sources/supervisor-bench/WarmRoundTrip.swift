@@ -24,13 +24,7 @@ final class Appexd {
             // APPEXD_ARGS: more flags, e.g. "--metrics off" to compare without the metrics.
             + (ProcessInfo.processInfo.environment["APPEXD_ARGS"]?.split(separator: " ").map(String.init) ?? [])
         try process.run()
-        for _ in 0..<500 {
-            if let client = try? HostClient.connect(socketPath: socket, identifier: "bench") {
-                client.close()
-                return
-            }
-            usleep(10_000)
-        }
+        if HostClient.waitUntilServing(socketPath: socket, attempts: 500, interval: .milliseconds(10)) { return }
         stop()
         fail("appexd did not start answering on \(socket)")
     }
