@@ -19,17 +19,12 @@ import Histogram
 import Glibc
 #endif
 
-var extensionCount = 1000, scrapeCount = 200, launchCount = 20
-var arguments = CommandLine.arguments.dropFirst()
-while let flag = arguments.popFirst() {
-    guard let value = arguments.popFirst().flatMap(Int.init), value > 0 else { fail("\(flag) wants a positive count") }
-    switch flag {
-    case "--extensions": extensionCount = value
-    case "--scrapes": scrapeCount = value
-    case "--launches": launchCount = value
-    default: fail("unknown option \(flag) (--extensions N, --scrapes N, --launches N)")
-    }
+let counts: [String: Int]
+switch parseCounts(Array(CommandLine.arguments.dropFirst()), names: ["extensions", "scrapes", "launches"]) {
+case .success(let c): counts = c
+case .failure(let e): fail(e.description)
 }
+let extensionCount = counts["extensions"] ?? 1000, scrapeCount = counts["scrapes"] ?? 200, launchCount = counts["launches"] ?? 20
 guard geteuid() == 0 else { fail("needs root: namespaces, cgroups, extension uids") }
 let env = ProcessInfo.processInfo.environment
 guard let appexdPath = env["APPEXD"], let probePath = env["APPEX_PROBE"] else {

@@ -27,17 +27,13 @@ import Histogram
 import Glibc
 #endif
 
-var coldIterations = 200, coldCacheIterations = 20, warmIterations = 5000
-var arguments = CommandLine.arguments.dropFirst()
-while let flag = arguments.popFirst() {
-    guard let value = arguments.popFirst().flatMap(Int.init), value > 0 else { fail("\(flag) wants a positive count") }
-    switch flag {
-    case "--cold": coldIterations = value
-    case "--cold-cache": coldCacheIterations = value
-    case "--warm": warmIterations = value
-    default: fail("unknown option \(flag) (--cold N, --cold-cache N, --warm N)")
-    }
+let counts: [String: Int]
+switch parseCounts(Array(CommandLine.arguments.dropFirst()), names: ["cold", "cold-cache", "warm"]) {
+case .success(let c): counts = c
+case .failure(let e): fail(e.description)
 }
+let coldIterations = counts["cold"] ?? 200, coldCacheIterations = counts["cold-cache"] ?? 20
+let warmIterations = counts["warm"] ?? 5000
 guard geteuid() == 0 else { fail("needs root: namespaces, cgroups, extension uids, drop_caches") }
 guard let examples = ProcessInfo.processInfo.environment["APPEX_EXAMPLES"] else { fail("set APPEX_EXAMPLES to the assembled ExampleHost.app (make bench-supervisor does)") }
 guard let appexdPath = ProcessInfo.processInfo.environment["APPEXD"] else { fail("set APPEXD to the appexd executable (make bench-supervisor does)") }
