@@ -69,18 +69,11 @@ enum SVGChart {
     /// p50, p90 and p99 per category as three lines (time buckets), on a log axis, with the
     /// deadline.
     static func percentileLines(_ points: [Point], deadline: UInt64?, title: String) -> String {
-        let height = 260.0, left = 64.0, right = width - 24, top = 40.0, bottom = height - 48
-        let y = latencyScale(points.map(\.summary), deadline: deadline, from: bottom, to: top)
-        let step = (right - left) / Double(Swift.max(points.count, 1))
+        let f = PercentileFrame(points, deadline: deadline)
+        let y = f.y, left = f.left, right = f.right, step = f.step
         func px(_ i: Int) -> Double { left + step * (Double(i) + 0.5) }
 
-        var s = open(height: height, title: title)
-        s += legend(at: top - 22, left: left, [
-            Mark(name: "p50", micros: 0, cssClass: "p50"), Mark(name: "p90", micros: 0, cssClass: "p90"),
-            Mark(name: "p99", micros: 0, cssClass: "p99"),
-        ] + (deadline.map { [Mark(name: "deadline", micros: $0, cssClass: "deadline")] } ?? []), extra: nil)
-        s += logAxisY(y, left: left, right: right)
-        s += categoryAxis(points.map(\.label), left: left, step: step, y: bottom)
+        var s = f.start(title: title)
         for (name, value) in [("p50", \LatencySummary.p50), ("p90", \LatencySummary.p90), ("p99", \LatencySummary.p99)] {
             let coords = points.enumerated().map { i, p in "\(SVGText.n(px(i))),\(SVGText.n(y.position(Double(p.summary[keyPath: value]))))" }
             if coords.count > 1 {
@@ -97,18 +90,11 @@ enum SVGChart {
 
     /// p50, p90 and p99 per category as grouped bars (versions), on a log axis, with the deadline.
     static func percentileBars(_ points: [Point], deadline: UInt64?, title: String) -> String {
-        let height = 260.0, left = 64.0, right = width - 24, top = 40.0, bottom = height - 48
-        let y = latencyScale(points.map(\.summary), deadline: deadline, from: bottom, to: top)
-        let step = (right - left) / Double(Swift.max(points.count, 1))
+        let f = PercentileFrame(points, deadline: deadline)
+        let y = f.y, left = f.left, right = f.right, step = f.step, bottom = f.bottom
         let barWidth = Swift.min(36, step / 4)
 
-        var s = open(height: height, title: title)
-        s += legend(at: top - 22, left: left, [
-            Mark(name: "p50", micros: 0, cssClass: "p50"), Mark(name: "p90", micros: 0, cssClass: "p90"),
-            Mark(name: "p99", micros: 0, cssClass: "p99"),
-        ] + (deadline.map { [Mark(name: "deadline", micros: $0, cssClass: "deadline")] } ?? []), extra: nil)
-        s += logAxisY(y, left: left, right: right)
-        s += categoryAxis(points.map(\.label), left: left, step: step, y: bottom)
+        var s = f.start(title: title)
         for (i, p) in points.enumerated() {
             let center = left + step * (Double(i) + 0.5)
             for (j, (name, v)) in [("p50", p.summary.p50), ("p90", p.summary.p90), ("p99", p.summary.p99)].enumerated() {
@@ -119,6 +105,35 @@ enum SVGChart {
         }
         if let deadline { s += deadlineLine(y.position(Double(deadline)), left: left, right: right, micros: deadline) }
         return s + "</svg>"
+    }
+
+    /// What the two percentile charts share: the geometry, the log scale over the summaries
+    /// and the deadline, and the opening with the p50/p90/p99 (and deadline) legend and axes.
+    private struct PercentileFrame {
+        let points: [Point]
+        let deadline: UInt64?
+        let height = 260.0, left = 64.0, right = SVGChart.width - 24, top = 40.0
+        var bottom: Double { height - 48 }
+        let y: LogScale
+        let step: Double
+
+        init(_ points: [Point], deadline: UInt64?) {
+            self.points = points
+            self.deadline = deadline
+            y = SVGChart.latencyScale(points.map(\.summary), deadline: deadline, from: height - 48, to: top)
+            step = (right - left) / Double(Swift.max(points.count, 1))
+        }
+
+        func start(title: String) -> String {
+            var s = SVGChart.open(height: height, title: title)
+            s += SVGChart.legend(at: top - 22, left: left, [
+                Mark(name: "p50", micros: 0, cssClass: "p50"), Mark(name: "p90", micros: 0, cssClass: "p90"),
+                Mark(name: "p99", micros: 0, cssClass: "p99"),
+            ] + (deadline.map { [Mark(name: "deadline", micros: $0, cssClass: "deadline")] } ?? []), extra: nil)
+            s += SVGChart.logAxisY(y, left: left, right: right)
+            s += SVGChart.categoryAxis(points.map(\.label), left: left, step: step, y: bottom)
+            return s
+        }
     }
 
     // MARK: counts
