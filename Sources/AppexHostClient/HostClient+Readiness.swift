@@ -2,14 +2,14 @@
 import Glibc
 #endif
 
+// Host-only, like `connect`: absent from extension builds (APPEX_EXTENSION), where `connect`
+// is unavailable and so could not be called from here.
+#if !APPEX_EXTENSION
 extension HostClient {
     /// Waits until appexd answers a Hello on `socketPath`, for a host (or a script, test or
     /// benchmark) that has just started it: a socket file alone may be a dead predecessor's.
     /// Tries every `interval` up to `attempts` times, and stops early once `keepWaiting` says
     /// there is no point (appexd has exited). Returns whether it answered.
-    #if APPEX_EXTENSION
-    @available(*, unavailable, message: "unavailable in app extensions: HostClient is for host applications")
-    #endif
     public static func waitUntilServing(socketPath: String, attempts: Int = 250, interval: Duration = .milliseconds(20),
                                         keepWaiting: () -> Bool = { true }) -> Bool {
         for _ in 0..<attempts where keepWaiting() {
@@ -22,3 +22,4 @@ extension HostClient {
         return false
     }
 }
+#endif
