@@ -152,8 +152,10 @@ public final class ExtensionContext: Sendable {
         }
         guard let (handlers, task) = hooks else { return }
         for body in handlers { body(error) }
-        task?.cancel()
+        // Answer before cancelling the task: once cancelled, the handler may wake on another
+        // thread and answer first, and the cancel must be what the host gets.
         answer(.cancelRequest(CancelRequest(requestID: requestID, error: error)), descriptors: [], by: "the host's cancel")
+        task?.cancel()
     }
 
     func attach(_ task: Task<Void, Never>) {
