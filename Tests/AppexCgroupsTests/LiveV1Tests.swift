@@ -137,7 +137,7 @@ struct LiveV1Tests {
         // A bound, not a measurement: the shell builds its 16 MiB in well under a second on a
         // quiet machine, but the whole suite runs beside it (fork bombs, spinning probes).
         let usage = try w.wait(timeout: .seconds(90))
-        #expect(usage != nil && usage! >= 8 * MiB)
+        #expect(usage != nil && usage! >= 8 * MiB, "\(Self.diagnosis(cg, child))")
         try cg.killAll()
         #expect(child.wait() == .signal(SIGKILL))
         try cg.remove()
@@ -221,5 +221,17 @@ struct LiveV1Tests {
         #expect(try MemoryPressureMonitor.read()[.some] != nil)
         mon.cancel()
         #expect(try mon.wait(timeout: .seconds(5)) == false)
+    }
+
+    /// What a threshold test saw when it gave up: whether usage ever got there (a missed
+    /// event) or never did (the child was slow, or died: how).
+    static func diagnosis(_ cg: ExtensionCgroup, _ child: GatedChild) -> String {
+        func read(_ name: String) -> String {
+            ((try? Sys.readFile(cg.paths[0] + "/" + name)) ?? "?").trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let alive = kill(child.pid, 0) == 0
+        return "usage \(read("memory.usage_in_bytes")), max \(read("memory.max_usage_in_bytes")), failcnt \(read("memory.failcnt")), "
+            + "procs [\(read("cgroup.procs").replacingOccurrences(of: "\n", with: " "))], child \(child.pid) alive \(alive), "
+            + "oom_control \(read("memory.oom_control").replacingOccurrences(of: "\n", with: " "))"
     }
 }

@@ -72,6 +72,16 @@ import Glibc
             #expect(before.sum("appex_extensions_installed", ["enabled": "true"]) == 1)
             #expect(before.sum("appex_supervisor_resident_memory_bytes") > Double(1 << 20))
 
+            // Refused before admission: counted apart, by appexd's reason.
+            for _ in 0..<2 {
+                await #expect(throws: HostClientError.self) {
+                    _ = try await host.beginRequest(bundleIdentifier: "dev.appex.tests.not-installed")
+                }
+            }
+            _ = try await host.disable(Self.id)
+            await #expect(throws: HostClientError.self) { _ = try await host.beginRequest(bundleIdentifier: Self.id) }
+            _ = try await host.enable(Self.id)
+
             var outcomes: [ReceivedOutcome] = []
             func run(_ action: String, _ arg: String? = nil) async throws -> ReceivedOutcome {
                 let outcome = try await host.beginRequest(bundleIdentifier: Self.id, items: Self.action(action, arg))
@@ -97,6 +107,9 @@ import Glibc
 
             let m = try scrape(address)
             let byPoint = ["extension_point": Self.point]
+            #expect(m.sum("appex_request_refusals_total", ["reason": "unknown-extension"]) == 2)
+            #expect(m.sum("appex_request_refusals_total", ["reason": "disabled"]) == 1)
+            #expect(m.sum("appex_request_refusals_total") == 3)
 
             // Every family appexd exports has the catalog's HELP and TYPE.
             for family in m.families.values where family.name.hasPrefix("appex_") {
@@ -105,6 +118,7 @@ import Glibc
                 #expect(family.help == definition.help, "\(family.name)")
             }
             for name in ["appex_launch_duration_seconds", "appex_request_duration_seconds", "appex_requests_total",
+                         "appex_request_refusals_total",
                          "appex_kills_total", "appex_memory_warnings_total", "appex_denied_syscalls_total",
                          "appex_extension_footprint_bytes", "appex_extension_peak_memory_bytes",
                          "appex_extension_memory_limit_bytes", "appex_extensions_live", "appex_extensions_installed",

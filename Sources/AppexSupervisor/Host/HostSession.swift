@@ -65,6 +65,7 @@ final class HostSession: RequestSink, @unchecked Sendable {
         case .hostBeginRequest(let request):
             guard auth.mayHost(uid: peer.uid) else {
                 frame.closeDescriptors()
+                server.supervisor.metrics.refusal(reason: Reason.notAuthorized.rawValue)
                 send(.refusal(Refusal(reason: .notAuthorized, message: "uid \(peer.uid) may not act as a host",
                                       requestID: request.requestID)))
                 return

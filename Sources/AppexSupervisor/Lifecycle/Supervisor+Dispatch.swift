@@ -11,11 +11,13 @@ extension Supervisor {
     public func begin(_ request: HostBeginRequest, descriptors: [Int32], sink: RequestSink) -> Refusal? {
         if shuttingDown {
             descriptors.forEach { _ = close($0) }
+            metrics.refusal(reason: Reason.shutdown.rawValue)
             return Refusal(reason: .shutdown, message: "appexd is shutting down", requestID: request.requestID)
         }
         let entry = catalog[request.bundleIdentifier]
         if let refusal = RequestAdmission.refusal(for: request, entry: entry) {
             descriptors.forEach { _ = close($0) }
+            metrics.refusal(reason: refusal.reason.rawValue)
             logger.info("refused request \(request.requestID) for \(request.bundleIdentifier): \(refusal.reason) \(refusal.message ?? "")")
             return refusal
         }

@@ -53,6 +53,9 @@ public enum MetricCatalog {
     public static let requests = MetricDefinition(
         "appex_requests_total", .counter, labels: ["outcome", "reason", "extension_point"],
         help: "Admitted requests by outcome (completed, cancelled, failed) and, for failed ones, appexd's reason.")
+    public static let refusals = MetricDefinition(
+        "appex_request_refusals_total", .counter, labels: ["reason"],
+        help: "Requests refused before they were admitted (unknown-extension, disabled, not-activated, not-authorized, shutdown).")
     public static let kills = MetricDefinition(
         "appex_kills_total", .counter, labels: ["reason", "band", "extension_point"],
         help: "Extension processes that appexd or the kernel ended, by reason and by the jetsam band of their extension point.")
@@ -88,7 +91,7 @@ public enum MetricCatalog {
         help: "appexd's own resident memory (/proc/self/statm).")
 
     public static let all: [MetricDefinition] = [
-        launchDuration, requestDuration, requests, kills, memoryWarnings, deniedSyscalls, footprint, peak,
+        launchDuration, requestDuration, requests, refusals, kills, memoryWarnings, deniedSyscalls, footprint, peak,
         memoryLimit, liveInstances, installed, pressureLevel, supervisorCPU, supervisorResident,
     ]
 

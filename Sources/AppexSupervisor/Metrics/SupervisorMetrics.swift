@@ -35,6 +35,7 @@ final class SupervisorMetrics: @unchecked Sendable {
     private var launchTimers: [LaunchKey: CoreMetrics.Timer] = [:]
     private var requestTimers: [DurationKey: CoreMetrics.Timer] = [:]
     private var requestCounters: [RequestKey: CoreMetrics.Counter] = [:]
+    private var refusalCounters: [String: CoreMetrics.Counter] = [:]
     private var killCounters: [KillKey: CoreMetrics.Counter] = [:]
     private var warningCounters: [String: CoreMetrics.Counter] = [:]
     /// Bundle identifier → largest cgroup high-water mark seen for any of its instances.
@@ -73,6 +74,17 @@ final class SupervisorMetrics: @unchecked Sendable {
             return t
         }()
         timer.recordNanoseconds(Int64(clamping: totalNanos))
+    }
+
+    /// A request refused before admission. The reasons are appexd's own few, so the label
+    /// stays bounded whatever a host asks for.
+    func refusal(reason: String) {
+        let counter = refusalCounters[reason] ?? {
+            let c = CoreMetrics.Counter(label: MetricCatalog.refusals.name, dimensions: [("reason", reason)])
+            refusalCounters[reason] = c
+            return c
+        }()
+        counter.increment()
     }
 
     func kill(reason: String, band: String, extensionPoint: String) {
