@@ -88,6 +88,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ConsoleKitTerminal", package: "console-kit"),
+                // appex top: SIGINT/SIGTERM/SIGHUP end it with the terminal restored, SIGWINCH redraws.
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
 
@@ -177,7 +179,7 @@ let package = Package(
         .target(
             name: "AppexMetrics",
             dependencies: [
-                "AppexSupervisor", "AppexPolicy",
+                "AppexSupervisor", "AppexPolicy", "AppexCgroups",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs the system packages Appex builds against (and, with APPEX_REQUIRE_CHROMIUM=1, tests
-# with), when missing. As root it installs them;
+# Installs the system packages Appex builds and tests against (and, with APPEX_REQUIRE_CHROMIUM=1,
+# Chromium), when missing. As root it installs them;
 # otherwise it prints the one command to run and fails.
 set -euo pipefail
 
@@ -8,6 +8,8 @@ missing=()
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 if ! pkg-config --exists libseccomp 2>/dev/null; then missing+=(libseccomp-dev); fi
 command -v cc >/dev/null 2>&1 || missing+=(gcc)
+# appex top's test drives it in a real terminal: tmux.
+command -v tmux >/dev/null 2>&1 || missing+=(tmux)
 # Headless Chromium renders the HTML pages of appex profile/report in their test; only CI
 # (and whoever sets APPEX_REQUIRE_CHROMIUM=1) needs it, elsewhere that test part is skipped.
 if [ "${APPEX_REQUIRE_CHROMIUM:-}" = 1 ] && ! command -v chromium >/dev/null 2>&1; then missing+=(chromium fonts-liberation); fi

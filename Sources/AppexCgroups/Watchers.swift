@@ -214,7 +214,13 @@ public final class ThresholdWatcher: Sendable {
 
     /// Blocks until usage is at or above `bytes` after a notification (returns the usage),
     /// or nil on timeout, cancellation or removal. Returns at once if usage is already above.
-    public func wait(timeout: Duration? = nil) throws -> Int64? {
+    ///
+    /// The kernel checks v1 thresholds only on some charges (every 128 page events per CPU,
+    /// and never on kernel-memory charges such as pipe buffers), so a crossing can go
+    /// unsignalled for as long as the cgroup then stops charging; seen under load in the live
+    /// tests (usage 17 MB, threshold 8 MiB, no event in 90 s). So the wait also reads usage
+    /// again after `recheck` without an event: a bounded poll, the one safety net.
+    public func wait(timeout: Duration? = nil, recheck: Duration = .seconds(1)) throws -> Int64? {
         let end = deadline(after: timeout)
         while true {
             let usage: Int64
@@ -225,9 +231,12 @@ public final class ThresholdWatcher: Sendable {
             }
             if usage >= bytes { return usage }
             if !cgroup.exists { return nil }
-            switch try source.wait(deadline: end) {
-            case .event: continue
-            case .timeout, .cancelled, .gone: return nil
+            let now = Sys.monotonicNanos()
+            if let end, now >= end { return nil }
+            let next = now + recheck.wholeNanoseconds
+            switch try source.wait(deadline: end.map { min($0, next) } ?? next) {
+            case .event, .timeout: continue
+            case .cancelled, .gone: return nil
             }
         }
     }

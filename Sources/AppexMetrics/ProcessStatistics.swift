@@ -1,3 +1,4 @@
+import AppexCgroups
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -15,18 +16,14 @@ struct ProcessStatistics: Equatable {
                      pageSize: Int(sysconf(Int32(_SC_PAGESIZE))))
     }
 
-    /// `stat`: utime and stime are fields 14 and 15, counted after the command name, which is
-    /// in parentheses and may itself hold spaces and parentheses (so: after the last `)`).
-    /// `statm`: the second field is resident pages.
+    /// `stat`: user and system time (ProcessCPUTime). `statm`: the second field is resident pages.
     static func parse(stat: String, statm: String, ticksPerSecond: Int, pageSize: Int) -> ProcessStatistics? {
-        guard ticksPerSecond > 0, let close = stat.lastIndex(of: ")") else { return nil }
-        // After ")": field 3 (state) is first, so utime (14) and stime (15) are at 11 and 12.
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        guard fields.count > 12, let utime = Int(fields[11]), let stime = Int(fields[12]) else { return nil }
+        guard let micros = ProcessCPUTime.micros(stat: stat, includingChildren: false, ticksPerSecond: ticksPerSecond) else {
+            return nil
+        }
         let pages = statm.split(separator: " ")
         guard pages.count > 1, let resident = Int64(pages[1]) else { return nil }
-        return ProcessStatistics(cpuSeconds: Double(utime + stime) / Double(ticksPerSecond),
-                                 residentBytes: resident * Int64(pageSize))
+        return ProcessStatistics(cpuSeconds: Double(micros) / 1e6, residentBytes: resident * Int64(pageSize))
     }
 
     private static func readSmallFile(_ path: String) -> String? {

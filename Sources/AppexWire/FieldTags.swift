@@ -41,6 +41,7 @@ enum Tag {
         static let bundleIdentifier: UInt16 = 1, instance: UInt16 = 2, pid: UInt16 = 3, band: UInt16 = 4, state: UInt16 = 5
         static let footprintBytes: UInt16 = 6, activeSoft: UInt16 = 7, activeHard: UInt16 = 8, inactiveSoft: UInt16 = 9
         static let inactiveHard: UInt16 = 10, active: UInt16 = 11, overSoftLimit: UInt16 = 12, timeInBandMicros: UInt16 = 13
+        static let cpuMicros: UInt16 = 14, lastLaunchMicros: UInt16 = 15
     }
 
     // Nested structures.

@@ -39,10 +39,16 @@ public struct JetsamEntry: Equatable, Sendable {
     public var active: Bool
     public var overSoftLimit: Bool
     public var timeInBandMicros: UInt64
+    /// User plus system CPU time of the instance's process so far (`appex top` shows the
+    /// rate between two reports). Absent from an older appexd, or when /proc could not say.
+    public var cpuMicros: UInt64?
+    /// How long its launch took: the decision to launch until its Hello.
+    public var lastLaunchMicros: UInt64?
 
     public init(bundleIdentifier: String, instance: UInt64, pid: Int32, band: UInt32, state: String, footprintBytes: UInt64,
                 activeSoftLimitBytes: UInt64, activeHardLimitBytes: UInt64, inactiveSoftLimitBytes: UInt64,
-                inactiveHardLimitBytes: UInt64, active: Bool, overSoftLimit: Bool, timeInBandMicros: UInt64) {
+                inactiveHardLimitBytes: UInt64, active: Bool, overSoftLimit: Bool, timeInBandMicros: UInt64,
+                cpuMicros: UInt64? = nil, lastLaunchMicros: UInt64? = nil) {
         self.bundleIdentifier = bundleIdentifier
         self.instance = instance
         self.pid = pid
@@ -56,5 +62,7 @@ public struct JetsamEntry: Equatable, Sendable {
         self.active = active
         self.overSoftLimit = overSoftLimit
         self.timeInBandMicros = timeInBandMicros
+        self.cpuMicros = cpuMicros
+        self.lastLaunchMicros = lastLaunchMicros
     }
 }

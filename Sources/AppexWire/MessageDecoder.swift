@@ -450,6 +450,7 @@ struct MessageDecoder {
         var r = field.nested(name)
         var id: String?, instance: UInt64?, pid: Int32?, band: UInt32?, state: String?, footprint: UInt64?
         var aSoft: UInt64?, aHard: UInt64?, iSoft: UInt64?, iHard: UInt64?, active: Bool?, over: Bool?, inBand: UInt64?
+        var cpu: UInt64?, launch: UInt64?
         while let f = try r.next() {
             switch f.tag {
             case Tag.JetsamEntry.bundleIdentifier: try r.once(&id, f, "bundleIdentifier") { f throws(WireError) in try f.string("bundleIdentifier") }
@@ -465,6 +466,8 @@ struct MessageDecoder {
             case Tag.JetsamEntry.active: try r.once(&active, f, "active") { f throws(WireError) in try f.bool("active") }
             case Tag.JetsamEntry.overSoftLimit: try r.once(&over, f, "overSoftLimit") { f throws(WireError) in try f.bool("overSoftLimit") }
             case Tag.JetsamEntry.timeInBandMicros: try r.once(&inBand, f, "timeInBandMicros") { f throws(WireError) in try f.u64("timeInBandMicros") }
+            case Tag.JetsamEntry.cpuMicros: try r.once(&cpu, f, "cpuMicros") { f throws(WireError) in try f.u64("cpuMicros") }
+            case Tag.JetsamEntry.lastLaunchMicros: try r.once(&launch, f, "lastLaunchMicros") { f throws(WireError) in try f.u64("lastLaunchMicros") }
             default: try r.unknown(f)
             }
         }
@@ -476,7 +479,7 @@ struct MessageDecoder {
                            inactiveSoftLimitBytes: try r.required(iSoft, "inactiveSoftLimitBytes"),
                            inactiveHardLimitBytes: try r.required(iHard, "inactiveHardLimitBytes"),
                            active: try r.required(active, "active"), overSoftLimit: try r.required(over, "overSoftLimit"),
-                           timeInBandMicros: try r.required(inBand, "timeInBandMicros"))
+                           timeInBandMicros: try r.required(inBand, "timeInBandMicros"), cpuMicros: cpu, lastLaunchMicros: launch)
     }
 
     private static func extensionInfo(_ field: Field, _ name: String) throws(WireError) -> ExtensionInfo {

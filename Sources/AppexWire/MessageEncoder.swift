@@ -128,6 +128,8 @@ struct MessageEncoder {
                             w.bool(Tag.JetsamEntry.active, e.active)
                             w.bool(Tag.JetsamEntry.overSoftLimit, e.overSoftLimit)
                             w.u64(Tag.JetsamEntry.timeInBandMicros, e.timeInBandMicros)
+                            if let v = e.cpuMicros { w.u64(Tag.JetsamEntry.cpuMicros, v) }
+                            if let v = e.lastLaunchMicros { w.u64(Tag.JetsamEntry.lastLaunchMicros, v) }
                         }
                     }
                 }

@@ -15,7 +15,7 @@ struct Appex: AsyncParsableCommand {
             RequestCommand.self,
             LintBinaryCommand.self,
             TestPolicyCommand.self,
-            JetsamCommand.self, KillsCommand.self,
+            JetsamCommand.self, KillsCommand.self, TopCommand.self,
             ProfileCommand.self, ReportCommand.self,
         ]
     )

@@ -57,6 +57,17 @@ final class MetricsDaemon: @unchecked Sendable {
     var stateDirectory: String { root + "/state" }
     var log: String { (try? String(contentsOfFile: root + "/appexd.log", encoding: .utf8)) ?? "" }
 
+    /// The log once it holds `text` (appexd logs its ready line just after it starts to
+    /// answer, so a client can be quicker than the line); the log as it is after 10 s.
+    func log(containing text: String) -> String {
+        for _ in 0..<1000 {
+            let now = log
+            if now.contains(text) { return now }
+            usleep(10_000)
+        }
+        return log
+    }
+
     /// The address appexd wrote, once it is there.
     var metricsAddress: String? {
         (try? String(contentsOfFile: stateDirectory + "/metrics-address", encoding: .utf8))?

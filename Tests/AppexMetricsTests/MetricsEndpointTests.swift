@@ -251,7 +251,8 @@ import Glibc
     @Test func metricsOff() async throws {
         try await withDaemon(metrics: "off", logLevel: "notice") { d in
             #expect(d.metricsAddress == nil)
-            #expect(d.log.contains("metrics off"), "\(d.log)")
+            let log = d.log(containing: "metrics off")
+            #expect(log.contains("metrics off"), "\(log)")
             #expect(d.stop() == 0)
         }
     }

@@ -65,7 +65,11 @@ enum Samples {
                 JetsamEntry(bundleIdentifier: "com.example.widget", instance: 3, pid: 4242, band: 10, state: "idle",
                             footprintBytes: 9_437_184, activeSoftLimitBytes: 12_582_912, activeHardLimitBytes: 16_777_216,
                             inactiveSoftLimitBytes: 8_388_608, inactiveHardLimitBytes: 16_777_216, active: false,
-                            overSoftLimit: true, timeInBandMicros: 1_500_000),
+                            overSoftLimit: true, timeInBandMicros: 1_500_000, cpuMicros: 23_000, lastLaunchMicros: 1_870),
+                JetsamEntry(bundleIdentifier: "com.example.share", instance: 1, pid: 4243, band: 100, state: "serving",
+                            footprintBytes: 1_048_576, activeSoftLimitBytes: 12_582_912, activeHardLimitBytes: 16_777_216,
+                            inactiveSoftLimitBytes: 8_388_608, inactiveHardLimitBytes: 16_777_216, active: true,
+                            overSoftLimit: false, timeInBandMicros: 20),
             ]))),
     ]
 

@@ -3,7 +3,8 @@ import AppexWire
 import Foundation
 
 // What `appex jetsam` shows, like XNU's memorystatus priority list: every live instance in
-// victim order, with its band, footprint, limits and time in band, and the pressure level.
+// victim order, with its band, footprint, limits and time in band, and the pressure level;
+// `appex top` draws the same report, with each instance's CPU time and launch time.
 
 extension Supervisor {
     /// The jetsam list now. From any thread.
@@ -33,7 +34,9 @@ extension Supervisor {
                 inactiveSoftLimitBytes: bytes(memory?.inactiveSoftLimit.bytes),
                 inactiveHardLimitBytes: bytes(memory?.inactiveHardLimit.bytes),
                 active: instance.isActive, overSoftLimit: instance.overSoftLimit,
-                timeInBandMicros: now >= instance.bandSince ? (now - instance.bandSince) / 1000 : 0)
+                timeInBandMicros: now >= instance.bandSince ? (now - instance.bandSince) / 1000 : 0,
+                cpuMicros: ProcessCPUTime.micros(pid: instance.pid),
+                lastLaunchMicros: instance.checkedInAt > 0 ? (instance.checkedInAt - instance.launchStartedAt) / 1000 : nil)
         }
         var footprint = jetsam.lastFootprint
         if let parent = jetsam.parent, let f = try? parent.hierarchicalFootprint().total { footprint = f }
