@@ -5,7 +5,7 @@ SWIFT      ?= swift
 EXAMPLES   := .build/examples
 DEMO_STATE := .build/demo-state
 
-.PHONY: all deps build test demo examples bench bench-launch bench-activation bench-supervisor bench-policy bench-metrics fuzz fuzz-wire clean
+.PHONY: all deps build test demo examples bench bench-launch bench-activation bench-supervisor bench-policy bench-metrics bench-jetsam fuzz fuzz-wire clean
 
 all: build
 
@@ -68,6 +68,26 @@ bench-metrics: deps
 	  APPEXD=$$(cd .. && $(SWIFT) build -c release --show-bin-path)/appexd \
 	  APPEX_PROBE=$$(cd .. && $(SWIFT) build -c release --show-bin-path)/appex-probe-extension \
 	  $$($(SWIFT) build -c release --show-bin-path)/metrics-bench $(BENCH_ARGS)
+
+# Memory threshold crossed → victim dead, appexd's budget beside earlyoom on the same load
+# (Docs/jetsam.md, "Benchmark"); installs earlyoom when missing, without leaving its service
+# running. BENCH_ARGS: --trials N
+# --budget-mib N --step-kib N --interval-us N. Not part of `make bench`.
+bench-jetsam: deps
+	@command -v earlyoom >/dev/null || { DEBIAN_FRONTEND=noninteractive apt-get install -y earlyoom && \
+	  if command -v systemctl >/dev/null && systemctl is-active --quiet earlyoom 2>/dev/null; then \
+	    echo "bench-jetsam: stopping the earlyoom service the package started (the benchmark runs its own)"; \
+	    systemctl disable --now earlyoom; fi; }
+	$(SWIFT) build -c release --product appexd
+	$(SWIFT) build -c release --product appex-sandbox-init
+	$(SWIFT) build -c release --product appex-probe-extension
+	cd Benchmarks && $(SWIFT) build -c release --product jetsam-bench && \
+	  $(SWIFT) build -c release --product earlyoom-trial && \
+	  APPEX_SANDBOX_INIT=$$(cd .. && $(SWIFT) build -c release --show-bin-path)/appex-sandbox-init \
+	  APPEXD=$$(cd .. && $(SWIFT) build -c release --show-bin-path)/appexd \
+	  APPEX_PROBE=$$(cd .. && $(SWIFT) build -c release --show-bin-path)/appex-probe-extension \
+	  EARLYOOM=$$(command -v earlyoom) \
+	  $$($(SWIFT) build -c release --show-bin-path)/jetsam-bench $(BENCH_ARGS)
 
 # libFuzzer run of the wire decoder (Docs/protocol.md, "Fuzzing"); not part of `make test`.
 FUZZ_SECONDS ?= 300

@@ -63,6 +63,21 @@ let package = Package(
                 "BenchSupport",
             ]
         ),
+        // Threshold crossed → victim dead, Appex beside earlyoom (Docs/jetsam.md, "Benchmark").
+        .executableTarget(
+            name: "jetsam-bench",
+            dependencies: [
+                .product(name: "AppexHostClient", package: appex),
+                .product(name: "AppexWire", package: appex),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                "BenchSupport",
+                "CDeathWatch",
+            ]
+        ),
+        .target(name: "CDeathWatch"),
+        // One earlyoom trial, confined to a PID namespace with its bloater; grow.c and grow.h
+        // are symlinks to the probe extension's, so both sides run the same load.
+        .executableTarget(name: "earlyoom-trial"),
         .target(name: "BenchSupport", dependencies: [.product(name: "Histogram", package: "hdrhistogram-swift")]),
         // The warm round trip's floor: three plain C processes relaying over Unix sockets.
         .executableTarget(name: "relay-floor"),

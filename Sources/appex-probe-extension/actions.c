@@ -3,6 +3,7 @@
  * argument, or an unknown action, is answered with CancelRequest(dev.appex.probe, EINVAL)
  * saying what is wrong, so a test's typo cannot pass for a result. */
 #define _GNU_SOURCE
+#include "grow.h"
 #include "probe.h"
 #include "syscalls.h"
 
@@ -123,6 +124,29 @@ static int act_allocate(struct probe *p, const struct instruction *in, const str
     held_mib += mib;
     char text[96];
     snprintf(text, sizeof text, "allocated %lld MiB, holding %lld MiB", mib, held_mib);
+    return probe_complete_text(p, in->id, text);
+}
+
+/* Grows in timed steps and holds, for the jetsam benchmark (grow.h). The first descriptor
+ * attachment of the first item, if any, is the log file the steps are written to. Blocks the
+ * only thread until the hold ends: pings go unanswered meanwhile. */
+static int act_grow(struct probe *p, const struct instruction *in, const struct wire_frame *frame) {
+    struct grow_plan plan;
+    char why[160] = "STEP_KIB,INTERVAL_US,CAP_MIB,HOLD_MS";
+    if (!in->has_arg || grow_parse(in->arg, &plan, why, sizeof why)) return refuse_arg(p, in, why);
+    struct grow_log *log = NULL;
+    uint32_t item_length, attachment_length, n;
+    const uint8_t *item = wire_field(frame->payload, frame->length, 2, 0, &item_length), *attachment;
+    for (unsigned a = 0; item && !log && (attachment = wire_field(item, item_length, 3, a, &attachment_length)); a++) {
+        const uint8_t *index = wire_field(attachment, attachment_length, 3, 0, &n);
+        if (!index) continue;
+        log = grow_map_log(frame->fds[wire_le(index, 4)]);
+        if (!log) return probe_cancel(p, in->id, errno, "the descriptor attachment is not a grow log (grow.h)");
+    }
+    long long grown = grow_run(&plan, log, NULL);
+    if (grown < 0) return probe_cancel(p, in->id, errno, "could not reserve the address space");
+    char text[96];
+    snprintf(text, sizeof text, "grew %lld MiB, held %llu ms", grown >> 20, (unsigned long long)(plan.hold_ns / 1000000));
     return probe_complete_text(p, in->id, text);
 }
 
@@ -317,7 +341,7 @@ static const struct {
     { "hang", act_hang }, { "crash", act_crash }, { "abort", act_abort }, { "exit", act_exit },
     { "syscall", act_syscall }, { "cancel", act_cancel }, { "open-url", act_open_url }, { "fds", act_fds },
     { "ignore-pings", act_ignore_pings }, { "memory-warnings", act_memory_warnings }, { "stat", act_stat },
-    { "send-frame", act_send_frame },
+    { "send-frame", act_send_frame }, { "grow", act_grow },
 };
 
 /* ---- reading the instruction ------------------------------------------------------------------ */

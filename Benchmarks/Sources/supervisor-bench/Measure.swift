@@ -55,14 +55,3 @@ func dropCaches() {
     _ = write(fd, "3", 1)
     close(fd)
 }
-
-/// What the numbers were measured on, printed first.
-func machineLine() -> String {
-    var u = utsname()
-    uname(&u)
-    let release = withUnsafeBytes(of: &u.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-    let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
-    let model = cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }?
-        .split(separator: ":", maxSplits: 1).last?.trimmingCharacters(in: .whitespaces) ?? "unknown CPU"
-    return "\(model), \(sysconf(Int32(_SC_NPROCESSORS_ONLN))) CPUs, Linux \(release)"
-}

@@ -22,7 +22,8 @@ import Foundation
 //   - MemAvailable, read at every evaluation, as a floor.
 // A kernel signal holds its level for one window after it fires; a timer re-evaluates when
 // the hold ends. While the charge is above a line and the footprint is not, the governor
-// reads again after 100 ms, doubling to 1.6 s: the only poll, bounded to that window.
+// reads again after 100 ms (10 ms next to the critical line), doubling to 1.6 s: the only
+// poll, bounded to that window.
 
 /// The governor's state; touched only on the loop.
 final class JetsamState: @unchecked Sendable {
@@ -200,8 +201,18 @@ extension Supervisor {
         guard !shuttingDown else { return }
         var footprint: Int64 = 0, charged: Int64 = 0
         if let parent = jetsam.parent {
+            // Near a line, each live instance's own statistics are read first. The kernel
+            // flushes the parent's hierarchical totals lazily: read alone, they lagged the
+            // charge by up to 150 MiB for over a second on Linux 6.18 (Docs/jetsam.md,
+            // "Benchmark"). A read of a child's memory.stat brings them up to date.
+            if let lowest = jetsam.ladder.lines.min(), ((try? parent.memoryCurrent()) ?? 0) >= lowest {
+                for i in allLiveInstances { _ = try? i.run?.run.cgroup?.memoryStat() }
+            }
             footprint = (try? parent.hierarchicalFootprint().total) ?? 0
             charged = (try? parent.memoryCurrent()) ?? 0
+            // The footprint is part of the charge. A larger total is stale: a dead victim's
+            // memory leaves the charge at once and the statistics later.
+            if charged > 0 { footprint = min(footprint, charged) }
         }
         let available = options.watchSystemPressure ? try? SystemMemory.read().available : nil
         jetsam.lastFootprint = footprint
@@ -276,9 +287,14 @@ extension Supervisor {
         evaluatePressure("a victim is gone")
     }
 
+    /// Next to the critical line the first look comes sooner, as next to an instance's fatal
+    /// line: the charge crosses it a little before the footprint does (kernel memory, cache).
     private func scheduleBudgetRecheck(footprint: Int64, charged: Int64) {
-        jetsam.recheck.update(gap: jetsam.ladder.lines.contains { charged >= $0 && footprint < $0 },
-                              first: Self.memoryRecheckFirst, on: loop) { [self] in
+        let lines = jetsam.ladder.lines
+        let inGap = { (line: Int64) in charged >= line && footprint < line }
+        let nearCritical = lines.max().map(inGap) ?? false
+        jetsam.recheck.update(gap: lines.contains(where: inGap),
+                              first: nearCritical ? Self.memoryRecheckNearFatal : Self.memoryRecheckFirst, on: loop) { [self] in
             evaluatePressure("charge above a line, footprint below it")
         }
     }

@@ -1,0 +1,1 @@
+../../../Sources/appex-probe-extension/grow.h
