@@ -10,12 +10,14 @@ import Glibc
 /// screen, refreshes in place, shows a spinning extension's CPU, and quits on `q` and on
 /// Ctrl-C with the terminal restored; through a pipe it prints whole frames.
 extension DaemonTests {
-    /// One tmux server of its own (`-L`), so the user's sessions are never touched.
+    /// One tmux server of its own, its socket in the daemon's directory (`-S`), so the user's
+    /// sessions are never touched and nothing is left in /tmp.
     struct Tmux {
-        let name = "appex-top-test-\(getpid())"
+        let socket: String
         let config: String
 
         init(root: String) throws {
+            socket = root + "/tmux.sock"
             config = root + "/tmux.conf"
             // The pane stays after top exits, so the test can read what it left behind.
             try Data("set -g remain-on-exit on\n".utf8).write(to: URL(fileURLWithPath: config))
@@ -41,7 +43,7 @@ extension DaemonTests {
             posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
             posix_spawn_file_actions_addclose(&actions, fds[0])
             posix_spawn_file_actions_addclose(&actions, fds[1])
-            let argv = [Self.binary, "-L", name, "-f", config] + args
+            let argv = [Self.binary, "-S", socket, "-f", config] + args
             var cargs = argv.map { strdup($0) } + [nil]
             defer { cargs.forEach { free($0) } }
             var pid: pid_t = 0
@@ -77,7 +79,18 @@ extension DaemonTests {
             return (false, last)
         }
 
-        func kill() { _ = try? run(["kill-server"]) }
+        /// Ends the server and whatever runs in its panes. kill-server alone was seen to leave
+        /// the server (and its panes' shells) running here, so the pids go too.
+        func kill() {
+            let listed = ((try? run(["list-panes", "-a", "-F", "#{pid} #{pane_pid}"], output: true)) ?? "")
+                .split(separator: "\n").map { $0.split(separator: " ").compactMap { Int32($0) } }
+            _ = try? run(["kill-server"])
+            for pair in listed where pair.count == 2 && pair[0] > 1 && pair[1] > 1 {
+                // A pane's process leads its own process group: the group goes (sh, its sleep).
+                Glibc.kill(-pair[1], SIGKILL)
+                Glibc.kill(pair[0], SIGKILL)
+            }
+        }
 
         static let binary = ["/usr/bin/tmux", "/bin/tmux", "/usr/local/bin/tmux"].first { (path: String) in
             access(path, X_OK) == 0
@@ -116,7 +129,7 @@ extension DaemonTests {
                 '\(DaemonTests.bin)/appex' top --socket '\(d.socket)' --interval 0.3
                 echo "rc=$?"
                 stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo -e -echo -e isig -e -isig | tr '\\n' ' '
-                sleep 60
+                sleep 30
 
                 """.utf8).write(to: URL(fileURLWithPath: script))
             try tmux.run(["new-session", "-d", "-x", "160", "-y", "30", "-s", "q", "sh " + script])
