@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #define MAX_ARG 2048
@@ -124,6 +125,32 @@ static int act_allocate(struct probe *p, const struct instruction *in, const str
     held_mib += mib;
     char text[96];
     snprintf(text, sizeof text, "allocated %lld MiB, holding %lld MiB", mib, held_mib);
+    return probe_complete_text(p, in->id, text);
+}
+
+/* Memory an extension might hope to hide from a limit on its anonymous memory: shared pages
+ * of a memfd, mapped and written, held until the process ends. The kernel counts them as
+ * shmem, which the footprint includes (Docs/cgroups.md). */
+static int act_allocate_shared(struct probe *p, const struct instruction *in, const struct wire_frame *frame) {
+    (void)frame;
+    long long mib;
+    if (number_arg(in, 1, 1 << 20, &mib)) return refuse_arg(p, in, "MiB from 1 to 1048576");
+    size_t bytes = (size_t)mib << 20;
+    int fd = memfd_create("appex-probe-shared", MFD_CLOEXEC);
+    if (fd < 0) return probe_cancel(p, in->id, errno, "memfd_create failed");
+    if (ftruncate(fd, (off_t)bytes) != 0) {
+        int e = errno;
+        close(fd);
+        return probe_cancel(p, in->id, e, "ftruncate failed");
+    }
+    volatile uint8_t *block = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);  /* the mapping keeps the pages */
+    if (block == MAP_FAILED) return probe_cancel(p, in->id, errno, "mmap failed");
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    for (size_t at = 0; at < bytes; at += page) block[at] = (uint8_t)(at / page) | 1;
+    held_mib += mib;
+    char text[96];
+    snprintf(text, sizeof text, "shared %lld MiB, holding %lld MiB", mib, held_mib);
     return probe_complete_text(p, in->id, text);
 }
 
@@ -341,7 +368,7 @@ static const struct {
     { "hang", act_hang }, { "crash", act_crash }, { "abort", act_abort }, { "exit", act_exit },
     { "syscall", act_syscall }, { "cancel", act_cancel }, { "open-url", act_open_url }, { "fds", act_fds },
     { "ignore-pings", act_ignore_pings }, { "memory-warnings", act_memory_warnings }, { "stat", act_stat },
-    { "send-frame", act_send_frame }, { "grow", act_grow },
+    { "send-frame", act_send_frame }, { "grow", act_grow }, { "allocate-shared", act_allocate_shared },
 };
 
 /* ---- reading the instruction ------------------------------------------------------------------ */

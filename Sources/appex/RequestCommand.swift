@@ -31,6 +31,8 @@ struct RequestCommand: AsyncParsableCommand {
     var urls: [String] = []
     @Option(name: .customLong("file"), help: "A file attachment, passed as a descriptor (repeatable).")
     var files: [String] = []
+    @Option(name: .customLong("user-info"), help: "KEY=VALUE in the item's userInfo, as a string (repeatable).")
+    var userInfo: [String] = []
     @Flag(help: "One JSON object: outcome, items, error, reason, cold, phases (µs).")
     var json = false
     @Option(help: "appexd's control socket.")
@@ -48,6 +50,7 @@ struct RequestCommand: AsyncParsableCommand {
         if bundle == nil && bundleIdentifier == nil {
             throw ValidationError("name the extension's bundle identifier, or give --bundle PATH")
         }
+        do { _ = try RequestItems.userInfo(userInfo) } catch let e as ValidationErrorText { throw ValidationError(e.description) }
         if let band, Self.bandValue(band) == nil {
             throw ValidationError("--band: unknown jetsam band \"\(band)\"; one of \(JetsamBand.named.map(\.0).joined(separator: ", "))")
         }
@@ -60,7 +63,7 @@ struct RequestCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let request = try RequestItems.make(texts: texts, urls: urls, files: files)
+        let request = try RequestItems.make(texts: texts, urls: urls, files: files, userInfo: RequestItems.userInfo(userInfo))
         defer { request.descriptors.forEach { _ = close($0) } }
         let output: RequestOutput
         do {

@@ -13,7 +13,7 @@ struct RequestItems {
     /// The files' descriptors, in attachment order; the caller closes them.
     var descriptors: [Int32]
 
-    static func make(texts: [String], urls: [String], files: [String]) throws -> RequestItems {
+    static func make(texts: [String], urls: [String], files: [String], userInfo: [String: UserInfoValue] = [:]) throws -> RequestItems {
         var attachments: [AppexWire.Attachment] = urls.map {
             AppexWire.Attachment(typeIdentifiers: ["public.url"], content: .inline(Array($0.utf8)))
         }
@@ -37,8 +37,23 @@ struct RequestItems {
             descriptors.append(fd)
         }
         let text = texts.isEmpty ? nil : texts.joined(separator: "\n")
-        return RequestItems(items: [AppexWire.ExtensionItem(attributedContentText: text, attachments: attachments)],
+        return RequestItems(items: [AppexWire.ExtensionItem(attributedContentText: text, attachments: attachments, userInfo: userInfo)],
                             descriptors: descriptors)
+    }
+
+    /// `--user-info KEY=VALUE` options: string values under their keys. A key given twice
+    /// or without `=` is a mistake, said with the option as typed.
+    static func userInfo(_ options: [String]) throws -> [String: UserInfoValue] {
+        var info: [String: UserInfoValue] = [:]
+        for option in options {
+            guard let equals = option.firstIndex(of: "="), equals != option.startIndex else {
+                throw ValidationErrorText("--user-info \"\(option)\": expected KEY=VALUE")
+            }
+            let key = String(option[..<equals])
+            guard info[key] == nil else { throw ValidationErrorText("--user-info: \(key) is given twice") }
+            info[key] = .string(String(option[option.index(after: equals)...]))
+        }
+        return info
     }
 
     /// The type identifiers a share sheet would register for a file, most specific first,

@@ -1,0 +1,104 @@
+import AppexCgroups
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The footprint limit attacked the way an extension would, through the real
+/// `appex request --bundle` (an embedded supervisor) and `appex kills`: memory past the fatal
+/// limit in anonymous pages, and in shared memory (a memfd) that a limit on anonymous memory
+/// alone would miss. The page-cache allowance is large, so only Appex's own footprint check
+/// can stop either at the limit: the kernel's backstop is far above what the probe takes.
+@Suite(.serialized, .enabled(if: geteuid() == 0, "the embedded supervisor needs root (CI runs as root)"))
+struct JetsamAttackCLITests {
+    static let point = "dev.appex.tests.jetsam-cli"
+    static let probe = URL(fileURLWithPath: AppexBinary.path).deletingLastPathComponent()
+        .appendingPathComponent("appex-probe-extension").path
+
+    /// A scratch directory with the probe bundle (`Probe.appex`), a policy overlay giving the
+    /// point a 16 MiB fatal active limit over a 96 MiB page-cache allowance, and a state
+    /// directory; removed with the cgroup parent afterwards.
+    struct Scratch {
+        let root: String
+        var bundle: String { root + "/src/Probe.appex" }
+        var policies: String { root + "/policies" }
+        var state: String { root + "/state" }
+
+        init() throws {
+            var template = Array((NSTemporaryDirectory() + "appex-cli-jetsam-XXXXXX").utf8CString)
+            root = try #require(mkdtemp(&template).map { String(cString: $0) })
+            chmod(root, 0o755)
+            let fm = FileManager.default
+            try fm.createDirectory(atPath: bundle, withIntermediateDirectories: true)
+            chmod(root + "/src", 0o755)
+            chmod(bundle, 0o755)
+            try fm.copyItem(atPath: JetsamAttackCLITests.probe, toPath: bundle + "/probe")
+            try """
+                <?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict>
+                <key>CFBundleIdentifier</key><string>dev.appex.tests.jetsam-cli.probe</string>
+                <key>CFBundleExecutable</key><string>probe</string>
+                <key>CFBundlePackageType</key><string>XPC!</string><key>CFBundleVersion</key><string>1</string>
+                <key>NSExtension</key><dict><key>NSExtensionPointIdentifier</key><string>\(JetsamAttackCLITests.point)</string></dict>
+                </dict></plist>
+                """.write(toFile: bundle + "/Info.plist", atomically: true, encoding: .utf8)
+            try fm.createDirectory(atPath: policies + "/extension-points", withIntermediateDirectories: true)
+            try """
+                extensionPoints: [\(JetsamAttackCLITests.point)]
+                title: Jetsam attack tests
+                memory:
+                  activeSoftLimit: 12MiB
+                  activeHardLimit: 16MiB
+                  inactiveSoftLimit: 12MiB
+                  inactiveHardLimit: 16MiB
+                  pageCacheAllowance: 96MiB
+                """.write(toFile: policies + "/extension-points/jetsam-cli.yaml", atomically: true, encoding: .utf8)
+        }
+
+        func request(_ action: String, _ arg: String) throws -> AppexBinary.Result {
+            try AppexBinary.run(["request", "--bundle", bundle, "--policies", policies, "--state-dir", state, "--json",
+                                 "--user-info", "probe.action=\(action)", "--user-info", "probe.arg=\(arg)"])
+        }
+
+        func remove() {
+            try? FileManager.default.removeItem(atPath: root)
+            try? CgroupManager.detect(parentName: "appex-request").removeParent()
+        }
+    }
+
+    @Test(arguments: ["allocate", "allocate-shared"])
+    func pastTheFatalLimitIsKilledAtIt(_ action: String) throws {
+        let s = try Scratch()
+        defer { s.remove() }
+        // Within the limit: served.
+        let small = try s.request(action, "4")
+        #expect(small.status == 0, "\(small.stderr)")
+        #expect((try small.json() as? [String: Any])?["outcome"] as? String == "completed", "\(small.stdout)")
+
+        // 48 MiB against 16: appexd kills at its footprint line, with the reason; the cgroup's
+        // own limit (16 + 96 MiB) is never reached, so the kernel did not do it.
+        let big = try s.request(action, "48")
+        let json = try #require(try big.json() as? [String: Any], "\(big.stdout) \(big.stderr)")
+        #expect(json["outcome"] as? String == "failed" && json["reason"] as? String == "per-process-limit", "\(json)")
+        #expect(big.status != 0)
+
+        let kills = try AppexBinary.run(["kills", "--json", "--state-dir", s.state])
+        #expect(kills.status == 0, "\(kills.stderr)")
+        let records = try #require(try kills.json() as? [[String: Any]], "\(kills.stdout)")
+        let record = try #require(records.first, "newest first: \(kills.stdout)")
+        #expect(record["reason"] as? String == "per-process-limit", "\(record)")
+        #expect(record["bundleIdentifier"] as? String == "dev.appex.tests.jetsam-cli.probe")
+        // Killed at the line (16 MiB), well before the 48 it asked for; the kernel's limit
+        // would have let it reach them all.
+        let footprint = try #require(record["footprintBytes"] as? Int, "\(record)")
+        #expect(footprint >= 16 << 20 && footprint < 48 << 20, "footprint at the kill: \(footprint)")
+        #expect(record["triggerToDeathMicros"] is Int)
+    }
+
+    @Test func badUserInfoIsRefusedWithTheOption() throws {
+        let r = try AppexBinary.run(["request", "x", "--user-info", "no-equals-sign"])
+        #expect(r.status == 64 && r.stderr.contains("--user-info \"no-equals-sign\": expected KEY=VALUE"), "\(r.stderr)")
+        let twice = try AppexBinary.run(["request", "x", "--user-info", "a=1", "--user-info", "a=2"])
+        #expect(twice.status == 64 && twice.stderr.contains("a is given twice"), "\(twice.stderr)")
+    }
+}
