@@ -201,6 +201,15 @@ public final class ExtensionCgroup: Sendable, CustomStringConvertible {
         return ThresholdWatcher(cgroup: self, source: source, bytes: bytes)
     }
 
+    /// v2: a PSI trigger on this cgroup's own `memory.pressure` (its tasks stalled on memory,
+    /// reclaim at its limits included), with the window rounded up to the kernel's 2 s
+    /// granularity when the first is refused. v1 has no per-cgroup PSI: nil.
+    public func makePressureMonitor(kind: MemoryPressureMonitor.Kind, stall: Duration,
+                                    window: Duration) throws -> MemoryPressureMonitor? {
+        guard version == .v2 else { return nil }
+        return try MemoryPressureMonitor.firstAccepted(paths: [file("memory.pressure")], kind: kind, stall: stall, window: window)
+    }
+
     // MARK: Processes
 
     /// Processes (thread-group ids) in the cgroup, across all its hierarchies.

@@ -291,6 +291,13 @@ public final class MemoryPressureMonitor: Sendable {
                               window: Duration = .seconds(1)) throws -> MemoryPressureMonitor {
         var paths = ["/proc/pressure/memory"]
         if let unified = try? CgroupManager.probe().unifiedMount { paths.append(unified + "/memory.pressure") }
+        return try firstAccepted(paths: paths, kind: kind, stall: stall, window: window)
+    }
+
+    /// The first PSI file of `paths` that takes the trigger, with `window` as given, then
+    /// rounded up to a multiple of 2 s (what the kernel asks of a process without
+    /// CAP_SYS_RESOURCE). The last error when none does.
+    static func firstAccepted(paths: [String], kind: Kind, stall: Duration, window: Duration) throws -> MemoryPressureMonitor {
         let seconds = (micros(window) + 1_999_999) / 2_000_000 * 2
         let windows = micros(window) % 2_000_000 == 0 ? [window] : [window, .seconds(seconds)]
         var lastError: Error = CgroupError("arm PSI trigger", path: paths.joined(separator: ", "), errno: .invalidArgument)

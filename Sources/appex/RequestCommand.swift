@@ -1,5 +1,6 @@
 import AppexHostClient
 import AppexPolicy
+import AppexSandbox
 import AppexSupervisor
 import AppexWire
 import ArgumentParser
@@ -43,12 +44,17 @@ struct RequestCommand: AsyncParsableCommand {
     var stateDir: String?
     @Option(name: .customLong("policies"), help: "A policy directory layered over the shipped ones (with --bundle).")
     var policyDirectories: [String] = []
+    @Option(name: .customLong("uid-range"), help: "Uids for the extension with --bundle, START-END (default 200000-265535); give one of its own when appexd runs on another state directory.")
+    var uidRange: String?
     @Option(help: "The extension's jetsam band while it serves this request, by name (idle, background, ui-support, foreground-support, foreground, …) or number; never above its policy's.")
     var band: String?
 
     func validate() throws {
         if bundle == nil && bundleIdentifier == nil {
             throw ValidationError("name the extension's bundle identifier, or give --bundle PATH")
+        }
+        if let uidRange, UIDRangeCheck.parse(uidRange) == nil {
+            throw ValidationError("--uid-range must be START-END with 1000 <= START <= END, not \"\(uidRange)\"")
         }
         do { _ = try RequestItems.userInfo(userInfo) } catch let e as ValidationErrorText { throw ValidationError(e.description) }
         if let band, Self.bandValue(band) == nil {
@@ -70,7 +76,8 @@ struct RequestCommand: AsyncParsableCommand {
             if let bundle {
                 output = try await Self.embedded(bundle: bundle, identifier: bundleIdentifier, request: request,
                                                  stateDirectory: stateDir ?? SupervisorOptions.defaultStateDirectory,
-                                                 policies: policyDirectories, band: band.flatMap(Self.bandValue))
+                                                 policies: policyDirectories, band: band.flatMap(Self.bandValue),
+                                                 uidRange: try uidRange.flatMap(UIDRangeCheck.parse).map { try UIDRangeCheck.verify($0); return $0 })
             } else {
                 output = try await Self.throughDaemon(identifier: bundleIdentifier!, request: request, socket: socket,
                                                       band: band.flatMap(Self.bandValue))
@@ -102,11 +109,12 @@ struct RequestCommand: AsyncParsableCommand {
     }
 
     static func embedded(bundle: String, identifier: String?, request: RequestItems, stateDirectory: String,
-                         policies: [String], band: UInt32?) async throws -> RequestOutput {
+                         policies: [String], band: UInt32?, uidRange: ClosedRange<UInt32>?) async throws -> RequestOutput {
         let lock = try StateDirectoryLock(stateDirectory: stateDirectory)
         defer { withExtendedLifetime(lock) {} }
         let supervisor = try Supervisor(options: SupervisorOptions(stateDirectory: stateDirectory, policyOverlays: policies,
-                                                                   cgroupParent: "appex-request"))
+                                                                   cgroupParent: "appex-request",
+                                                                   uidRange: uidRange ?? UIDAllocator.defaultRange))
         _ = try StaleSweep.run(stateDirectory: stateDirectory, cgroups: supervisor.cgroupManager,
                                uidRange: supervisor.options.uidRange)
         supervisor.start()

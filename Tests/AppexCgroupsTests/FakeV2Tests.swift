@@ -234,6 +234,17 @@ struct FakeV2Tests {
         #expect(try w.wait(timeout: .seconds(2)) == 9 * MiB)
     }
 
+    /// v2 has per-cgroup PSI: the trigger goes to the cgroup's own memory.pressure (a fake
+    /// file takes any write; the kernel's would check it). v1 has none.
+    @Test func pressureMonitorWritesItsTriggerToTheCgroupsMemoryPressure() throws {
+        let fake = try FakeCgroup2()
+        let cg = try fake.manager().create(name: "x", limits: CgroupLimits(memoryMax: 16 * MiB))
+        try fake.put("appex/x/memory.pressure", "")
+        let m = try #require(try cg.makePressureMonitor(kind: .full, stall: .milliseconds(100), window: .seconds(1)))
+        #expect(m.path.hasSuffix("/appex/x/memory.pressure") && m.kind == .full)
+        #expect(try fake.get("appex/x/memory.pressure") == "full 100000 1000000")
+    }
+
     @Test func footprintWatcherPollsMemoryStatOnV2() throws {
         let fake = try FakeCgroup2()
         let cg = try fake.manager().create(name: "x", limits: .forFootprint(8 * MiB))

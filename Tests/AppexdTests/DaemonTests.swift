@@ -240,7 +240,7 @@ import Glibc
         let p = Process()
         p.executableURL = URL(fileURLWithPath: Self.bin + "/appex")
         p.arguments = ["request", "--bundle", bundle, "--text", "embedded", "--json",
-                       "--state-dir", d.root + "/embedded"]
+                       "--state-dir", d.root + "/embedded", "--uid-range", "329000-329999"]
         let out = Pipe()
         p.standardOutput = out
         try p.run()

@@ -15,6 +15,8 @@ import Foundation
 //     the charge crossing it), then the parent's hierarchical footprint decides;
 //   - v1 vmpressure on the parent (`memory.pressure_level`, medium and critical, local to the
 //     parent: reclaim at the budget itself, not at one extension's own limit);
+//   - v2: the parent's `memory.events` for the budget line, and PSI triggers on the parent's
+//     own `memory.pressure` (the extensions' stall: some → Warning, full → Critical);
 //   - PSI triggers on system memory stalls (some → Warning; full → Critical only while
 //     MemAvailable is under twice the floor, since one extension thrashing at its own cgroup
 //     limit also stalls), with the window the kernel accepts (2 s granularity without
@@ -92,11 +94,20 @@ extension Supervisor {
             var thresholds: [ThresholdWatcher] = []
             var vm: [CgroupEvent] = []
             var psi: [MemoryPressureMonitor] = []
+            var cgroupPSI: [MemoryPressureMonitor] = []
             if let parent, budget != nil {
                 for line in parent.version == .v1 ? lines : [lines.first ?? 0] {
                     do { thresholds.append(try parent.makeThresholdWatcher(bytes: line)) } catch {
                         logger.warning("memory budget: no usage threshold at \(line): \(error)")
                     }
+                }
+                // v2: the extensions' own stall on memory, from their parent's memory.pressure.
+                for kind in [MemoryPressureMonitor.Kind.some, .full] {
+                    do {
+                        if let m = try parent.makePressureMonitor(kind: kind, stall: .milliseconds(100), window: .seconds(1)) {
+                            cgroupPSI.append(m)
+                        }
+                    } catch { logger.warning("memory budget: no PSI \(kind.rawValue) trigger on the parent: \(error)") }
                 }
                 if parent.version == .v1 {
                     for level in ["medium", "critical"] {
@@ -113,12 +124,13 @@ extension Supervisor {
                     logger.warning("no PSI \(kind.rawValue) trigger: \(error)")
                 }
             }
-            let t = thresholds, v = vm, p = psi
-            loop.post { [self] in armGovernor(thresholds: t, vmpressure: v, psi: p) }
+            let t = thresholds, v = vm, p = psi, c = cgroupPSI
+            loop.post { [self] in armGovernor(thresholds: t, vmpressure: v, psi: p, parentPSI: c) }
         }
     }
 
-    private func armGovernor(thresholds: [ThresholdWatcher], vmpressure: [CgroupEvent], psi: [MemoryPressureMonitor]) {
+    private func armGovernor(thresholds: [ThresholdWatcher], vmpressure: [CgroupEvent], psi: [MemoryPressureMonitor],
+                             parentPSI: [MemoryPressureMonitor]) {
         guard !shuttingDown else { return }
         for w in thresholds {
             do {
@@ -152,6 +164,17 @@ extension Supervisor {
                 jetsam.psi.append(monitor)
                 logger.debug("PSI \(monitor.kind.rawValue) trigger armed, window \(monitor.window.wholeMilliseconds) ms")
             } catch { logger.warning("cannot watch PSI: \(error)") }
+        }
+        for monitor in parentPSI {
+            do {
+                try loop.registerPriority(monitor.fd) { [self] in
+                    // Only the extensions stall here, on what the budget lets them have: some
+                    // of them stalled warns; all of them stalled (full) is critical.
+                    hold(monitor.kind == .full ? .critical : .warning, for: monitor.window,
+                         "the extensions' PSI \(monitor.kind.rawValue) stall of 100 ms within \(monitor.window.wholeMilliseconds) ms")
+                }
+                jetsam.psi.append(monitor)
+            } catch { logger.warning("memory budget: cannot watch the parent's PSI: \(error)") }
         }
         evaluatePressure("start")
     }
