@@ -83,6 +83,7 @@ bench-jetsam: deps
 	$(SWIFT) build -c release --product appex-probe-extension
 	cd Benchmarks && $(SWIFT) build -c release --product jetsam-bench && \
 	  $(SWIFT) build -c release --product earlyoom-trial && \
+	  $(SWIFT) build -c release --product psi-thrash && \
 	  APPEX_SANDBOX_INIT=$$(cd .. && $(SWIFT) build -c release --show-bin-path)/appex-sandbox-init \
 	  APPEXD=$$(cd .. && $(SWIFT) build -c release --show-bin-path)/appexd \
 	  APPEX_PROBE=$$(cd .. && $(SWIFT) build -c release --show-bin-path)/appex-probe-extension \

@@ -78,6 +78,9 @@ let package = Package(
         // One earlyoom trial, confined to a PID namespace with its bloater; grow.c and grow.h
         // are symlinks to the probe extension's, so both sides run the same load.
         .executableTarget(name: "earlyoom-trial"),
+        // jetsam-bench's PSI row: memory stall confined to one cgroup (read-and-drop over a
+        // nearly full memory limit).
+        .executableTarget(name: "psi-thrash"),
         .target(name: "BenchSupport", dependencies: [.product(name: "Histogram", package: "hdrhistogram-swift")]),
         // The warm round trip's floor: three plain C processes relaying over Unix sockets.
         .executableTarget(name: "relay-floor"),

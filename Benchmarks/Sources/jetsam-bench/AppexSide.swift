@@ -14,7 +14,7 @@ import Glibc
     static let point = "dev.appex.bench.jetsam"
     static let identifier = "dev.appex.bench.jetsam.bloater"
 
-    let process = Process()
+    let process: Process
     let socket: String
     let logPath: String
     let budget: Int64
@@ -52,24 +52,12 @@ import Glibc
 
                 """.write(toFile: policies + "/jetsam-bench.yaml", atomically: true, encoding: .utf8)
         } catch { fail("policy: \(error)") }
-        guard FileManager.default.createFile(atPath: logPath, contents: nil) else { fail("cannot create \(logPath)") }
-        process.executableURL = URL(fileURLWithPath: appexd)
-        process.arguments = ["--state-dir", root + "/state", "--socket", socket, "--policies", root + "/policies",
-                             "--cgroup-parent", "appex-jetsam-bench-\(getpid())", "--uid-range", "350000-350999",
-                             "--metrics", "off", "--memory-budget", "\(budgetMiB)MiB", "--no-system-pressure",
-                             // notice: the governor's level changes and what caused each.
-                             "--log-level", "notice"]
-        process.standardError = FileHandle(forWritingAtPath: logPath)
-        do { try process.run() } catch { fail("cannot start appexd: \(error)") }
-        let started = process
-        cleanups.append {
-            guard started.isRunning else { return }
-            kill(started.processIdentifier, SIGTERM)
-            started.waitUntilExit()
-        }
-        guard HostClient.waitUntilServing(socketPath: socket, attempts: 1000, interval: .milliseconds(10)) else {
-            fail("appexd did not start answering on \(socket); its log: \(logPath)")
-        }
+        process = startAppexd(appexd, arguments: [
+            "--state-dir", root + "/state", "--policies", root + "/policies",
+            "--cgroup-parent", "appex-jetsam-bench-\(getpid())", "--uid-range", "350000-350999",
+            "--metrics", "off", "--memory-budget", "\(budgetMiB)MiB", "--no-system-pressure",
+            // notice: the governor's level changes and what caused each.
+            "--log-level", "notice"], logPath: logPath, socket: socket)
         do {
             client = try HostClient.connect(socketPath: socket, identifier: "dev.appex.bench.jetsam-host")
             interruptions = client.interruptions.makeAsyncIterator()
@@ -177,8 +165,6 @@ import Glibc
 
     nonisolated func stop() {
         client.close()
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
+        stopAppexd(process)
     }
 }

@@ -1,3 +1,4 @@
+import AppexHostClient
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -34,6 +35,28 @@ func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("jetsam-bench: \(message)\n".utf8))
     for c in cleanups.reversed() { c() }
     exit(1)
+}
+
+/// Starts appexd with `arguments`, its log in `logPath`, stopped (SIGTERM) by the cleanups if
+/// the harness fails, and waits until it answers on `socket`.
+func startAppexd(_ appexd: String, arguments: [String], logPath: String, socket: String) -> Process {
+    guard FileManager.default.createFile(atPath: logPath, contents: nil) else { fail("cannot create \(logPath)") }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: appexd)
+    process.arguments = ["--socket", socket] + arguments
+    process.standardError = FileHandle(forWritingAtPath: logPath)
+    do { try process.run() } catch { fail("cannot start appexd: \(error)") }
+    cleanups.append { stopAppexd(process) }
+    guard HostClient.waitUntilServing(socketPath: socket, attempts: 1000, interval: .milliseconds(10)) else {
+        fail("appexd did not start answering on \(socket); its log: \(logPath)")
+    }
+    return process
+}
+
+func stopAppexd(_ process: Process) {
+    guard process.isRunning else { return }
+    kill(process.processIdentifier, SIGTERM)
+    process.waitUntilExit()
 }
 
 /// Latency of a death at `death` (nil: none before the timeout) against the crossing.

@@ -14,11 +14,13 @@
 //             too, so the bloater logs MemAvailable after each step and grows until it is crossed.
 //   Trials alternate between the sides; each starts growing after a random 0–100 ms pause.
 //   Target: Appex p99 ≤ 50 ms for threshold-triggered kills.
+//   PSI only  a second appexd with no budget and the system's PSI on; a stall confined to one
+//             cgroup (psi-thrash); stall start → level Warning. Target: within one trigger window.
 //
-//   make bench-jetsam [BENCH_ARGS="--trials N --budget-mib N --step-kib N --interval-us N"]
+//   make bench-jetsam [BENCH_ARGS="--trials N --budget-mib N --step-kib N --interval-us N --psi-trials N"]
 //
 // Needs root. Reads APPEXD, APPEX_PROBE (release builds) and EARLYOOM (default
-// /usr/bin/earlyoom); earlyoom-trial is found beside this executable.
+// /usr/bin/earlyoom); earlyoom-trial and psi-thrash are found beside this executable.
 import BenchSupport
 import Foundation
 import Histogram
@@ -27,12 +29,13 @@ import Glibc
 #endif
 
 let counts: [String: Int]
-switch parseCounts(Array(CommandLine.arguments.dropFirst()), names: ["trials", "budget-mib", "step-kib", "interval-us"]) {
+switch parseCounts(Array(CommandLine.arguments.dropFirst()), names: ["trials", "budget-mib", "step-kib", "interval-us", "psi-trials"]) {
 case .success(let c): counts = c
 case .failure(let e): fail(e.description)
 }
 let trials = counts["trials"] ?? 30, budgetMiB = counts["budget-mib"] ?? 160
 let stepKiB = counts["step-kib"] ?? 1024, intervalMicros = counts["interval-us"] ?? 2000
+let psiTrials = counts["psi-trials"] ?? 10
 guard budgetMiB >= 32 else { fail("--budget-mib must be at least 32") }
 guard geteuid() == 0 else { fail("needs root: namespaces, cgroups, extension uids") }
 let env = ProcessInfo.processInfo.environment
@@ -190,12 +193,40 @@ if !causes.isEmpty {
     print("what took appexd's governor to Critical:")
     for (cause, n) in causes.sorted(by: { $0.value > $1.value }) { print("   \(n)× \(cause)") }
 }
-print("PSI-only detection: not measured (it needs the whole machine short of memory; see Docs/jetsam.md)")
+
+// PSI alone: a second appexd with no budget and the system's PSI on; a stall confined to a
+// cgroup of its own (psi-thrash); ms from its start to appexd's level leaving normal.
+var psiDetected: [UInt64] = [], psiOdd: [String] = [], psiWindow: Int?
+if psiTrials > 0 {
+    let psi = await PSISide(appexd: appexdPath, thrash: here + "/psi-thrash", root: root)
+    do {
+        for _ in 0..<psiTrials {
+            let t = try await psi.trial()
+            if let d = t.detected { psiDetected.append(d) } else if let n = t.note { psiOdd.append(n) }
+        }
+    } catch { fail("PSI trials: \(error)") }
+    psiWindow = psi.windowMillis
+    psi.stop()
+    let d = psiDetected.sorted()
+    print("\nPSI only (appexd with no budget; a 100 ms stall within a \(psiWindow.map { "\($0) ms" } ?? "?") window, as armed): "
+          + "stall start → level warning, ms, over \(d.count) trials")
+    if !d.isEmpty {
+        print("   p50 \(ms(d[d.count / 2]))  p90 \(ms(d[min(d.count - 1, d.count * 9 / 10)]))  max \(ms(d.last!))")
+    }
+    for o in psiOdd { print("   left out: " + o) }
+}
 print("\ntarget")
 if appexLatency.totalCount > 0 {
     let p99 = appexLatency.valueAtPercentile(99)
     print("   Appex p99 ≤ 50 ms for threshold-triggered kills: \(ms(p99)) ms \(p99 <= 50_000_000 && appexOdd.isEmpty ? "met" : "MISSED")")
 } else {
     print("   Appex p99 ≤ 50 ms for threshold-triggered kills: no kill measured: MISSED")
+}
+if psiTrials > 0 {
+    let worst = psiDetected.max()
+    // Trials another stall on the machine spoiled are left out (and listed above); most must count.
+    let met = worst != nil && psiWindow != nil && worst! <= UInt64(psiWindow!) * 1_000_000 && psiDetected.count * 2 >= psiTrials
+    print("   PSI-only detection within one trigger window (\(psiWindow.map { "\($0) ms" } ?? "?")): "
+          + "\(worst.map { "max \(ms($0)) ms" } ?? "nothing detected") \(met ? "met" : "MISSED")")
 }
 for c in cleanups.reversed() { c() }
