@@ -91,10 +91,13 @@ struct JetsamAttackCLITests {
         let record = try #require(records.first, "newest first: \(kills.stdout)")
         #expect(record["reason"] as? String == "per-process-limit", "\(record)")
         #expect(record["bundleIdentifier"] as? String == "dev.appex.tests.jetsam-cli.probe")
-        // Killed at the line (16 MiB), well before the 48 it asked for; the kernel's limit
-        // would have let it reach them all.
+        // appexd's own kill at its line (the kernel's would say nothing of a limit of 16 MiB,
+        // and its limit, 112 MiB, was never reached). On a fresh instance the probe may take
+        // all 48 MiB before the thresholds are armed (each waits an RCU grace period); then the
+        // check before its answer is what stops it: the request never completes either way.
+        #expect((record["message"] as? String)?.contains("limit of 16 MiB") == true, "\(record)")
         let footprint = try #require(record["footprintBytes"] as? Int, "\(record)")
-        #expect(footprint >= 16 << 20 && footprint < 48 << 20, "footprint at the kill: \(footprint)")
+        #expect(footprint >= 16 << 20 && footprint < 64 << 20, "footprint at the kill: \(footprint)")
         #expect(record["triggerToDeathMicros"] is Int)
     }
 
