@@ -13,7 +13,7 @@ public final class ExtensionCgroup: Sendable, CustomStringConvertible {
     public let paths: [String]
 
     /// Directory holding the memory files (v1 memory hierarchy, or the v2 directory).
-    let memoryDir: String
+    public let memoryDir: String
     /// Directory holding pids.max, if any.
     let pidsDir: String?
     /// For v2 kernels without memory.peak (< 5.19): the largest memory.current seen.
@@ -199,6 +199,25 @@ public final class ExtensionCgroup: Sendable, CustomStringConvertible {
             source = try EventSource.inotify(file("memory.events"))
         }
         return ThresholdWatcher(cgroup: self, source: source, bytes: bytes)
+    }
+
+    /// One watcher for several lines: it fires when usage crosses any of them, either way,
+    /// and the reader reads the usage again to know where it is. v1: one eventfd with a
+    /// threshold registered per line (the registrations made in parallel); v2: `memory.events`
+    /// as above. `bytes` of the result is the lowest line.
+    public func makeThresholdWatcher(lines: [Int64]) throws -> ThresholdWatcher {
+        guard let lowest = lines.min() else {
+            throw CgroupError("watch usage of", path: memoryDir, errno: .invalidArgument, message: "no lines")
+        }
+        let source: EventSource
+        switch version {
+        case .v1:
+            source = try EventSource.v1Events(dir: memoryDir, control: "memory.usage_in_bytes",
+                                              arguments: lines.map { String($0) })
+        case .v2:
+            source = try EventSource.inotify(file("memory.events"))
+        }
+        return ThresholdWatcher(cgroup: self, source: source, bytes: lowest)
     }
 
     /// v2: a PSI trigger on this cgroup's own `memory.pressure` (its tasks stalled on memory,

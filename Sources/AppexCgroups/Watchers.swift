@@ -4,9 +4,11 @@ import SystemPackage
 import Glibc
 #endif
 
-/// A pollable kernel notification plus a private eventfd that wakes blocked waiters on cancel.
+/// A pollable kernel notification, and a private eventfd that wakes blocked waiters on cancel.
 /// Descriptors live as long as the object: closing one under a thread blocked in poll(2)
-/// could let the number be reused, so `cancel()` only wakes, and deinit closes.
+/// could let the number be reused, so `cancel()` only wakes, and deinit closes. The cancel
+/// eventfd is made by the first blocking `wait`: a source only the supervisor's epoll set
+/// watches (one per live extension) never needs it, and a descriptor apiece adds up.
 final class EventSource: Sendable {
     enum Kind: Sendable {
         /// v1: eventfd registered through cgroup.event_control. Also fires when the cgroup is removed.
@@ -19,40 +21,59 @@ final class EventSource: Sendable {
 
     let kind: Kind
     let fd: Int32
-    let cancelFD: Int32
     let path: String
-    private let cancelled = Locked(false)
+    /// Cancelled yet, and the waiters' wake-up eventfd (-1 until a wait makes it).
+    private let cancelState = Locked((cancelled: false, fd: Int32(-1)))
 
-    private init(kind: Kind, fd: Int32, cancelFD: Int32, path: String) {
+    private init(kind: Kind, fd: Int32, path: String) {
         self.kind = kind
         self.fd = fd
-        self.cancelFD = cancelFD
         self.path = path
     }
 
     deinit {
         Sys.close(fd)
-        Sys.close(cancelFD)
+        let c = cancelState.withLock { $0.fd }
+        if c >= 0 { Sys.close(c) }
     }
 
     /// v1 `cgroup.event_control`: "<eventfd> <fd of control file> [argument]".
     static func v1Event(dir: String, control: String, argument: String?) throws -> EventSource {
+        try v1Events(dir: dir, control: control, arguments: [argument])
+    }
+
+    /// Several v1 registrations on one eventfd (e.g. one usage threshold per line): the kernel
+    /// signals the same descriptor for each, and the reader re-reads what it watches. The
+    /// writes run in parallel: each registration of a usage threshold ends in an RCU grace
+    /// period (~10 ms), and concurrent ones share it. All or nothing: closing the eventfd on
+    /// failure drops the registrations already made.
+    static func v1Events(dir: String, control: String, arguments: [String?]) throws -> EventSource {
         let efd = try Sys.eventfd()
-        do {
-            let cfd = try Sys.open(dir + "/" + control, O_RDONLY)
-            defer { Sys.close(cfd) }
-            let ecfd = try Sys.open(dir + "/cgroup.event_control", O_WRONLY)
-            defer { Sys.close(ecfd) }
-            // The kernel keeps its own references; both descriptors can go once registered.
-            var line = "\(efd) \(cfd)"
-            if let argument { line += " \(argument)" }
-            try Sys.writeAll(ecfd, line, path: dir + "/cgroup.event_control")
-            let cancel = try Sys.eventfd()
-            return EventSource(kind: .v1Event, fd: efd, cancelFD: cancel, path: dir + "/" + control)
-        } catch {
+        let failure = Locked<Error?>(nil)
+        let register: @Sendable (String?) -> Void = { argument in
+            do {
+                let cfd = try Sys.open(dir + "/" + control, O_RDONLY)
+                defer { Sys.close(cfd) }
+                let ecfd = try Sys.open(dir + "/cgroup.event_control", O_WRONLY)
+                defer { Sys.close(ecfd) }
+                // The kernel keeps its own references; both descriptors can go once registered.
+                var line = "\(efd) \(cfd)"
+                if let argument { line += " \(argument)" }
+                try Sys.writeAll(ecfd, line, path: dir + "/cgroup.event_control")
+            } catch {
+                failure.withLock { if $0 == nil { $0 = error } }
+            }
+        }
+        if arguments.count == 1 {
+            register(arguments[0])
+        } else {
+            DispatchQueue.concurrentPerform(iterations: arguments.count) { register(arguments[$0]) }
+        }
+        if let error = failure.withLock({ $0 }) {
             Sys.close(efd)
             throw error
         }
+        return EventSource(kind: .v1Event, fd: efd, path: dir + "/" + control)
     }
 
     static func inotify(_ path: String) throws -> EventSource {
@@ -63,12 +84,7 @@ final class EventSource: Sendable {
             Sys.close(ifd)
             throw Sys.fail("inotify_add_watch", path, e)
         }
-        do {
-            return EventSource(kind: .inotify, fd: ifd, cancelFD: try Sys.eventfd(), path: path)
-        } catch {
-            Sys.close(ifd)
-            throw error
-        }
+        return EventSource(kind: .inotify, fd: ifd, path: path)
     }
 
     static func psi(_ path: String, trigger: String) throws -> EventSource {
@@ -76,26 +92,37 @@ final class EventSource: Sendable {
         do {
             // The trigger lives as long as this descriptor.
             try Sys.writeAll(pfd, trigger, path: path)
-            return EventSource(kind: .psi, fd: pfd, cancelFD: try Sys.eventfd(), path: path)
+            return EventSource(kind: .psi, fd: pfd, path: path)
         } catch {
             Sys.close(pfd)
             throw error
         }
     }
 
-    var isCancelled: Bool { cancelled.withLock { $0 } }
+    var isCancelled: Bool { cancelState.withLock { $0.cancelled } }
 
     func cancel() {
-        cancelled.withLock { $0 = true }
-        var one: UInt64 = 1
-        _ = Glibc.write(cancelFD, &one, 8)
+        cancelState.withLock { st in
+            st.cancelled = true
+            var one: UInt64 = 1
+            if st.fd >= 0 { _ = Glibc.write(st.fd, &one, 8) }
+        }
+    }
+
+    /// The wake-up eventfd, made on first use; nil once cancelled.
+    private func cancelFD() throws -> Int32? {
+        try cancelState.withLock { st in
+            if st.cancelled { return nil }
+            if st.fd < 0 { st.fd = try Sys.eventfd() }
+            return st.fd
+        }
     }
 
     enum Wake { case event, timeout, cancelled, gone }
 
     /// Blocks until the source fires, the deadline passes or someone cancels.
     func wait(deadline: UInt64?) throws -> Wake {
-        if isCancelled { return .cancelled }
+        guard let cancelFD = try cancelFD() else { return .cancelled }
         let events = Int16(kind == .psi ? POLLPRI : POLLIN)
         var timeoutMs: Int32 = -1
         if let deadline {

@@ -70,22 +70,24 @@ extension Supervisor {
     /// caught by the check that follows them, and by the check after each answer.
     func armFootprintLimits(_ instance: ExtensionInstance, _ memory: MemoryPolicy) {
         guard let cgroup = instance.run?.run.cgroup else { return }
-        // v2 has one event source for all lines (memory.events); v1 one threshold per line.
+        // v2 watches memory.events for all lines; v1 registers one usage threshold per line.
         let lines = cgroup.version == .v1 ? Self.allLines(memory) : [0]
         let label = instance.label
         DispatchQueue.global().async { [self] in
-            // In parallel: the grace periods then overlap, ~one instead of one per line.
             // What the cgroup is charged beyond the footprint (page cache, kernel memory) shifts
             // each threshold, so that the charge reaches it when the footprint reaches the line
             // while that part stays as it is; when it grows, the gap check below covers it.
+            // One eventfd carries every line (registered in parallel, so their grace periods
+            // overlap): one descriptor an instance, however many lines its policy has.
             let offset = max(0, ((try? cgroup.memoryCurrent()) ?? 0) - ((try? cgroup.footprint()) ?? 0))
-            let results = ResultList()
-            DispatchQueue.concurrentPerform(iterations: lines.count) { i in
-                results.append(Result { try cgroup.makeThresholdWatcher(bytes: lines[i] + offset) })
+            let watchers: [ThresholdWatcher], error: Error?
+            do {
+                watchers = [try cgroup.makeThresholdWatcher(lines: lines.map { $0 + offset })]
+                error = nil
+            } catch let e {
+                watchers = []
+                error = e
             }
-            let all = results.all
-            let watchers = all.compactMap { try? $0.get() }
-            let error = all.compactMap { r -> Error? in if case .failure(let e) = r { return e } else { return nil } }.first
             loop.post { [self] in
                 if let error { logger.warning("\(label): footprint limits watched only after answers: \(error)") }
                 guard instance.isLive else { return }  // the watchers close as they go
@@ -204,12 +206,4 @@ extension Supervisor {
         let m = Double(bytes) / 1_048_576
         return m >= 10 ? "\(Int(m.rounded())) MiB" : "\((m * 10).rounded() / 10) MiB"
     }
-}
-
-/// Results gathered from concurrent registrations.
-private final class ResultList: @unchecked Sendable {
-    private let lock = NSLock()
-    private var items: [Result<ThresholdWatcher, Error>] = []
-    func append(_ r: Result<ThresholdWatcher, Error>) { lock.lock(); items.append(r); lock.unlock() }
-    var all: [Result<ThresholdWatcher, Error>] { lock.lock(); defer { lock.unlock() }; return items }
 }
