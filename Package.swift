@@ -67,7 +67,7 @@ let package = Package(
         .target(
             name: "AppexSandbox",
             dependencies: [
-                "AppexBundle", "AppexPolicy", "AppexCgroups", "CSeccomp", "CAppexLauncher",
+                "AppexBundle", "AppexPolicy", "AppexCgroups", "CSeccomp", "CAppexLauncher", "CAppexEventLoop",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ]

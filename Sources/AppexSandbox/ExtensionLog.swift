@@ -23,11 +23,8 @@ public final class ExtensionLog: @unchecked Sendable {
     private let logsFD: Int32
     /// Current log file, guarded by `lock` (the copier and header writers share it).
     private let file: Protected<Int32>
-    private var readFD: Int32 = -1
-    private var stopRead: Int32 = -1
-    private var stopWrite: Int32 = -1
-    private let finished = DispatchSemaphore(value: 0)
-    private let running = Protected(false)
+    /// The pipe's read end while the pump copies from it (-1 before and after), guarded by `pipe`.
+    private let pipe = Protected<Int32>(-1)
 
     /// Opens (creating) `<id>.log` beneath `logsFD`; takes ownership of `logsFD`.
     init(logsFD: Int32, bundleIdentifier: String, limit: Int = ExtensionLog.defaultLimit) throws {
@@ -53,26 +50,45 @@ public final class ExtensionLog: @unchecked Sendable {
     }
 
     /// A pipe for the extension's stdout and stderr: returns the write end (the caller passes
-    /// it to the launch and closes it afterwards); the read end is copied from on a thread.
+    /// it to the launch and closes it afterwards); the read end is copied from by the shared
+    /// log pump (DescriptorPump.logs), not a thread of its own.
     public func makePipe() throws -> Int32 {
         var p: [Int32] = [-1, -1]
         guard appex_pipe_cloexec(&p) == 0 else { throw Sys.fail("pipe for the extension's output") }
-        var s: [Int32] = [-1, -1]
-        guard appex_pipe_cloexec(&s) == 0 else {
+        // Only the read end: the extension's end stays blocking, as a program expects.
+        _ = fcntl(p[0], F_SETFL, fcntl(p[0], F_GETFL) | O_NONBLOCK)
+        pipe.withLock { $0 = p[0] }
+        let readFD = p[0]
+        do {
+            try DescriptorPump.logs.add(readFD) { [self] in
+                // EOF: every writer is gone; stop() closes the descriptor.
+                if !drain(readFD, once: true) { DescriptorPump.logs.remove(readFD) }
+            }
+        } catch {
+            pipe.withLock { $0 = -1 }
             Sys.close(p[0]); Sys.close(p[1])
-            throw Sys.fail("pipe")
+            throw error
         }
-        readFD = p[0]
-        stopRead = s[0]
-        stopWrite = s[1]
-        running.withLock { $0 = true }
-        let thread = Thread { [self] in
-            self.copy()
-            self.finished.signal()
-        }
-        thread.name = "appex-log"
-        thread.start()
         return p[1]
+    }
+
+    /// Copies what the pipe holds into the log: one read (`once`, from the pump: it calls
+    /// again while there is more) or until it is empty, at most 1 MiB (a writer that is still
+    /// writing does not hold up stop()). False at end of file or on an error.
+    private func drain(_ fd: Int32, once: Bool) -> Bool {
+        var buf = [UInt8](repeating: 0, count: 16384)
+        var reads = 0
+        while true {
+            let r = buf.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if r > 0 {
+                append(Array(buf[0..<r]))
+                reads += 1
+                if once || reads >= 64 { return true }
+                continue
+            }
+            if r < 0 && errno == EINTR { continue }
+            return r < 0 && errno == EAGAIN
+        }
     }
 
     /// Appends `bytes`, rotating whenever the log is full; a piece that does not fit is cut at
@@ -117,38 +133,12 @@ public final class ExtensionLog: @unchecked Sendable {
 
     /// Stops the copier after draining what the pipe still holds. Idempotent.
     public func stop() {
-        let wasRunning = running.withLock { r -> Bool in defer { r = false }; return r }
-        guard wasRunning else { return }
-        var one: UInt8 = 1
-        _ = write(stopWrite, &one, 1)
-        finished.wait()
-        Sys.close(readFD); Sys.close(stopRead); Sys.close(stopWrite)
-        readFD = -1; stopRead = -1; stopWrite = -1
-    }
-
-    private func copy() {
-        var buf = [UInt8](repeating: 0, count: 16384)
-        var fds = [pollfd(fd: readFD, events: Int16(POLLIN), revents: 0),
-                   pollfd(fd: stopRead, events: Int16(POLLIN), revents: 0)]
-        var stopping = false
-        while true {
-            fds[0].revents = 0
-            fds[1].revents = 0
-            // Once asked to stop, only drain what is already there.
-            let n = poll(&fds, 2, stopping ? 0 : -1)
-            if n < 0 {
-                if errno == EINTR { continue }
-                return
-            }
-            if fds[1].revents != 0 { stopping = true }
-            if fds[0].revents & Int16(POLLIN) != 0 {
-                let r = buf.withUnsafeMutableBytes { read(readFD, $0.baseAddress, $0.count) }
-                if r > 0 { append(Array(buf[0..<r])); continue }
-                if r < 0 && errno == EINTR { continue }
-                return  // EOF: every writer is gone
-            }
-            if fds[0].revents & Int16(POLLHUP | POLLERR | POLLNVAL) != 0 { return }
-            if stopping { return }
+        let fd = pipe.withLock { fd -> Int32 in defer { fd = -1 }; return fd }
+        guard fd >= 0 else { return }
+        DescriptorPump.logs.perform { [self] in
+            _ = drain(fd, once: false)
+            DescriptorPump.logs.remove(fd)  // on the pump's thread: at once
         }
+        Sys.close(fd)
     }
 }

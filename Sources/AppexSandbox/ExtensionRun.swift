@@ -29,7 +29,7 @@ public struct RunOptions: Sendable {
     /// grants the host network.
     public var isolateNetwork: Bool
     /// Told each call a `notify` rule denied, with the bundle identifier and the call's name,
-    /// on the notifier's thread (the supervisor's metrics).
+    /// on the seccomp pump's thread (the supervisor's metrics).
     public var onDeniedSyscall: (@Sendable (_ bundleIdentifier: String, _ syscall: String) -> Void)?
 
     public init(stateDirectory: String = "/var/lib/appex", timeout: Duration? = nil,
@@ -218,8 +218,8 @@ public final class ExtensionRun {
             if let observe = options.onDeniedSyscall { onDenial = { syscall in observe(bundle, syscall) } }
             let n = try SeccompNotifier(listenerFD: p.listenerFD, extensionIdentifier: bundle,
                                         errnos: seccomp.notifyErrnos, onDenial: onDenial)
-            n.start()
             notifier = n
+            try n.start()
         }
         return p
     }
