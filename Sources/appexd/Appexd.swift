@@ -75,6 +75,9 @@ struct Appexd: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "appexd")
+        if let files = DescriptorLimit.raiseToHard() {
+            logger.debug("descriptors: up to \(files.soft) (RLIMIT_NOFILE)")
+        }
 
         let settings = try DaemonConfiguration.load(path: config ?? DaemonConfiguration.defaultPath, explicit: config != nil)
         let state = stateDir ?? (settings.file != nil ? settings.stateDirectory : SupervisorOptions.defaultStateDirectory)
