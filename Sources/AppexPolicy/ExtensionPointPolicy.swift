@@ -41,6 +41,10 @@ public struct ExtensionPointPolicy: Sendable, Hashable {
     /// How often appexd pings a live instance, and how long it waits for the pong before
     /// killing it as `unresponsive` (a hung extension, as iOS's watchdog would find it).
     public var pingInterval: Duration
+    /// How often an idle instance is pinged (never more often than `pingInterval`): an idle
+    /// extension that hangs harms no request until it gets one, and a thousand idle ones
+    /// pinged every second cost appexd a few percent of a core.
+    public var idlePingInterval: Duration
     public var unresponsiveTimeout: Duration
     public var pidsLimit: Int
     public var openFilesLimit: Int

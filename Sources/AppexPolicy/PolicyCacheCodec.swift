@@ -124,7 +124,7 @@ extension ExtensionPointPolicy {
         w.string(memory.source)
         w.int(jetsamBand.value)
         w.int(idleBand.value)
-        for d in [launchDeadline, requestTimeout, idleTimeout, pingInterval, unresponsiveTimeout] {
+        for d in [launchDeadline, requestTimeout, idleTimeout, pingInterval, unresponsiveTimeout, idlePingInterval] {
             w.int(d.components.seconds)
             w.int(d.components.attoseconds)
         }
@@ -152,7 +152,7 @@ extension ExtensionPointPolicy {
         guard let source = r.string(), let band = r.int().flatMap(JetsamBand.init(value:)),
               let idleBand = r.int().flatMap(JetsamBand.init(value:)) else { return nil }
         var durations: [Duration] = []
-        for _ in 0..<5 {
+        for _ in 0..<6 {
             guard let s = r.int64(), let a = r.int64() else { return nil }
             durations.append(Duration(secondsComponent: s, attosecondsComponent: a))
         }
@@ -171,7 +171,7 @@ extension ExtensionPointPolicy {
                                  inactiveSoftLimit: sizes[3], pageCacheAllowance: sizes[4], source: source),
             jetsamBand: band, idleBand: idleBand,
             launchDeadline: durations[0], requestTimeout: durations[1], idleTimeout: durations[2],
-            maxInstances: maxInstances, pingInterval: durations[3], unresponsiveTimeout: durations[4],
+            maxInstances: maxInstances, pingInterval: durations[3], idlePingInterval: durations[5], unresponsiveTimeout: durations[4],
             pidsLimit: pids, openFilesLimit: files, grantableEntitlements: grantable, readOnlyPaths: readOnly,
             network: network, deniedSyscalls: denied, files: sources)
     }

@@ -17,6 +17,7 @@ struct PolicyLayer {
     var idleTimeout: Duration?
     var maxInstances: Int?
     var pingInterval: Duration?
+    var idlePingInterval: Duration?
     var unresponsiveTimeout: Duration?
     var pidsLimit: Int?
     var openFilesLimit: Int?
@@ -33,7 +34,7 @@ struct PolicyLayer {
 
     static let topKeys: Set<String> = [
         "extensionPoints", "title", "memory", "jetsamBand", "idleBand", "launchDeadline", "requestTimeout",
-        "idleTimeout", "maxInstances", "pingInterval", "unresponsiveTimeout", "pidsLimit", "openFilesLimit", "entitlements", "filesystem", "network", "syscalls",
+        "idleTimeout", "maxInstances", "pingInterval", "idlePingInterval", "unresponsiveTimeout", "pidsLimit", "openFilesLimit", "entitlements", "filesystem", "network", "syscalls",
     ]
     static let memoryKeys: Set<String> = [
         "activeHardLimit", "activeSoftLimit", "inactiveHardLimit", "inactiveSoftLimit", "pageCacheAllowance", "source",
@@ -76,6 +77,7 @@ struct PolicyLayer {
                 case "idleTimeout": layer.idleTimeout = try node.duration()
                 case "maxInstances": layer.maxInstances = try node.int(in: 1...1024)
                 case "pingInterval": layer.pingInterval = try node.duration()
+                case "idlePingInterval": layer.idlePingInterval = try node.duration()
                 case "unresponsiveTimeout": layer.unresponsiveTimeout = try node.duration()
                 case "pidsLimit": layer.pidsLimit = try node.int(in: 1...65536)
                 case "openFilesLimit": layer.openFilesLimit = try node.int(in: 16...1_048_576)
@@ -172,6 +174,7 @@ struct PolicyLayer {
         if let v = idleTimeout { p.idleTimeout = v }
         if let v = maxInstances { p.maxInstances = v }
         if let v = pingInterval { p.pingInterval = v }
+        if let v = idlePingInterval { p.idlePingInterval = v }
         if let v = unresponsiveTimeout { p.unresponsiveTimeout = v }
         if let v = pidsLimit { p.pidsLimit = v }
         if let v = openFilesLimit { p.openFilesLimit = v }

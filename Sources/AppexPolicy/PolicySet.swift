@@ -138,6 +138,8 @@ public struct PolicySet: Sendable, Equatable {
             idleTimeout: try need(first.idleTimeout, "idleTimeout"),
             maxInstances: try need(first.maxInstances, "maxInstances"),
             pingInterval: try need(first.pingInterval, "pingInterval"),
+            // Optional: without it idle instances are pinged as often as busy ones.
+            idlePingInterval: try first.idlePingInterval ?? need(first.pingInterval, "pingInterval"),
             unresponsiveTimeout: try need(first.unresponsiveTimeout, "unresponsiveTimeout"),
             pidsLimit: try need(first.pidsLimit, "pidsLimit"),
             openFilesLimit: try need(first.openFilesLimit, "openFilesLimit"),

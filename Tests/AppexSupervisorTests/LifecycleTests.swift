@@ -180,6 +180,37 @@ import Glibc
         }
     }
 
+    /// An idle instance is pinged every `idlePingInterval`, not every `pingInterval`: one that
+    /// stops answering pings after its request lives past when a busy one would have been
+    /// killed, and is killed as `unresponsive` at its idle ping.
+    @Test func idleInstancesArePingedAtTheIdleInterval() async throws {
+        try await withProbe(policy: ["pingInterval: 200ms", "unresponsiveTimeout: 300ms", "idlePingInterval: 3s"]) { f, id in
+            let r = await f.request(id, userInfo: Self.action("ignore-pings"))
+            #expect(r.outcome?.outcome == .completed, "\(String(describing: r.outcome))")
+            // Busy pings (every 300 ms, 300 ms to answer) would have killed it by now.
+            try await Task.sleep(for: .milliseconds(1500))
+            #expect(await f.supervisor.liveInstances(of: id) == 1, "an idle instance was pinged at the busy interval")
+            var waited = 0
+            while await f.supervisor.liveInstances(of: id) > 0 && waited < 300 {
+                try await Task.sleep(for: .milliseconds(50))
+                waited += 1
+            }
+            #expect(await f.supervisor.terminationRecords().map(\.reason) == [.unresponsive])
+        }
+    }
+
+    /// A request to an idle instance brings its next ping within `pingInterval`: a hang while
+    /// serving is found by the pings, not left to the request timeout.
+    @Test func aRequestBringsTheIdlePingBack() async throws {
+        try await withProbe(policy: ["pingInterval: 200ms", "unresponsiveTimeout: 300ms", "idlePingInterval: 60s",
+                                     "requestTimeout: 20s"]) { f, id in
+            #expect(await f.request(id).outcome?.outcome == .completed)
+            let r = await f.request(id, userInfo: Self.action("hang"))
+            let o = try #require(r.outcome)
+            #expect(o.outcome == .failed && o.reason == .unresponsive, "\(o)")
+        }
+    }
+
     @Test func idleInstancesEndOnDemandAndTheNextRequestIsCold() async throws {
         try await withProbe { f, id in
             #expect(await f.request(id).outcome?.cold == true)

@@ -45,6 +45,8 @@ final class ExtensionInstance: @unchecked Sendable {
     var idleTimer: EventLoop.TimerID?
     var graceTimer: EventLoop.TimerID?
     var pingSequence: UInt64 = 0
+    /// When `pingTimer` fires (CLOCK_MONOTONIC ns).
+    var pingDue: UInt64 = 0
     /// Footprint limits and memory warnings (Memory/Supervisor+FootprintLimits.swift): the
     /// kernel's usage thresholds, whether the warning for the current crossing went out,
     /// whether it is over its soft limit (an early victim).

@@ -119,6 +119,7 @@ extension Supervisor {
         instance.ticket = ticket
         instance.state = .busy
         enterActiveBand(instance)
+        livenessOnDispatch(instance)
         instance.channelRequestID += 1
         let descriptors = ticket.takeDescriptors()
         defer { descriptors.forEach { _ = close($0) } }

@@ -12,6 +12,7 @@ extension Supervisor {
         pump(slot)
         guard instance.state == .idle, instance.ticket == nil, let entry = catalog[instance.identifier] else { return }
         enterIdleBands(instance)
+        livenessOnIdle(instance)
         loop.cancel(instance.idleTimer)
         instance.idleTimer = loop.schedule(after: entry.lifecycle.idleTimeout) { [self] in
             instance.idleTimer = nil

@@ -1,22 +1,33 @@
 import AppexCgroups
 import AppexWire
 
-// Liveness: every `pingInterval` appexd pings each checked-in instance, busy or idle; a pong
-// must come within `unresponsiveTimeout`, or the instance is killed as `unresponsive`. A hung
-// extension (a deadlock, an endless loop on the thread that reads its socket) is found this
-// way, as iOS's watchdog finds one.
+// Liveness: appexd pings each checked-in instance, and a pong must come within
+// `unresponsiveTimeout`, or the instance is killed as `unresponsive`. A hung extension (a
+// deadlock, an endless loop on the thread that reads its socket) is found this way, as iOS's
+// watchdog finds one. A busy instance is pinged every `pingInterval` (or `unresponsiveTimeout`
+// when longer: one ping outstanding at a time); an idle one every `idlePingInterval` (30 s
+// shipped): its hang harms nothing until a request comes, and the request brings its next
+// ping back within `pingInterval` (`livenessOnDispatch`).
 
 extension Supervisor {
     func startLiveness(_ instance: ExtensionInstance) {
-        guard let entry = catalog[instance.identifier] else { return }
-        let interval = entry.lifecycle.pingInterval
-        let timeout = entry.lifecycle.unresponsiveTimeout
+        schedulePing(instance)
+    }
+
+    /// The next ping, `pingInterval` or `idlePingInterval` away by the instance's state (and
+    /// never before its pong may still come).
+    private func schedulePing(_ instance: ExtensionInstance) {
+        guard let lifecycle = catalog[instance.identifier]?.lifecycle else { return }
+        let busy = max(lifecycle.pingInterval, lifecycle.unresponsiveTimeout)
+        let interval = instance.state == .idle ? max(lifecycle.idlePingInterval, busy) : busy
+        loop.cancel(instance.pingTimer)
+        instance.pingDue = MonotonicTime.now + interval.wholeNanoseconds
         instance.pingTimer = loop.schedule(after: interval) { [self] in
-            ping(instance, interval: interval, timeout: timeout)
+            ping(instance, timeout: lifecycle.unresponsiveTimeout)
         }
     }
 
-    private func ping(_ instance: ExtensionInstance, interval: Duration, timeout: Duration) {
+    private func ping(_ instance: ExtensionInstance, timeout: Duration) {
         instance.pingTimer = nil
         guard instance.state == .idle || instance.state == .busy else { return }
         instance.pingSequence += 1
@@ -26,9 +37,21 @@ extension Supervisor {
             instance.pongTimer = nil
             kill(instance, reason: .unresponsive, "no pong within \(timeout.wholeMilliseconds) ms")
         }
-        instance.pingTimer = loop.schedule(after: max(interval, timeout)) { [self] in
-            ping(instance, interval: interval, timeout: timeout)
-        }
+        schedulePing(instance)
+    }
+
+    /// A request went to `instance`: an idle instance's next ping may be far off; bring it
+    /// within `pingInterval`, so a hang while serving is found as soon as it would be in a busy one.
+    func livenessOnDispatch(_ instance: ExtensionInstance) {
+        guard instance.pingTimer != nil, let lifecycle = catalog[instance.identifier]?.lifecycle else { return }
+        let busy = max(lifecycle.pingInterval, lifecycle.unresponsiveTimeout)
+        if instance.pingDue > MonotonicTime.now + busy.wholeNanoseconds { schedulePing(instance) }
+    }
+
+    /// The instance answered and idles: it was alive a moment ago, so its next ping moves
+    /// out to the idle interval (a pong still due stays due).
+    func livenessOnIdle(_ instance: ExtensionInstance) {
+        if instance.pingTimer != nil { schedulePing(instance) }
     }
 
     func pongReceived(_ instance: ExtensionInstance, sequence: UInt64) {
