@@ -127,7 +127,8 @@ public final class EventLoop: @unchecked Sendable {
                 handlers[fd]?()
             }
             runPosted()
-            for body in timers.popDue(now: MonotonicTime.now) { body() }
+            let now = MonotonicTime.now
+            while let body = timers.popDue(now: now) { body() }
         }
         runPosted()
         loopThread = nil
