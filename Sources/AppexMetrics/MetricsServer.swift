@@ -1,4 +1,5 @@
 import AppexSupervisor
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -12,21 +13,36 @@ public final class MetricsServer: Sendable {
     /// Where it listens; with port 0 asked for, the port the kernel chose.
     public let host: String
     public let port: Int
+    /// The footprint sampler's rounds (nil when the server has none).
+    private let housekeeping: NIOLockedValueBox<RepeatedTask?>
 
     private init(group: MultiThreadedEventLoopGroup, channel: any Channel, host: String, port: Int) {
         self.group = group
         self.channel = channel
         self.host = host
         self.port = port
+        housekeeping = NIOLockedValueBox(nil)
     }
 
-    /// Binds `host:port` and serves scrapes of `collector`, with the supervisor's snapshot.
+    /// Binds `host:port` and serves scrapes of `collector`, with the supervisor's snapshot;
+    /// refreshes the collector's footprint sampler every its interval, on the same thread.
     public static func start(host: String, port: Int, supervisor: Supervisor,
                              collector: ScrapeCollector) async throws -> MetricsServer {
-        try await start(host: host, port: port) { loop in
+        let server = try await start(host: host, port: port) { loop in
             loop.makeFutureWithTask { await supervisor.onLoop { $0.metricsSnapshot() } }
                 .map { collector.render($0) }
         }
+        let sampler = collector.sampler
+        let every = TimeAmount.nanoseconds(Int64(sampler.interval.components.seconds) * 1_000_000_000
+                                           + sampler.interval.components.attoseconds / 1_000_000_000)
+        let loop = server.group.next()
+        let task = loop.scheduleRepeatedAsyncTask(initialDelay: every, delay: every) { _ in
+            loop.makeFutureWithTask { await supervisor.onLoop { $0.metricsSnapshot() } }
+                .map { sampler.refresh($0) }
+                .map { _ in () }
+        }
+        server.housekeeping.withLockedValue { $0 = task }
+        return server
     }
 
     /// Binds `host:port` and answers `GET /metrics` with what `scrape` produces.
@@ -59,6 +75,7 @@ public final class MetricsServer: Sendable {
 
     /// Stops listening and closes every connection.
     public func stop() async {
+        housekeeping.withLockedValue { $0?.cancel(); $0 = nil }
         try? await channel.close()
         try? await group.shutdownGracefully()
     }

@@ -5,8 +5,9 @@ import Prometheus
 
 /// What a scrape adds to the counters and histograms the supervisor keeps up to date: the
 /// gauges of the moment. The supervisor gives a snapshot of its instances from its loop
-/// (no system call there); the cgroup files and /proc/self are read here, on the metrics
-/// server's thread, and the gauges set before the registry is rendered.
+/// (no system call there); the footprints come from `sampler` (read in the background, at
+/// most its interval old), /proc/self is read here, on the metrics server's thread, and the
+/// gauges set before the registry is rendered.
 ///
 /// Series of extensions that are no longer installed, and of bands no instance is in, are set
 /// to 0 (bands) or removed (extensions), so the set of series stays bounded by what is
@@ -26,28 +27,32 @@ public final class ScrapeCollector: Sendable {
     }
 
     public let registry: PrometheusCollectorRegistry
+    public let sampler: FootprintSampler
     private let factory: DescribedMetricsFactory
     private let state = NIOLockedValueBox(Gauges())
 
     /// The gauges go straight to `registry` (the one `MetricsBackend.bootstrap` made, where
     /// the supervisor's instruments are too).
-    public init(registry: PrometheusCollectorRegistry) {
+    public init(registry: PrometheusCollectorRegistry, sampler: FootprintSampler = FootprintSampler()) {
         self.registry = registry
+        self.sampler = sampler
         factory = DescribedMetricsFactory(registry: registry)
     }
 
-    /// Sets the gauges from `snapshot` (reading each live instance's cgroup) and /proc/self,
-    /// then renders every metric in the text exposition format.
+    /// Sets the gauges from `snapshot`, the sampler's readings (reading only instances it has
+    /// never seen) and /proc/self, then renders every metric in the text exposition format.
     public func render(_ snapshot: MetricsSnapshot) -> [UInt8] {
+        sampler.refresh(snapshot, onlyNew: true)
+        let readings = sampler.all
         var footprints: [String: Int64] = [:]
         var livePeaks: [String: Int64] = [:]
         var bands: [String: Int] = [:]
         for instance in snapshot.instances {
             bands[instance.band, default: 0] += 1
-            // An instance that ended meanwhile has no cgroup left: it counts as nothing.
-            guard let cgroup = instance.cgroup else { continue }
-            if let footprint = try? cgroup.footprint() { footprints[instance.bundleIdentifier, default: 0] += footprint }
-            if let peak = try? cgroup.memoryPeak() { livePeaks[instance.bundleIdentifier] = max(livePeaks[instance.bundleIdentifier] ?? 0, peak) }
+            // An instance that ended meanwhile has no reading: it counts as nothing.
+            guard let cgroup = instance.cgroup, let r = readings[cgroup.memoryDir] else { continue }
+            footprints[instance.bundleIdentifier, default: 0] += r.footprint
+            livePeaks[instance.bundleIdentifier] = max(livePeaks[instance.bundleIdentifier] ?? 0, r.peak)
         }
         let process = ProcessStatistics.read()
         state.withLockedValue { g in

@@ -16,6 +16,16 @@ public struct MetricsSnapshot: Sendable {
         public var inactiveLimitBytes: Int64
         /// The largest high-water mark seen for an instance that has answered or ended.
         public var peakBytes: Int64?
+
+        public init(bundleIdentifier: String, extensionPoint: String, enabled: Bool, activeLimitBytes: Int64,
+                    inactiveLimitBytes: Int64, peakBytes: Int64? = nil) {
+            self.bundleIdentifier = bundleIdentifier
+            self.extensionPoint = extensionPoint
+            self.enabled = enabled
+            self.activeLimitBytes = activeLimitBytes
+            self.inactiveLimitBytes = inactiveLimitBytes
+            self.peakBytes = peakBytes
+        }
     }
 
     public struct Instance: Sendable {
@@ -24,11 +34,23 @@ public struct MetricsSnapshot: Sendable {
         /// launching or serving, `aging` and then its idle band while idle.
         public var band: String
         public var cgroup: ExtensionCgroup?
+
+        public init(bundleIdentifier: String, band: String, cgroup: ExtensionCgroup?) {
+            self.bundleIdentifier = bundleIdentifier
+            self.band = band
+            self.cgroup = cgroup
+        }
     }
 
     public var extensions: [Extension]
     public var instances: [Instance]
     public var pressureLevel: PressureLevel
+
+    public init(extensions: [Extension], instances: [Instance], pressureLevel: PressureLevel) {
+        self.extensions = extensions
+        self.instances = instances
+        self.pressureLevel = pressureLevel
+    }
 }
 
 extension Supervisor {
