@@ -14,16 +14,16 @@ final class Daemon {
     init(executable: String, root: String, policies: String, uids: String) {
         socket = root + "/appexd.sock"
         state = root + "/state"
-        // appexd holds ~22 descriptors per live instance (pidfds, its socket, memory threshold
-        // eventfds, log pipe, directories): 1,000 instances need ~22,000. Raised to 65,536
-        // where allowed (CAP_SYS_RESOURCE), else to the hard limit.
+        // appexd holds a few descriptors per live instance (pidfds, its socket, the footprint
+        // eventfd, the log pipe): raised to 65,536 where allowed (CAP_SYS_RESOURCE), else to the
+        // hard limit (appexd itself raises its soft limit to the hard one).
         var limit = rlimit()
         getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
         var wanted = rlimit(rlim_cur: max(65536, limit.rlim_max), rlim_max: max(65536, limit.rlim_max))
         if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &wanted) != 0 {
             limit.rlim_cur = limit.rlim_max
             setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-            print("  appexd's descriptor limit: \(limit.rlim_max) (not allowed to raise it): about \(limit.rlim_max / 22) instances fit")
+            print("  appexd's descriptor limit: \(limit.rlim_max) (not allowed to raise it)")
         }
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = ["--state-dir", state, "--socket", socket, "--policies", policies,
@@ -57,6 +57,16 @@ final class Daemon {
         let fields = stat[stat.index(after: close)...].split(separator: " ")
         guard fields.count > 12, let u = Double(fields[11]), let s = Double(fields[12]) else { return 0 }
         return (u + s) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// Open descriptors (/proc/<pid>/fd entries).
+    var descriptorCount: Int {
+        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/fd")) ?? []).count
+    }
+
+    /// Threads (/proc/<pid>/task entries).
+    var threadCount: Int {
+        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/task")) ?? []).count
     }
 
     func stop() {

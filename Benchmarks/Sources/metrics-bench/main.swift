@@ -84,16 +84,24 @@ for (i, id) in all.enumerated() {
 }
 print("  installing took \((now() - t0) / 1_000_000) ms")
 
-/// The extension's first launch: spawn → check-in, µs.
-func launch(_ id: String) async throws -> UInt64 {
+/// The extension's first launch: spawn → check-in, µs, and every phase the outcome reports.
+func launch(_ id: String) async throws -> (checkIn: UInt64, phases: [String: UInt64]) {
     let outcome = try await client.beginRequest(bundleIdentifier: id, items: [ExtensionItem(attributedContentText: "x")])
     guard outcome.outcome == .completed, outcome.cold else { fail("\(id): \(outcome.message)") }
     guard let checkIn = outcome.phases.first(where: { $0.name == "checkIn" })?.microseconds else { fail("\(id): no checkIn") }
-    return checkIn
+    var phases: [String: UInt64] = [:]
+    for p in outcome.phases { phases[p.name, default: 0] += p.microseconds }
+    return (checkIn, phases)
 }
 
+/// Phase name → its durations over one side's launches, µs.
+var alonePhases: [String: [UInt64]] = [:], crowdedPhases: [String: [UInt64]] = [:]
 var alone = newHistogram()
-for id in before { alone.record(try await launch(id)) }
+for id in before {
+    let l = try await launch(id)
+    alone.record(l.checkIn)
+    for (k, v) in l.phases { alonePhases[k, default: []].append(v) }
+}
 t0 = now()
 for (i, id) in fillers.enumerated() {
     _ = try await launch(id)
@@ -101,7 +109,11 @@ for (i, id) in fillers.enumerated() {
 }
 print("  launching \(fillers.count) took \((now() - t0) / 1_000_000) ms")
 var crowded = newHistogram()
-for id in after { crowded.record(try await launch(id)) }
+for id in after {
+    let l = try await launch(id)
+    crowded.record(l.checkIn)
+    for (k, v) in l.phases { crowdedPhases[k, default: []].append(v) }
+}
 
 // Idle: every instance has aged to its idle band (at most 5 s) before the CPU is counted.
 try await Task.sleep(for: .seconds(6))
@@ -120,6 +132,7 @@ for _ in 0..<scrapeCount {
     scrapes.record(now() - s)
 }
 let residentAfter = daemon.residentBytes
+let descriptors = daemon.descriptorCount, threads = daemon.threadCount
 
 func ms(_ ns: UInt64) -> String { String(format: "%.2f", Double(ns) / 1e6) }
 let live = before.count + fillers.count + after.count
@@ -128,9 +141,15 @@ print("with \(live) live idle extensions")
 print("  scrape GET /metrics   p50 \(ms(scrapes.valueAtPercentile(50))) ms  p90 \(ms(scrapes.valueAtPercentile(90))) ms  max \(ms(scrapes.max)) ms  (\(bytes / 1024) KiB)")
 print("  appexd resident       \(resident / 1_048_576) MiB before the scrapes, \(residentAfter / 1_048_576) MiB after")
 print("  appexd idle CPU       \(String(format: "%.2f", idleCores * 100)) % of one core")
+print("  appexd holds          \(descriptors) descriptors, \(threads) threads")
 let p50Alone = alone.valueAtPercentile(50), p50Crowded = crowded.valueAtPercentile(50)
 let ratio = Double(p50Crowded) / Double(max(p50Alone, 1))
 print("  first launch, spawn → check-in p50: \(p50Alone) µs with ≤ \(launchCount - 1) running, \(p50Crowded) µs with \(live - launchCount)+ running: \(String(format: "%.2f", ratio))×")
+func median(_ xs: [UInt64]) -> UInt64 { xs.isEmpty ? 0 : xs.sorted()[xs.count / 2] }
+print("  phases p50, µs (alone → crowded):")
+for name in alonePhases.keys.sorted() {
+    print("    \(name.padding(toLength: 14, withPad: " ", startingAt: 0)) \(median(alonePhases[name]!)) → \(median(crowdedPhases[name] ?? []))")
+}
 print("")
 print("targets")
 func target(_ name: String, _ met: Bool) { print("  \(name): \(met ? "met" : "MISSED")") }
