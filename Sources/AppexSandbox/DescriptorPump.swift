@@ -49,8 +49,14 @@ public final class DescriptorPump: @unchecked Sendable {
     /// Stops watching `fd`; after this returns its handler never runs again.
     public func remove(_ fd: Int32) {
         perform { [self] in
+            // On the pump's thread, but `add` changes the table from others: under the lock.
+            // The handler is released after the lock: it may hold the last reference to its
+            // owner, whose deinit may come back here.
+            lock.lock()
             _ = appex_epoll_del(epfd, fd)
-            handlers[fd] = nil
+            let released = handlers.removeValue(forKey: fd)
+            lock.unlock()
+            withExtendedLifetime(released) {}
         }
     }
 
