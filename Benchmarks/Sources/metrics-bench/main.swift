@@ -80,7 +80,7 @@ var t0 = now()
 for (i, id) in all.enumerated() {
     _ = try await client.install(path: bundle(id))
     _ = try await client.enable(id)
-    if (i + 1) % 250 == 0 { print("  installed \(i + 1)/\(all.count)") }
+    if (i + 1) % 250 == 0 { print("  installed \(i + 1)/\(all.count) (\((now() - t0) / 1_000_000) ms)") }
 }
 print("  installing took \((now() - t0) / 1_000_000) ms")
 
@@ -105,7 +105,7 @@ for id in before {
 t0 = now()
 for (i, id) in fillers.enumerated() {
     _ = try await launch(id)
-    if (i + 1) % 250 == 0 { print("  launched \(i + 1)/\(fillers.count)") }
+    if (i + 1) % 250 == 0 { print("  launched \(i + 1)/\(fillers.count) (\((now() - t0) / 1_000_000) ms)") }
 }
 print("  launching \(fillers.count) took \((now() - t0) / 1_000_000) ms")
 var crowded = newHistogram()
