@@ -7,6 +7,7 @@
 // Order and rationale: Docs/launch-sequence.md.
 #define _GNU_SOURCE
 #include "appex_launcher.h"
+#include "descriptor_slots.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +30,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifndef CLOSE_RANGE_UNSHARE
+#define CLOSE_RANGE_UNSHARE (1U << 1)
+#endif
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
@@ -77,6 +81,7 @@ typedef struct child_ctx {
     const appex_plan *plan;
     appex_result *result;
     int notify_sock;           // child's end of the socketpair, or -1
+    int32_t unshare_below;     // > 0: cloned with CLONE_FILES; keep only descriptors below this
 } child_ctx;
 
 // Kernel layout of struct sigaction for rt_sigaction(2).
@@ -158,6 +163,13 @@ static int child_main(void *arg) {
     child_ctx *c = arg;
     const appex_plan *p = c->plan;
     c->result->t_child = now_ns();
+
+    // 0. Cloned with CLONE_FILES (descriptor slots): a private descriptor table before
+    //    anything else, holding only the descriptors below the slots' bound; until this
+    //    the child must not touch a descriptor, the table is still the parent's.
+    if (c->unshare_below > 0 &&
+        syscall(SYS_close_range, (unsigned int)c->unshare_below, ~0U, CLOSE_RANGE_UNSHARE) < 0)
+        fail(c, APPEX_STEP_FDS, 5, errno);
 
     // Handlers are the parent's code on shared memory: reset them all first.
     // Signals stay blocked (the parent blocked them) until right before execve.
@@ -426,7 +438,44 @@ int appex_launch(const appex_plan *plan, appex_result *result) {
         return -1;
     }
 
-    child_ctx ctx = {.plan = plan, .result = result, .notify_sock = sv[1]};
+    // Stage every descriptor the child uses below the slots' bound; when that cannot be
+    // done (no slots reserved, none free), the child gets a copy of the whole table.
+    appex_plan staged = *plan;
+    appex_slot_set slots = {.limit = appex_descriptor_slots_limit(), .n = 0};
+    int32_t procs[8];
+    appex_mount_op *ops = NULL;
+    int32_t notify = sv[1];
+    int use_slots = slots.limit > 0 && plan->n_cgroup_procs_fds <= 8;
+    if (use_slots && plan->n_ops > 0) {
+        ops = malloc(sizeof(appex_mount_op) * (size_t)plan->n_ops);
+        if (!ops) use_slots = 0;
+    }
+    if (use_slots) {
+        int bad = 0;
+        for (int32_t i = 0; i < plan->n_cgroup_procs_fds; i++) bad |= appex_slot_stage(&slots, plan->cgroup_procs_fds[i], &procs[i]);
+        staged.cgroup_procs_fds = procs;
+        for (int32_t i = 0; i < plan->n_ops; i++) {
+            ops[i] = plan->ops[i];
+            if (ops[i].kind == APPEX_OP_ATTACH_TREE) bad |= appex_slot_stage(&slots, plan->ops[i].fd, &ops[i].fd);
+        }
+        if (plan->n_ops > 0) staged.ops = ops;
+        bad |= appex_slot_stage(&slots, plan->stdin_fd, &staged.stdin_fd);
+        bad |= appex_slot_stage(&slots, plan->stdout_fd, &staged.stdout_fd);
+        bad |= appex_slot_stage(&slots, plan->stderr_fd, &staged.stderr_fd);
+        bad |= appex_slot_stage(&slots, plan->enter_pidfd, &staged.enter_pidfd);
+        bad |= appex_slot_stage(&slots, plan->exec_fd, &staged.exec_fd);
+        bad |= appex_slot_stage(&slots, plan->channel_fd, &staged.channel_fd);
+        bad |= appex_slot_stage(&slots, sv[1], &notify);
+        if (bad) {
+            appex_slot_release(&slots);
+            use_slots = 0;
+            staged = *plan;
+            notify = sv[1];
+        }
+    }
+    child_ctx ctx = {.plan = use_slots ? &staged : plan, .result = result, .notify_sock = notify,
+                     .unshare_below = use_slots ? slots.limit : 0};
+    unsigned long files = use_slots ? CLONE_FILES : 0;
 
     unsigned long ns = 0;
     if (plan->namespaces & APPEX_NS_MOUNT) ns |= CLONE_NEWNS;
@@ -441,6 +490,8 @@ int appex_launch(const appex_plan *plan, appex_result *result) {
         if (self < 0 || setns(plan->enter_pidfd, CLONE_NEWPID) < 0) {
             result->step = APPEX_STEP_ENTER_PIDNS;
             result->error = errno;
+            appex_slot_release(&slots);
+            free(ops);
             munmap(stack, stack_size);
             if (sv[0] >= 0) { close(sv[0]); close(sv[1]); }
             return -1;
@@ -459,7 +510,7 @@ int appex_launch(const appex_plan *plan, appex_result *result) {
     if (plan->cgroup_dir_fd >= 0) {
         struct clone_args args;
         memset(&args, 0, sizeof(args));
-        args.flags = CLONE_VM | CLONE_VFORK | CLONE_PIDFD | CLONE_INTO_CGROUP | ns;
+        args.flags = CLONE_VM | CLONE_VFORK | CLONE_PIDFD | CLONE_INTO_CGROUP | files | ns;
         args.pidfd = (uint64_t)(uintptr_t)&pidfd;
         args.exit_signal = SIGCHLD;
         args.stack = (uint64_t)(uintptr_t)stack;
@@ -478,7 +529,7 @@ int appex_launch(const appex_plan *plan, appex_result *result) {
             errno = ENOSYS;
         } else {
             pid = clone(child_main, (char *)stack + stack_size,
-                        (int)(CLONE_VM | CLONE_VFORK | CLONE_PIDFD | ns | SIGCHLD), &ctx, &pidfd);
+                        (int)(CLONE_VM | CLONE_VFORK | CLONE_PIDFD | files | ns | SIGCHLD), &ctx, &pidfd);
         }
     }
     int clone_errno = errno;
@@ -491,6 +542,9 @@ int appex_launch(const appex_plan *plan, appex_result *result) {
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     munmap(stack, stack_size);
+    // The child exec'd or died: its table is its own (or gone); the slots are free again.
+    appex_slot_release(&slots);
+    free(ops);
 
     if (pid < 0) {
         result->step = APPEX_STEP_CLONE;

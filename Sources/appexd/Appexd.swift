@@ -75,6 +75,8 @@ struct Appexd: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "appexd")
+        // Before the supervisor opens anything: the slots must have low numbers.
+        Launcher.reserveDescriptorSlots()
         if let files = DescriptorLimit.raiseToHard() {
             logger.debug("descriptors: up to \(files.soft) (RLIMIT_NOFILE)")
         }

@@ -272,6 +272,45 @@ struct LauncherTests {
         #expect(status == 0)
     }
 
+    /// With descriptor slots reserved (appexd reserves them first thing), a child starts from
+    /// a small descriptor table however many descriptors the parent holds: its stdout, staged
+    /// through a slot, works; its table is a few dozen entries, not thousands; the slots come
+    /// back after each launch.
+    @Test func childrenGetASmallDescriptorTableThroughSlots() throws {
+        #expect(Launcher.reserveDescriptorSlots() > 0)
+        var extra: [Int32] = []
+        for _ in 0..<3000 { extra.append(open("/dev/null", O_RDONLY | O_CLOEXEC)) }
+        defer { extra.forEach { close($0) } }
+        for round in 0..<100 {
+            var fds: [Int32] = [0, 0]
+            #expect(pipe(&fds) == 0)
+            // Numbered far above the slots (and every other descriptor): it must be staged.
+            let high = fcntl(fds[1], F_DUPFD_CLOEXEC, 5000)
+            #expect(high >= 5000)
+            close(fds[1])
+            fds[1] = high
+            var plan = LaunchPlan(executable: "/bin/sh", arguments: ["sh", "-c", "grep FDSize /proc/$$/status; echo ok"],
+                                  environment: [])
+            plan.namespaces = []
+            plan.stdout = fds[1]
+            plan.noNewPrivileges = false
+            let p = try Launcher.launch(plan)
+            close(fds[1])
+            var code: Int32 = 0, status: Int32 = 0
+            _ = appexWait(p.pidfd, &code, &status)
+            close(p.pidfd)
+            let out = String(decoding: try readAll(fds[0]), as: UTF8.self)
+            close(fds[0])
+            #expect(status == 0)
+            let lines = out.split(separator: "\n")
+            let size = Int(lines.first?.split(separator: "\t").last ?? "") ?? -1
+            // The shell itself (its pid, $$), not a process it forks: the launch's own table.
+            #expect(size > 0 && size <= 1024, "round \(round): FDSize \(size): the child copied the parent's table (\(out))")
+            #expect(lines.last == "ok", "round \(round): \(out)")
+            if size <= 0 || size > 1024 { break }
+        }
+    }
+
     @Test func missingExecutableIsENOENT() throws {
         let plan = LaunchPlan(executable: "/nonexistent/appex-probe", arguments: ["x"], environment: [])
         #expect {

@@ -178,6 +178,13 @@ typedef struct appex_result {
 // set), -1 when a step failed (step, index, error set; the child is reaped).
 int appex_launch(const appex_plan *plan, appex_result *result);
 
+// Reserves up to `count` low-numbered descriptors (copies of /dev/null) as slots that later
+// launches stage their child's descriptors in, so the child gets a small descriptor table
+// instead of a copy of the caller's (descriptor_slots.c). Call early, while descriptor
+// numbers are still low (appexd does, first thing). Returns how many were reserved; later
+// calls reserve nothing more. Without it, launches copy the whole table as before.
+int appex_reserve_descriptor_slots(int32_t count);
+
 int appex_launcher_abi_version(void);
 
 // Parent-side helpers for system calls Swift cannot reach (glibc's syscall(2) is variadic).
