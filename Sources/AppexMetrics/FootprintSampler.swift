@@ -34,6 +34,19 @@ public final class FootprintSampler: Sendable {
     @discardableResult
     public func refresh(_ snapshot: MetricsSnapshot, onlyNew: Bool = false) -> Int {
         let known = readings.withLockedValue { $0 }
+        if onlyNew {
+            // A scrape: read what is new, keep the rest as it is (gone ones go at the next
+            // full refresh; a scrape looks readings up by its own snapshot's instances).
+            var new: [String: Reading] = [:]
+            for instance in snapshot.instances {
+                guard let cgroup = instance.cgroup, known[cgroup.memoryDir] == nil,
+                      let charged = try? cgroup.memoryCurrent(), let footprint = try? cgroup.footprint() else { continue }
+                new[cgroup.memoryDir] = Reading(charged: charged, footprint: footprint,
+                                                peak: (try? cgroup.memoryPeak()) ?? charged)
+            }
+            if !new.isEmpty { readings.withLockedValue { $0.merge(new) { _, fresh in fresh } } }
+            return new.count
+        }
         var fresh: [String: Reading] = [:]
         fresh.reserveCapacity(snapshot.instances.count)
         var read = 0
@@ -41,10 +54,6 @@ public final class FootprintSampler: Sendable {
             guard let cgroup = instance.cgroup else { continue }
             let key = cgroup.memoryDir
             let old = known[key]
-            if onlyNew, let old {
-                fresh[key] = old
-                continue
-            }
             // A cgroup that went away meanwhile (the instance ended) has no reading.
             guard let charged = try? cgroup.memoryCurrent() else { continue }
             read += 1

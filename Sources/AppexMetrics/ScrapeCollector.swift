@@ -13,11 +13,22 @@ import Prometheus
 /// to 0 (bands) or removed (extensions), so the set of series stays bounded by what is
 /// installed.
 public final class ScrapeCollector: Sendable {
+    /// One installed extension's gauges.
+    private struct ExtensionGauges {
+        var footprint: CoreMetrics.Gauge
+        var peak: CoreMetrics.Gauge
+        var activeLimit: CoreMetrics.Gauge
+        var inactiveLimit: CoreMetrics.Gauge
+
+        func destroy() {
+            for g in [footprint, peak, activeLimit, inactiveLimit] { g.destroy() }
+        }
+    }
+
     private struct Gauges {
-        var footprint: [String: CoreMetrics.Gauge] = [:]
-        var peak: [String: CoreMetrics.Gauge] = [:]
-        var activeLimit: [String: CoreMetrics.Gauge] = [:]
-        var inactiveLimit: [String: CoreMetrics.Gauge] = [:]
+        var extensions: [String: ExtensionGauges] = [:]
+        /// The catalog generation the per-extension gauges were made for (nil: none yet).
+        var generation: UInt64?
         var pressure: CoreMetrics.Gauge?
         var bands: [String: CoreMetrics.Gauge] = [:]
         var installed: [Bool: CoreMetrics.Gauge] = [:]
@@ -56,31 +67,38 @@ public final class ScrapeCollector: Sendable {
         }
         let process = ProcessStatistics.read()
         state.withLockedValue { g in
-            let installed = Set(snapshot.extensions.map(\.bundleIdentifier))
-            for e in snapshot.extensions {
-                let id = e.bundleIdentifier
-                gauge(&g.footprint, id, MetricCatalog.footprint.name, [("bundle_id", id)]).record(footprints[id] ?? 0)
-                gauge(&g.activeLimit, id, MetricCatalog.memoryLimit.name, [("bundle_id", id), ("state", "active")])
-                    .record(e.activeLimitBytes)
-                gauge(&g.inactiveLimit, id, MetricCatalog.memoryLimit.name, [("bundle_id", id), ("state", "inactive")])
-                    .record(e.inactiveLimitBytes)
-                let peak = max(e.peakBytes ?? 0, livePeaks[id] ?? 0)
-                gauge(&g.peak, id, MetricCatalog.peak.name, [("bundle_id", id)]).record(peak)
+            // Gauges per extension, and their limits, only when the catalog changed: they are
+            // made, set once and destroyed with it. Footprints and peaks on every scrape.
+            if g.generation != snapshot.catalogGeneration {
+                g.generation = snapshot.catalogGeneration
+                let installed = Set(snapshot.extensions.map(\.bundleIdentifier))
+                for (id, gauges) in g.extensions where !installed.contains(id) {
+                    gauges.destroy()
+                    g.extensions[id] = nil
+                }
+                for e in snapshot.extensions {
+                    let id = e.bundleIdentifier
+                    let gauges = g.extensions[id] ?? makeGauges(id)
+                    g.extensions[id] = gauges
+                    gauges.activeLimit.record(e.activeLimitBytes)
+                    gauges.inactiveLimit.record(e.inactiveLimitBytes)
+                }
+                for enabled in [true, false] {
+                    let count = snapshot.extensions.filter { $0.enabled == enabled }.count
+                    gauge(&g.installed, enabled, MetricCatalog.installed.name, [("enabled", String(enabled))]).record(count)
+                }
             }
-            Self.removeAll(&g.footprint, except: installed)
-            Self.removeAll(&g.activeLimit, except: installed)
-            Self.removeAll(&g.inactiveLimit, except: installed)
-            Self.removeAll(&g.peak, except: installed)
+            for e in snapshot.extensions {
+                guard let gauges = g.extensions[e.bundleIdentifier] else { continue }
+                gauges.footprint.record(footprints[e.bundleIdentifier] ?? 0)
+                gauges.peak.record(max(e.peakBytes ?? 0, livePeaks[e.bundleIdentifier] ?? 0))
+            }
 
             for band in Set(bands.keys).union(g.bands.keys) {
                 gauge(&g.bands, band, MetricCatalog.liveInstances.name, [("band", band)]).record(bands[band] ?? 0)
             }
             if g.pressure == nil { g.pressure = CoreMetrics.Gauge(label: MetricCatalog.pressureLevel.name, factory: factory) }
             g.pressure?.record(snapshot.pressureLevel.rawValue)
-            for enabled in [true, false] {
-                let count = snapshot.extensions.filter { $0.enabled == enabled }.count
-                gauge(&g.installed, enabled, MetricCatalog.installed.name, [("enabled", String(enabled))]).record(count)
-            }
 
             if let process {
                 if g.resident == nil { g.resident = CoreMetrics.Gauge(label: MetricCatalog.supervisorResident.name, factory: factory) }
@@ -104,10 +122,13 @@ public final class ScrapeCollector: Sendable {
         return g
     }
 
-    private static func removeAll(_ gauges: inout [String: CoreMetrics.Gauge], except keep: Set<String>) {
-        for (key, gauge) in gauges where !keep.contains(key) {
-            gauge.destroy()
-            gauges[key] = nil
-        }
+    private func makeGauges(_ id: String) -> ExtensionGauges {
+        ExtensionGauges(
+            footprint: CoreMetrics.Gauge(label: MetricCatalog.footprint.name, dimensions: [("bundle_id", id)], factory: factory),
+            peak: CoreMetrics.Gauge(label: MetricCatalog.peak.name, dimensions: [("bundle_id", id)], factory: factory),
+            activeLimit: CoreMetrics.Gauge(label: MetricCatalog.memoryLimit.name, dimensions: [("bundle_id", id), ("state", "active")],
+                                           factory: factory),
+            inactiveLimit: CoreMetrics.Gauge(label: MetricCatalog.memoryLimit.name, dimensions: [("bundle_id", id), ("state", "inactive")],
+                                             factory: factory))
     }
 }

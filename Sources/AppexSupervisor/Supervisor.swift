@@ -80,7 +80,16 @@ public final class Supervisor: @unchecked Sendable {
     /// The cgroups instances get (for the stale sweep at start).
     public var cgroupManager: CgroupManager { cgroups }
     private(set) var policies: PolicySet
-    var catalog: [String: CatalogEntry] = [:]
+    var catalog: [String: CatalogEntry] = [:] {
+        didSet {
+            catalogGeneration &+= 1
+            metricsExtensions = nil
+        }
+    }
+    /// Changes whenever the catalog does (a scrape redoes its per-extension work only then).
+    var catalogGeneration: UInt64 = 0
+    /// The catalog as a scrape needs it, made again after a change (Metrics/).
+    var metricsExtensions: [MetricsSnapshot.Extension]?
     var slots: [String: ExtensionSlot] = [:]
     var instanceCounter = 0
     /// Every termination the supervisor caused or observed, oldest first (bounded).
