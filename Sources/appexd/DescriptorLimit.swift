@@ -3,12 +3,13 @@ import Foundation
 import Glibc
 #endif
 
-/// appexd holds a few descriptors per live extension (its socket, pidfds, the log pipe, the
-/// footprint eventfd). The soft RLIMIT_NOFILE a service starts with is often 1,024 (systemd's
-/// default, kept low for programs that still use select(2)), which would cap appexd near 150
-/// extensions; the hard limit is the administrator's real ceiling. appexd uses epoll only, so
-/// it raises its soft limit to the hard one, as systemd itself does for its own processes.
-/// Extensions never inherit it: the launch sets each one's RLIMIT_NOFILE from its policy.
+/// appexd holds about a dozen descriptors per live extension (its socket, pidfds, the log
+/// pipe and file, the footprint and OOM eventfds, the seccomp listener). The soft
+/// RLIMIT_NOFILE a service starts with is often 1,024 (systemd's default, kept low for
+/// programs that still use select(2)), which would cap appexd near 80 extensions; the hard
+/// limit is the administrator's real ceiling. appexd uses epoll only, so it raises its soft
+/// limit to the hard one, as systemd itself does for its own processes. Extensions never
+/// inherit it: the launch sets each one's RLIMIT_NOFILE from its policy.
 enum DescriptorLimit {
     /// The soft limit after raising it (unchanged when it already was the hard one).
     @discardableResult
