@@ -13,7 +13,7 @@ import NIOConcurrencyHelpers
 /// since the last refresh), so a gauge is at most `interval` old and a new instance shows at
 /// once. Appex's own decisions never wait on this: the jetsam reads its cgroups itself.
 public final class FootprintSampler: Sendable {
-    public struct Reading: Sendable {
+    public struct Reading: Sendable, Equatable {
         public var charged: Int64
         public var footprint: Int64
         public var peak: Int64
@@ -24,6 +24,10 @@ public final class FootprintSampler: Sendable {
     public let interval: Duration
     /// By the cgroup's memory directory: an instance's identity for as long as it lives.
     private let readings = NIOLockedValueBox<[String: Reading]>([:])
+    private let changes = NIOLockedValueBox<UInt64>(0)
+
+    /// Changes whenever a reading does (or one comes or goes): equal numbers, equal readings.
+    public var generation: UInt64 { changes.withLockedValue { $0 } }
 
     public init(interval: Duration = FootprintSampler.defaultInterval) {
         self.interval = interval
@@ -44,7 +48,10 @@ public final class FootprintSampler: Sendable {
                 new[cgroup.memoryDir] = Reading(charged: charged, footprint: footprint,
                                                 peak: (try? cgroup.memoryPeak()) ?? charged)
             }
-            if !new.isEmpty { readings.withLockedValue { $0.merge(new) { _, fresh in fresh } } }
+            if !new.isEmpty {
+                readings.withLockedValue { $0.merge(new) { _, fresh in fresh } }
+                changes.withLockedValue { $0 &+= 1 }
+            }
             return new.count
         }
         var fresh: [String: Reading] = [:]
@@ -64,7 +71,11 @@ public final class FootprintSampler: Sendable {
                 fresh[key] = Reading(charged: charged, footprint: footprint, peak: peak)
             }
         }
-        readings.withLockedValue { $0 = fresh }
+        let changed = readings.withLockedValue { r -> Bool in
+            defer { r = fresh }
+            return r != fresh
+        }
+        if changed { changes.withLockedValue { $0 &+= 1 } }
         return read
     }
 

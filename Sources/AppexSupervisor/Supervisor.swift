@@ -83,13 +83,13 @@ public final class Supervisor: @unchecked Sendable {
     var catalog: [String: CatalogEntry] = [:] {
         didSet {
             catalogGeneration &+= 1
-            metricsExtensions = nil
+            metricsCache.extensions = nil
         }
     }
     /// Changes whenever the catalog does (a scrape redoes its per-extension work only then).
     var catalogGeneration: UInt64 = 0
-    /// The catalog as a scrape needs it, made again after a change (Metrics/).
-    var metricsExtensions: [MetricsSnapshot.Extension]?
+    /// What the last scrape was given, kept while nothing it shows changed (Metrics/).
+    var metricsCache = MetricsSnapshotCache()
     var slots: [String: ExtensionSlot] = [:]
     var instanceCounter = 0
     /// Every termination the supervisor caused or observed, oldest first (bounded).

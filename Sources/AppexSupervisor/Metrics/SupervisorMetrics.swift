@@ -40,6 +40,8 @@ final class SupervisorMetrics: @unchecked Sendable {
     private var warningCounters: [String: CoreMetrics.Counter] = [:]
     /// Bundle identifier → largest cgroup high-water mark seen for any of its instances.
     private(set) var peaks: [String: Int64] = [:]
+    /// Changes whenever `peaks` does.
+    private(set) var peaksVersion: UInt64 = 0
 
     /// One launch phase (nanoseconds) of an extension of `extensionPoint`.
     func launchPhase(_ phase: String, nanos: UInt64, extensionPoint: String, cold: Bool = true) {
@@ -112,12 +114,17 @@ final class SupervisorMetrics: @unchecked Sendable {
     func notePeak(_ bytes: Int64?, bundleIdentifier: String) {
         guard let bytes, bytes > (peaks[bundleIdentifier] ?? -1) else { return }
         peaks[bundleIdentifier] = bytes
+        peaksVersion &+= 1
     }
 
     /// Forgets the peaks of extensions no longer installed. (Counters stay: a counter that
     /// vanished and came back would read as a reset.)
     func forgetPeaks(keeping installed: Set<String>) {
-        peaks = peaks.filter { installed.contains($0.key) }
+        let kept = peaks.filter { installed.contains($0.key) }
+        if kept.count != peaks.count {
+            peaks = kept
+            peaksVersion &+= 1
+        }
     }
 
     /// From the seccomp notifier's thread: one denied call. Rare, and the backend's factory
