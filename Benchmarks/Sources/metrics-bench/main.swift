@@ -2,6 +2,7 @@
 // probe), beside the same appexd carrying almost none.
 //
 //   scrape   GET /metrics on a new loopback connection, as Prometheus makes it. Target ≤ 5 ms p50.
+//            Also right after each crowded launch: a scrape that can reuse nothing.
 //   memory   appexd's resident memory (VmRSS). Target ≤ 64 MiB.
 //   idle CPU appexd's CPU time over 10 s with every extension idle. Target ≤ 1 % of one core.
 //   launch   spawn → check-in of one more extension (its first launch, sandbox built) with all
@@ -109,10 +110,17 @@ for (i, id) in fillers.enumerated() {
 }
 print("  launching \(fillers.count) took \((now() - t0) / 1_000_000) ms")
 var crowded = newHistogram()
+// A scrape right after each of these launches: what one costs when something it shows changed
+// (a new instance), so nothing of the last rendering can be reused.
+var changedScrapes = newHistogram()
+let metricsAt = daemon.metricsAddress
 for id in after {
     let l = try await launch(id)
     crowded.record(l.checkIn)
     for (k, v) in l.phases { crowdedPhases[k, default: []].append(v) }
+    let s = now()
+    _ = scrape(metricsAt)
+    changedScrapes.record(now() - s)
 }
 
 // Idle: every instance has aged to its idle band (at most 5 s) before the CPU is counted.
@@ -139,6 +147,7 @@ let live = before.count + fillers.count + after.count
 print("")
 print("with \(live) live idle extensions")
 print("  scrape GET /metrics   p50 \(ms(scrapes.valueAtPercentile(50))) ms  p90 \(ms(scrapes.valueAtPercentile(90))) ms  max \(ms(scrapes.max)) ms  (\(bytes / 1024) KiB)")
+print("  scrape after a change p50 \(ms(changedScrapes.valueAtPercentile(50))) ms  max \(ms(changedScrapes.max)) ms  (a new instance each time, \(after.count) scrapes)")
 print("  appexd resident       \(resident / 1_048_576) MiB before the scrapes, \(residentAfter / 1_048_576) MiB after")
 print("  appexd idle CPU       \(String(format: "%.2f", idleCores * 100)) % of one core")
 print("  appexd holds          \(descriptors) descriptors, \(threads) threads")
