@@ -11,9 +11,9 @@ final class Daemon {
     let socket: String
     let state: String
 
-    init(executable: String, root: String, policies: String, uids: String) {
-        socket = root + "/appexd.sock"
-        state = root + "/state"
+    init(executable: String, root: String, policies: String, uids: String, metrics: Bool = true, name: String = "state") {
+        socket = root + "/\(name).sock"
+        state = root + "/" + name
         // appexd holds a few descriptors per live instance (pidfds, its socket, the footprint
         // eventfd, the log pipe): raised to 65,536 where allowed (CAP_SYS_RESOURCE), else to the
         // hard limit (appexd itself raises its soft limit to the hard one).
@@ -28,7 +28,7 @@ final class Daemon {
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = ["--state-dir", state, "--socket", socket, "--policies", policies,
                              "--cgroup-parent", "appex-metrics-bench-\(getpid())", "--log-level", "warning",
-                             "--uid-range", uids, "--metrics", "127.0.0.1:0"]
+                             "--uid-range", uids, "--metrics", metrics ? "127.0.0.1:0" : "off"]
         do { try process.run() } catch { fail("cannot start appexd: \(error)") }
         running = self
         if HostClient.waitUntilServing(socketPath: socket, attempts: 1000, interval: .milliseconds(10)) { return }

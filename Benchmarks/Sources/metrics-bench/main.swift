@@ -2,13 +2,16 @@
 // probe), beside the same appexd carrying almost none.
 //
 //   scrape   GET /metrics on a new loopback connection, as Prometheus makes it. Target ≤ 5 ms p50.
-//            Also right after each crowded launch: a scrape that can reuse nothing.
+//            Also right after launches of their own: a scrape that can reuse nothing.
 //   memory   appexd's resident memory (VmRSS). Target ≤ 64 MiB.
 //   idle CPU appexd's CPU time over 10 s with every extension idle. Target ≤ 1 % of one core.
 //   launch   spawn → check-in of one more extension (its first launch, sandbox built) with all
 //            of them running, against the same with (almost) none running. Target ≤ 1.1×.
 //
-//   make bench-metrics [BENCH_ARGS="--extensions N --scrapes N --launches N"]
+//   make bench-metrics [BENCH_ARGS="--extensions N --scrapes N --launches N --no-control"]
+//
+//   Unless --no-control, it then builds the same crowd under an appexd with --metrics off and
+//   measures the crowded launch there too: whether the metrics themselves show in a launch.
 //
 // Needs root. Reads APPEXD (appexd) and APPEX_PROBE (appex-probe-extension), release builds.
 import AppexHostClient
@@ -21,11 +24,14 @@ import Glibc
 #endif
 
 let counts: [String: Int]
-switch parseCounts(Array(CommandLine.arguments.dropFirst()), names: ["extensions", "scrapes", "launches"]) {
+let arguments = Array(CommandLine.arguments.dropFirst())
+switch parseCounts(arguments.filter { $0 != "--no-control" }, names: ["extensions", "scrapes", "launches"]) {
 case .success(let c): counts = c
 case .failure(let e): fail(e.description)
 }
 let extensionCount = counts["extensions"] ?? 1000, scrapeCount = counts["scrapes"] ?? 200, launchCount = counts["launches"] ?? 20
+// Afterwards the same crowd under an appexd with its metrics off, for the crowded launch.
+let control = !arguments.contains("--no-control")
 guard geteuid() == 0 else { fail("needs root: namespaces, cgroups, extension uids") }
 let env = ProcessInfo.processInfo.environment
 guard let appexdPath = env["APPEXD"], let probePath = env["APPEX_PROBE"] else {
@@ -46,6 +52,7 @@ try "extensionPoints: [\(point)]\ntitle: Metrics benchmark\nidleTimeout: 1h\n"
 
 func bundle(_ id: String) -> String {
     let path = root + "/src/\(id).appex"
+    if FileManager.default.fileExists(atPath: path + "/Info.plist") { return path }
     do {
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: probePath, toPath: path + "/probe")
@@ -65,7 +72,8 @@ func bundle(_ id: String) -> String {
 let before = (0..<launchCount).map { "dev.appex.bench.before\($0)" }
 let fillers = (0..<extensionCount).map { "dev.appex.bench.idle\($0)" }
 let after = (0..<launchCount).map { "dev.appex.bench.after\($0)" }
-let all = before + fillers + after
+let churn = (0..<launchCount).map { "dev.appex.bench.churn\($0)" }
+let all = before + fillers + after + churn
 // Two uids per extension (its own and its sandbox init's).
 let uids = "340000-\(340000 + 2 * all.count + 100)"
 
@@ -86,7 +94,7 @@ for (i, id) in all.enumerated() {
 print("  installing took \((now() - t0) / 1_000_000) ms")
 
 /// The extension's first launch: spawn → check-in, µs, and every phase the outcome reports.
-func launch(_ id: String) async throws -> (checkIn: UInt64, phases: [String: UInt64]) {
+func launch(_ id: String, through client: HostClient = client) async throws -> (checkIn: UInt64, phases: [String: UInt64]) {
     let outcome = try await client.beginRequest(bundleIdentifier: id, items: [ExtensionItem(attributedContentText: "x")])
     guard outcome.outcome == .completed, outcome.cold else { fail("\(id): \(outcome.message)") }
     guard let checkIn = outcome.phases.first(where: { $0.name == "checkIn" })?.microseconds else { fail("\(id): no checkIn") }
@@ -110,14 +118,17 @@ for (i, id) in fillers.enumerated() {
 }
 print("  launching \(fillers.count) took \((now() - t0) / 1_000_000) ms")
 var crowded = newHistogram()
-// A scrape right after each of these launches: what one costs when something it shows changed
-// (a new instance), so nothing of the last rendering can be reused.
-var changedScrapes = newHistogram()
-let metricsAt = daemon.metricsAddress
 for id in after {
     let l = try await launch(id)
     crowded.record(l.checkIn)
     for (k, v) in l.phases { crowdedPhases[k, default: []].append(v) }
+}
+// A scrape right after each of these launches (not measured themselves): what one costs when
+// something it shows changed (a new instance), so nothing of the last rendering can be reused.
+var changedScrapes = newHistogram()
+let metricsAt = daemon.metricsAddress
+for id in churn {
+    _ = try await launch(id)
     let s = now()
     _ = scrape(metricsAt)
     changedScrapes.record(now() - s)
@@ -143,21 +154,45 @@ let residentAfter = daemon.residentBytes
 let descriptors = daemon.descriptorCount, threads = daemon.threadCount
 
 func ms(_ ns: UInt64) -> String { String(format: "%.2f", Double(ns) / 1e6) }
-let live = before.count + fillers.count + after.count
+let live = all.count
+let crowd = before.count + fillers.count
 print("")
 print("with \(live) live idle extensions")
 print("  scrape GET /metrics   p50 \(ms(scrapes.valueAtPercentile(50))) ms  p90 \(ms(scrapes.valueAtPercentile(90))) ms  max \(ms(scrapes.max)) ms  (\(bytes / 1024) KiB)")
-print("  scrape after a change p50 \(ms(changedScrapes.valueAtPercentile(50))) ms  max \(ms(changedScrapes.max)) ms  (a new instance each time, \(after.count) scrapes)")
-print("  appexd resident       \(resident / 1_048_576) MiB before the scrapes, \(residentAfter / 1_048_576) MiB after")
+print("  scrape after a change p50 \(ms(changedScrapes.valueAtPercentile(50))) ms  max \(ms(changedScrapes.max)) ms  (a new instance each time, \(churn.count) scrapes)")
+func mib(_ bytes: Int) -> String { String(format: "%.1f", Double(bytes) / 1_048_576) }
+print("  appexd resident       \(mib(resident)) MiB before the scrapes, \(mib(residentAfter)) MiB after")
 print("  appexd idle CPU       \(String(format: "%.2f", idleCores * 100)) % of one core")
 print("  appexd holds          \(descriptors) descriptors, \(threads) threads")
 let p50Alone = alone.valueAtPercentile(50), p50Crowded = crowded.valueAtPercentile(50)
 let ratio = Double(p50Crowded) / Double(max(p50Alone, 1))
-print("  first launch, spawn → check-in p50: \(p50Alone) µs with ≤ \(launchCount - 1) running, \(p50Crowded) µs with \(live - launchCount)+ running: \(String(format: "%.2f", ratio))×")
+print("  first launch, spawn → check-in p50: \(p50Alone) µs with ≤ \(launchCount - 1) running, \(p50Crowded) µs with \(crowd)+ running: \(String(format: "%.2f", ratio))×")
+// The control: the same crowd, appexd with `--metrics off`. Crowded launches with the metrics
+// on against the same with them off say whether the metrics themselves are visible in a launch.
+var controlCrowded: UInt64?
+if control {
+    daemon.stop()
+    let quiet = Daemon(executable: appexdPath, root: root, policies: root + "/policies", uids: uids, metrics: false,
+                       name: "control")
+    let quietClient = try HostClient.connect(socketPath: quiet.socket, identifier: "bench-control")
+    for id in before + fillers + after {
+        _ = try await quietClient.install(path: bundle(id))
+        _ = try await quietClient.enable(id)
+    }
+    for id in before + fillers { _ = try await launch(id, through: quietClient) }
+    var h = newHistogram()
+    for id in after { h.record(try await launch(id, through: quietClient).checkIn) }
+    controlCrowded = h.valueAtPercentile(50)
+    quiet.stop()
+}
+
 func median(_ xs: [UInt64]) -> UInt64 { xs.isEmpty ? 0 : xs.sorted()[xs.count / 2] }
 print("  phases p50, µs (alone → crowded):")
 for name in alonePhases.keys.sorted() {
     print("    \(name.padding(toLength: 14, withPad: " ", startingAt: 0)) \(median(alonePhases[name]!)) → \(median(crowdedPhases[name] ?? []))")
+}
+if let controlCrowded {
+    print("  control, metrics off: first launch with \(crowd)+ running p50 \(controlCrowded) µs; with metrics on \(p50Crowded) µs: \(String(format: "%.2f", Double(p50Crowded) / Double(max(controlCrowded, 1))))×")
 }
 print("")
 print("targets")
@@ -165,4 +200,4 @@ func target(_ name: String, _ met: Bool) { print("  \(name): \(met ? "met" : "MI
 target("scrape p50 ≤ 5 ms", scrapes.valueAtPercentile(50) <= 5_000_000)
 target("appexd resident ≤ 64 MiB", max(resident, residentAfter) <= 64 << 20)
 target("idle CPU ≤ 1 % of one core", idleCores <= 0.01)
-target("launch with \(live - launchCount) running ≤ 1.1× with none", ratio <= 1.1)
+target("launch with \(crowd) running ≤ 1.1× with none", ratio <= 1.1)
