@@ -191,14 +191,7 @@ public final class ExtensionCgroup: Sendable, CustomStringConvertible {
     /// v2: `memory.events` changes (the `high` counter rises when `memory.high` is exceeded);
     /// each wake-up re-reads `memory.current` against `bytes`.
     public func makeThresholdWatcher(bytes: Int64) throws -> ThresholdWatcher {
-        let source: EventSource
-        switch version {
-        case .v1:
-            source = try EventSource.v1Event(dir: memoryDir, control: "memory.usage_in_bytes", argument: String(bytes))
-        case .v2:
-            source = try EventSource.inotify(file("memory.events"))
-        }
-        return ThresholdWatcher(cgroup: self, source: source, bytes: bytes)
+        try makeThresholdWatcher(lines: [bytes])
     }
 
     /// One watcher for several lines: it fires when usage crosses any of them, either way,

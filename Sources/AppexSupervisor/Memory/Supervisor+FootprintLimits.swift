@@ -80,19 +80,14 @@ extension Supervisor {
             // One eventfd carries every line (registered in parallel, so their grace periods
             // overlap): one descriptor an instance, however many lines its policy has.
             let offset = max(0, ((try? cgroup.memoryCurrent()) ?? 0) - ((try? cgroup.footprint()) ?? 0))
-            let watchers: [ThresholdWatcher], error: Error?
-            do {
-                watchers = [try cgroup.makeThresholdWatcher(lines: lines.map { $0 + offset })]
-                error = nil
-            } catch let e {
-                watchers = []
-                error = e
-            }
+            let made = Result { try cgroup.makeThresholdWatcher(lines: lines.map { $0 + offset }) }
             loop.post { [self] in
-                if let error { logger.warning("\(label): footprint limits watched only after answers: \(error)") }
-                guard instance.isLive else { return }  // the watchers close as they go
+                if case .failure(let error) = made {
+                    logger.warning("\(label): footprint limits watched only after answers: \(error)")
+                }
+                guard instance.isLive else { return }  // the watcher closes as it goes
                 instance.memoryLineOffset = offset
-                for w in watchers {
+                if case .success(let w) = made {
                     do {
                         try loop.register(w.fd) { [self] in
                             w.acknowledge()
