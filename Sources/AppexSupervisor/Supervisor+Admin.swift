@@ -79,26 +79,19 @@ extension Supervisor {
         let policies = self.policies
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
             catalogReloads.async { [self, registry] in
-                let loaded = Set(identifiers).map { id -> (String, Result<CatalogEntry, Error>?) in
+                // nil: uninstalled, or its copy no longer loads (logged); either way it leaves.
+                let loaded = Set(identifiers).map { id -> (String, CatalogEntry?) in
                     do {
-                        let installed = try registry.extension(bundleIdentifier: id)
-                        return (id, Result { try CatalogEntry.load(installed, policies: policies) })
+                        return (id, loadCatalogEntry(try registry.extension(bundleIdentifier: id), policies: policies))
                     } catch RegistryError.unknownExtension {
-                        return (id, nil)  // uninstalled: leaves the catalog
+                        return (id, nil)
                     } catch {
-                        return (id, .failure(error))
+                        logger.error("catalog: \(id) left out: \(error)")
+                        return (id, nil)
                     }
                 }
                 loop.post { [self] in
-                    for (id, result) in loaded {
-                        switch result {
-                        case nil: catalog[id] = nil
-                        case .success(let entry)?: catalog[id] = entry
-                        case .failure(let error)?:
-                            catalog[id] = nil
-                            logger.error("catalog: \(id) left out: \(error)")
-                        }
-                    }
+                    for (id, entry) in loaded { catalog[id] = entry }
                     c.resume()
                 }
             }

@@ -139,13 +139,19 @@ public final class Supervisor: @unchecked Sendable {
     func reloadCatalog() throws {
         var fresh: [String: CatalogEntry] = [:]
         for installed in try registry.list() {
-            do {
-                fresh[installed.bundleIdentifier] = try CatalogEntry.load(installed, policies: policies)
-            } catch {
-                logger.error("catalog: \(installed.bundleIdentifier) left out: \(error)")
-            }
+            fresh[installed.bundleIdentifier] = loadCatalogEntry(installed, policies: policies)
         }
         catalog = fresh
+    }
+
+    /// `installed` as the catalog holds it, or nil (logged) when its copy no longer loads.
+    func loadCatalogEntry(_ installed: InstalledExtension, policies: PolicySet) -> CatalogEntry? {
+        do {
+            return try CatalogEntry.load(installed, policies: policies)
+        } catch {
+            logger.error("catalog: \(installed.bundleIdentifier) left out: \(error)")
+            return nil
+        }
     }
 
     func slot(for identifier: String) -> ExtensionSlot {
