@@ -1,4 +1,5 @@
 import AppexCgroups
+import AppexPolicy
 import AppexWire
 
 // Liveness: appexd pings each checked-in instance, and a pong must come within
@@ -14,12 +15,17 @@ extension Supervisor {
         schedulePing(instance)
     }
 
-    /// The next ping, `pingInterval` or `idlePingInterval` away by the instance's state (and
-    /// never before its pong may still come).
+    /// Between pings while busy and while idle: never sooner than the last pong may still come.
+    private static func pingIntervals(_ lifecycle: ExtensionPointPolicy) -> (busy: Duration, idle: Duration) {
+        let busy = max(lifecycle.pingInterval, lifecycle.unresponsiveTimeout)
+        return (busy, max(lifecycle.idlePingInterval, busy))
+    }
+
+    /// The next ping, `pingInterval` or `idlePingInterval` away by the instance's state.
     private func schedulePing(_ instance: ExtensionInstance) {
         guard let lifecycle = catalog[instance.identifier]?.lifecycle else { return }
-        let busy = max(lifecycle.pingInterval, lifecycle.unresponsiveTimeout)
-        let interval = instance.state == .idle ? max(lifecycle.idlePingInterval, busy) : busy
+        let intervals = Self.pingIntervals(lifecycle)
+        let interval = instance.state == .idle ? intervals.idle : intervals.busy
         loop.cancel(instance.pingTimer)
         instance.pingDue = MonotonicTime.now + interval.wholeNanoseconds
         instance.pingTimer = loop.schedule(after: interval) { [self] in
@@ -44,8 +50,7 @@ extension Supervisor {
     /// within `pingInterval`, so a hang while serving is found as soon as it would be in a busy one.
     func livenessOnDispatch(_ instance: ExtensionInstance) {
         guard instance.pingTimer != nil, let lifecycle = catalog[instance.identifier]?.lifecycle else { return }
-        let busy = max(lifecycle.pingInterval, lifecycle.unresponsiveTimeout)
-        if instance.pingDue > MonotonicTime.now + busy.wholeNanoseconds { schedulePing(instance) }
+        if instance.pingDue > MonotonicTime.now + Self.pingIntervals(lifecycle).busy.wholeNanoseconds { schedulePing(instance) }
     }
 
     /// The instance answered and idles: it was alive a moment ago, so its next ping moves
