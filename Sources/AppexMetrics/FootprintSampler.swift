@@ -34,7 +34,7 @@ public final class FootprintSampler: Sendable {
     }
 
     /// Reads the instances of `snapshot` (all of them, or with `onlyNew` those never read) and
-    /// forgets those no longer in it. Returns how many cgroups it read.
+    /// forgets those no longer in it. Returns how many readings it made.
     @discardableResult
     public func refresh(_ snapshot: MetricsSnapshot, onlyNew: Bool = false) -> Int {
         let known = readings.withLockedValue { $0 }
@@ -44,9 +44,8 @@ public final class FootprintSampler: Sendable {
             var new: [String: Reading] = [:]
             for instance in snapshot.instances {
                 guard let cgroup = instance.cgroup, known[cgroup.memoryDir] == nil,
-                      let charged = try? cgroup.memoryCurrent(), let footprint = try? cgroup.footprint() else { continue }
-                new[cgroup.memoryDir] = Reading(charged: charged, footprint: footprint,
-                                                peak: (try? cgroup.memoryPeak()) ?? charged)
+                      let reading = Self.read(cgroup, previous: nil) else { continue }
+                new[cgroup.memoryDir] = reading
             }
             if !new.isEmpty {
                 readings.withLockedValue { $0.merge(new) { _, fresh in fresh } }
@@ -58,18 +57,9 @@ public final class FootprintSampler: Sendable {
         fresh.reserveCapacity(snapshot.instances.count)
         var read = 0
         for instance in snapshot.instances {
-            guard let cgroup = instance.cgroup else { continue }
-            let key = cgroup.memoryDir
-            let old = known[key]
-            // A cgroup that went away meanwhile (the instance ended) has no reading.
-            guard let charged = try? cgroup.memoryCurrent() else { continue }
+            guard let cgroup = instance.cgroup, let reading = Self.read(cgroup, previous: known[cgroup.memoryDir]) else { continue }
+            fresh[cgroup.memoryDir] = reading
             read += 1
-            let peak = (try? cgroup.memoryPeak()) ?? max(charged, old?.peak ?? 0)
-            if let old, old.charged == charged {
-                fresh[key] = Reading(charged: charged, footprint: old.footprint, peak: peak)
-            } else if let footprint = try? cgroup.footprint() {
-                fresh[key] = Reading(charged: charged, footprint: footprint, peak: peak)
-            }
         }
         let changed = readings.withLockedValue { r -> Bool in
             defer { r = fresh }
@@ -77,6 +67,18 @@ public final class FootprintSampler: Sendable {
         }
         if changed { changes.withLockedValue { $0 &+= 1 } }
         return read
+    }
+
+    /// One cgroup's reading: `memory.stat` only when the charge moved since `previous`. nil
+    /// when the cgroup went away meanwhile (the instance ended).
+    private static func read(_ cgroup: ExtensionCgroup, previous: Reading?) -> Reading? {
+        guard let charged = try? cgroup.memoryCurrent() else { return nil }
+        let peak = (try? cgroup.memoryPeak()) ?? max(charged, previous?.peak ?? 0)
+        if let previous, previous.charged == charged {
+            return Reading(charged: charged, footprint: previous.footprint, peak: peak)
+        }
+        guard let footprint = try? cgroup.footprint() else { return nil }
+        return Reading(charged: charged, footprint: footprint, peak: peak)
     }
 
     /// The last reading of `cgroup`, if any.

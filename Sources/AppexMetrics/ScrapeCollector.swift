@@ -119,8 +119,10 @@ public final class ScrapeCollector: Sendable {
             footprints[instance.bundleIdentifier, default: 0] += r.footprint
             livePeaks[instance.bundleIdentifier] = max(livePeaks[instance.bundleIdentifier] ?? 0, r.peak)
         }
-        if g.generation != snapshot.catalogGeneration {
-            g.generation = snapshot.catalogGeneration
+        // A snapshot without a content key may hold any extensions: made again every time.
+        let generation = snapshot.contentKey?.catalog
+        if generation == nil || g.generation != generation {
+            g.generation = generation
             let installed = Set(snapshot.extensions.map(\.bundleIdentifier))
             for (id, gauges) in g.extensions where !installed.contains(id) {
                 gauges.destroy()

@@ -45,25 +45,22 @@ public struct MetricsSnapshot: Sendable {
     public var extensions: [Extension]
     public var instances: [Instance]
     public var pressureLevel: PressureLevel
-    /// Changes whenever the installed extensions (or their policies) do: equal numbers mean
-    /// `extensions` holds the same extensions with the same limits (peaks aside).
-    public var catalogGeneration: UInt64
     /// Equal keys mean equal snapshots, the pressure level aside: the same extensions, limits
     /// and peaks, the same live instances in the same bands. nil: unknown (always different).
     public var contentKey: ContentKey?
 
     public struct ContentKey: Hashable, Sendable {
+        /// Changes whenever the installed extensions (or their policies) do: equal numbers
+        /// mean the same extensions with the same limits (peaks aside).
         public var catalog: UInt64
         public var peaks: UInt64
         public var instances: Int
     }
 
-    public init(extensions: [Extension], instances: [Instance], pressureLevel: PressureLevel, catalogGeneration: UInt64 = 0,
-                contentKey: ContentKey? = nil) {
+    public init(extensions: [Extension], instances: [Instance], pressureLevel: PressureLevel, contentKey: ContentKey? = nil) {
         self.extensions = extensions
         self.instances = instances
         self.pressureLevel = pressureLevel
-        self.catalogGeneration = catalogGeneration
         self.contentKey = contentKey
     }
 }
@@ -130,7 +127,6 @@ extension Supervisor {
             metricsCache.instancesFingerprint = fingerprint
         }
         return MetricsSnapshot(extensions: metricsCache.withPeaks, instances: metricsCache.instances, pressureLevel: jetsam.level,
-                               catalogGeneration: catalogGeneration,
                                contentKey: .init(catalog: catalogGeneration, peaks: metrics.peaksVersion, instances: fingerprint))
     }
 }
