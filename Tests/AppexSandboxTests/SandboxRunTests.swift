@@ -242,13 +242,29 @@ struct LauncherTests {
         defer { rmdir(dir) }
         let dirFD = open(dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC)
         defer { close(dirFD) }
-        var fds: [Int32] = [0, 0]
-        #expect(pipe(&fds) == 0)
         var plan = LaunchPlan(executable: Fixture.probe, arguments: ["appex-probe", "cgroup2"], environment: [])
         plan.namespaces = []
         plan.cgroupDirectoryFD = dirFD
-        plan.stdout = fds[1]
         plan.noNewPrivileges = false
+        let (status, out) = try Self.launchCapturingStdout(plan)
+        #expect(out == "ok /appex-tests-clone3-\(getpid())\n")
+        #expect(status == 0)
+    }
+
+    /// Launches `plan` with its stdout on a pipe (the write end moved to a descriptor number
+    /// of at least `stdoutAtLeast` when given), waits for it, and returns its exit status and
+    /// everything it wrote.
+    static func launchCapturingStdout(_ plan: LaunchPlan, stdoutAtLeast: Int32? = nil) throws -> (status: Int32, output: String) {
+        var fds: [Int32] = [0, 0]
+        try #require(pipe(&fds) == 0)
+        if let stdoutAtLeast {
+            let moved = fcntl(fds[1], F_DUPFD_CLOEXEC, stdoutAtLeast)
+            try #require(moved >= stdoutAtLeast)
+            close(fds[1])
+            fds[1] = moved
+        }
+        var plan = plan
+        plan.stdout = fds[1]
         let p = try Launcher.launch(plan)
         close(fds[1])
         var code: Int32 = 0, status: Int32 = 0
@@ -256,8 +272,7 @@ struct LauncherTests {
         close(p.pidfd)
         let out = String(decoding: try readAll(fds[0]), as: UTF8.self)
         close(fds[0])
-        #expect(out == "ok /appex-tests-clone3-\(getpid())\n")
-        #expect(status == 0)
+        return (status, out)
     }
 
     @Test func phasesAreTimestamped() throws {
@@ -282,25 +297,12 @@ struct LauncherTests {
         for _ in 0..<3000 { extra.append(open("/dev/null", O_RDONLY | O_CLOEXEC)) }
         defer { extra.forEach { close($0) } }
         for round in 0..<100 {
-            var fds: [Int32] = [0, 0]
-            #expect(pipe(&fds) == 0)
-            // Numbered far above the slots (and every other descriptor): it must be staged.
-            let high = fcntl(fds[1], F_DUPFD_CLOEXEC, 5000)
-            #expect(high >= 5000)
-            close(fds[1])
-            fds[1] = high
             var plan = LaunchPlan(executable: "/bin/sh", arguments: ["sh", "-c", "grep FDSize /proc/$$/status; echo ok"],
                                   environment: [])
             plan.namespaces = []
-            plan.stdout = fds[1]
             plan.noNewPrivileges = false
-            let p = try Launcher.launch(plan)
-            close(fds[1])
-            var code: Int32 = 0, status: Int32 = 0
-            _ = appexWait(p.pidfd, &code, &status)
-            close(p.pidfd)
-            let out = String(decoding: try readAll(fds[0]), as: UTF8.self)
-            close(fds[0])
+            // Numbered far above the slots (and every other descriptor): it must be staged.
+            let (status, out) = try Self.launchCapturingStdout(plan, stdoutAtLeast: 5000)
             #expect(status == 0)
             let lines = out.split(separator: "\n")
             let size = Int(lines.first?.split(separator: "\t").last ?? "") ?? -1
