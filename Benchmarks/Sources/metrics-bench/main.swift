@@ -85,13 +85,17 @@ defer {
 }
 let client = try HostClient.connect(socketPath: daemon.socket, identifier: "bench")
 
-var t0 = now()
-for (i, id) in all.enumerated() {
-    _ = try await client.install(path: bundle(id))
-    _ = try await client.enable(id)
-    if (i + 1) % 250 == 0 { print("  installed \(i + 1)/\(all.count) (\((now() - t0) / 1_000_000) ms)") }
+/// Installs and enables `ids` through `client`, with progress lines when `progress`.
+func installAll(_ ids: [String], through client: HostClient, progress: Bool = false) async throws {
+    let t0 = now()
+    for (i, id) in ids.enumerated() {
+        _ = try await client.install(path: bundle(id))
+        _ = try await client.enable(id)
+        if progress && (i + 1) % 250 == 0 { print("  installed \(i + 1)/\(ids.count) (\((now() - t0) / 1_000_000) ms)") }
+    }
+    if progress { print("  installing took \((now() - t0) / 1_000_000) ms") }
 }
-print("  installing took \((now() - t0) / 1_000_000) ms")
+try await installAll(all, through: client, progress: true)
 
 /// The extension's first launch: spawn → check-in, µs, and every phase the outcome reports.
 func launch(_ id: String, through client: HostClient = client) async throws -> (checkIn: UInt64, phases: [String: UInt64]) {
@@ -103,34 +107,39 @@ func launch(_ id: String, through client: HostClient = client) async throws -> (
     return (checkIn, phases)
 }
 
-/// Phase name → its durations over one side's launches, µs.
-var alonePhases: [String: [UInt64]] = [:], crowdedPhases: [String: [UInt64]] = [:]
-var alone = newHistogram()
-for id in before {
-    let l = try await launch(id)
-    alone.record(l.checkIn)
-    for (k, v) in l.phases { alonePhases[k, default: []].append(v) }
+/// First launches of `ids`: spawn → check-in, and each phase (name → durations), µs.
+func measure(_ ids: [String], through client: HostClient = client) async throws -> (checkIn: Histogram<UInt64>, phases: [String: Histogram<UInt64>]) {
+    var checkIn = newHistogram()
+    var phases: [String: Histogram<UInt64>] = [:]
+    for id in ids {
+        let l = try await launch(id, through: client)
+        checkIn.record(l.checkIn)
+        for (k, v) in l.phases { phases[k, default: newHistogram()].record(v) }
+    }
+    return (checkIn, phases)
 }
-t0 = now()
-for (i, id) in fillers.enumerated() {
-    _ = try await launch(id)
-    if (i + 1) % 250 == 0 { print("  launched \(i + 1)/\(fillers.count) (\((now() - t0) / 1_000_000) ms)") }
+
+/// Launches `ids` (the crowd), with progress lines when `progress`.
+func launchAll(_ ids: [String], through client: HostClient = client, progress: Bool = false) async throws {
+    let t0 = now()
+    for (i, id) in ids.enumerated() {
+        _ = try await launch(id, through: client)
+        if progress && (i + 1) % 250 == 0 { print("  launched \(i + 1)/\(ids.count) (\((now() - t0) / 1_000_000) ms)") }
+    }
+    if progress { print("  launching \(ids.count) took \((now() - t0) / 1_000_000) ms") }
 }
-print("  launching \(fillers.count) took \((now() - t0) / 1_000_000) ms")
-var crowded = newHistogram()
-for id in after {
-    let l = try await launch(id)
-    crowded.record(l.checkIn)
-    for (k, v) in l.phases { crowdedPhases[k, default: []].append(v) }
-}
+
+let (alone, alonePhases) = try await measure(before)
+try await launchAll(fillers, progress: true)
+let (crowded, crowdedPhases) = try await measure(after)
 // A scrape right after each of these launches (not measured themselves): what one costs when
 // something it shows changed (a new instance), so nothing of the last rendering can be reused.
 var changedScrapes = newHistogram()
-let metricsAt = daemon.metricsAddress
+let address = daemon.metricsAddress
 for id in churn {
     _ = try await launch(id)
     let s = now()
-    _ = scrape(metricsAt)
+    _ = scrape(address)
     changedScrapes.record(now() - s)
 }
 
@@ -141,7 +150,6 @@ try await Task.sleep(for: .seconds(10))
 let idleCores = (daemon.cpuSeconds - cpu0) / (Double(now() - wall0) / 1e9)
 let resident = daemon.residentBytes
 
-let address = daemon.metricsAddress
 var bytes = 0
 for _ in 0..<5 { bytes = scrape(address) }
 var scrapes = newHistogram()
@@ -152,6 +160,20 @@ for _ in 0..<scrapeCount {
 }
 let residentAfter = daemon.residentBytes
 let descriptors = daemon.descriptorCount, threads = daemon.threadCount
+
+// The control: the same crowd, appexd with `--metrics off`. Crowded launches with the metrics
+// on against the same with them off say whether the metrics themselves are visible in a launch.
+var controlCrowded: UInt64?
+if control {
+    daemon.stop()
+    let quiet = Daemon(executable: appexdPath, root: root, policies: root + "/policies", uids: uids, metrics: false,
+                       name: "control")
+    let quietClient = try HostClient.connect(socketPath: quiet.socket, identifier: "bench-control")
+    try await installAll(before + fillers + after, through: quietClient)
+    try await launchAll(before + fillers, through: quietClient)
+    controlCrowded = try await measure(after, through: quietClient).checkIn.valueAtPercentile(50)
+    quiet.stop()
+}
 
 func ms(_ ns: UInt64) -> String { String(format: "%.2f", Double(ns) / 1e6) }
 let live = all.count
@@ -167,29 +189,10 @@ print("  appexd holds          \(descriptors) descriptors, \(threads) threads")
 let p50Alone = alone.valueAtPercentile(50), p50Crowded = crowded.valueAtPercentile(50)
 let ratio = Double(p50Crowded) / Double(max(p50Alone, 1))
 print("  first launch, spawn → check-in p50: \(p50Alone) µs with ≤ \(launchCount - 1) running, \(p50Crowded) µs with \(crowd)+ running: \(String(format: "%.2f", ratio))×")
-// The control: the same crowd, appexd with `--metrics off`. Crowded launches with the metrics
-// on against the same with them off say whether the metrics themselves are visible in a launch.
-var controlCrowded: UInt64?
-if control {
-    daemon.stop()
-    let quiet = Daemon(executable: appexdPath, root: root, policies: root + "/policies", uids: uids, metrics: false,
-                       name: "control")
-    let quietClient = try HostClient.connect(socketPath: quiet.socket, identifier: "bench-control")
-    for id in before + fillers + after {
-        _ = try await quietClient.install(path: bundle(id))
-        _ = try await quietClient.enable(id)
-    }
-    for id in before + fillers { _ = try await launch(id, through: quietClient) }
-    var h = newHistogram()
-    for id in after { h.record(try await launch(id, through: quietClient).checkIn) }
-    controlCrowded = h.valueAtPercentile(50)
-    quiet.stop()
-}
-
-func median(_ xs: [UInt64]) -> UInt64 { xs.isEmpty ? 0 : xs.sorted()[xs.count / 2] }
 print("  phases p50, µs (alone → crowded):")
 for name in alonePhases.keys.sorted() {
-    print("    \(name.padding(toLength: 14, withPad: " ", startingAt: 0)) \(median(alonePhases[name]!)) → \(median(crowdedPhases[name] ?? []))")
+    let crowdedP50 = crowdedPhases[name].map { String($0.valueAtPercentile(50)) } ?? "-"
+    print("    \(name.padding(toLength: 14, withPad: " ", startingAt: 0)) \(alonePhases[name]!.valueAtPercentile(50)) → \(crowdedP50)")
 }
 if let controlCrowded {
     print("  control, metrics off: first launch with \(crowd)+ running p50 \(controlCrowded) µs; with metrics on \(p50Crowded) µs: \(String(format: "%.2f", Double(p50Crowded) / Double(max(controlCrowded, 1))))×")
