@@ -101,7 +101,19 @@ extension DaemonTests {
         try #require(access(Tmux.binary, X_OK) == 0, "tmux is missing: make deps installs it (apt-get install tmux)")
         let d = try Daemon()
         defer { d.cleanUp() }
-        d.extraArguments = ["--memory-budget", "256MiB", "--no-system-pressure"]
+        // The spinning probe answers no ping and never completes: under the shipped widget
+        // policy it dies 10 s into the spin (request timeout, or no pong), which a loaded
+        // machine can take just to start tmux and draw. An overlay gives it the whole test.
+        let overlay = d.root + "/policies"
+        try FileManager.default.createDirectory(atPath: overlay + "/extension-points", withIntermediateDirectories: true)
+        try Data("""
+            extensionPoints: [com.apple.widgetkit-extension]
+            title: top test, a spinning widget lives through the test
+            requestTimeout: 120s
+            unresponsiveTimeout: 120s
+
+            """.utf8).write(to: URL(fileURLWithPath: overlay + "/extension-points/widgetkit.yaml"))
+        d.extraArguments = ["--memory-budget", "256MiB", "--no-system-pressure", "--policies", overlay]
         try d.start()
         do {
             let id = try d.installProbe()
