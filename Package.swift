@@ -112,7 +112,7 @@ let package = Package(
         // Where tests find Tests/Fixtures and the optional real-world corpus (APPEX_CORPUS).
         .target(name: "AppexTestSupport", path: "Tests/AppexTestSupport"),
         .testTarget(name: "AppexBundleTests", dependencies: ["AppexBundle", "AppexTestSupport"]),
-        .testTarget(name: "AppexPolicyTests", dependencies: ["AppexPolicy"]),
+        .testTarget(name: "AppexPolicyTests", dependencies: ["AppexPolicy", "AppexTestSupport"]),
         // Also the extension-unavailable markers: it compiles against AppexHostClient's sources.
         .testTarget(
             name: "AppexBinaryLintTests",
@@ -126,7 +126,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "AppexCgroupsTests", dependencies: ["AppexCgroups"]),
-        .testTarget(name: "AppexSandboxTests", dependencies: ["AppexSandbox", "AppexPolicy", "AppexCgroups"]),
+        .testTarget(name: "AppexSandboxTests", dependencies: ["AppexSandbox", "AppexPolicy", "AppexCgroups", "AppexTestSupport"]),
         .testTarget(name: "AppexWireTests", dependencies: ["AppexWire", "AppexWireIO", "AppexWireListener"]),
         .testTarget(name: "AppexCLITests", dependencies: ["appex", "AppexCgroups", "AppexTestSupport"]),
 

@@ -49,6 +49,7 @@ let package = Package(
             name: "policy-bench",
             dependencies: [
                 .product(name: "AppexPolicy", package: appex),
+                .product(name: "AppexSandbox", package: appex),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 "BenchSupport",
             ]

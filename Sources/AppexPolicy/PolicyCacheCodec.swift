@@ -9,57 +9,68 @@ import Glibc
 // cache written by another build of this code is never read. JSON through Codable was tried
 // first: 2.7 ms to decode the shipped set, most of a parse; this takes tens of µs.
 
-struct CacheWriter {
-    var bytes: [UInt8] = []
+package struct CacheWriter {
+    package var bytes: [UInt8] = []
 
-    mutating func int(_ v: Int64) { withUnsafeBytes(of: v.littleEndian) { bytes += $0 } }
-    mutating func int(_ v: Int) { int(Int64(v)) }
-    mutating func string(_ s: String) {
+    package init() {}
+
+    package mutating func int(_ v: Int64) { withUnsafeBytes(of: v.littleEndian) { bytes += $0 } }
+    package mutating func int(_ v: Int) { int(Int64(v)) }
+    package mutating func string(_ s: String) {
         let utf8 = Array(s.utf8)
         int(utf8.count)
         bytes += utf8
     }
-    mutating func strings(_ list: [String]) {
+    package mutating func strings(_ list: [String]) {
         int(list.count)
         for s in list { string(s) }
     }
-    mutating func optional(_ s: String?) {
+    package mutating func optional(_ s: String?) {
         bytes.append(s == nil ? 0 : 1)
         if let s { string(s) }
+    }
+    package mutating func blob(_ b: [UInt8]) {
+        int(b.count)
+        bytes += b
     }
 }
 
 /// Reads what CacheWriter wrote; any overrun, bad length or bad value is `nil`, never a trap
 /// (the file is ours, but a truncated write or a disk error must only cost a parse).
-struct CacheReader {
+package struct CacheReader {
     let bytes: [UInt8]
-    var at = 0
+    package var at = 0
 
-    init(_ bytes: [UInt8], from start: Int) {
+    package init(_ bytes: [UInt8], from start: Int) {
         self.bytes = bytes
         at = start
     }
 
-    var atEnd: Bool { at == bytes.count }
+    package var atEnd: Bool { at == bytes.count }
 
-    mutating func int64() -> Int64? {
+    package mutating func int64() -> Int64? {
         guard bytes.count - at >= 8 else { return nil }
         var v: UInt64 = 0
         for i in 0..<8 { v |= UInt64(bytes[at + i]) << (8 * UInt64(i)) }
         at += 8
         return Int64(bitPattern: v)
     }
-    mutating func int() -> Int? { int64().flatMap { Int(exactly: $0) } }
-    mutating func count() -> Int? {
+    package mutating func int() -> Int? { int64().flatMap { Int(exactly: $0) } }
+    package mutating func count() -> Int? {
         guard let n = int(), n >= 0, n <= bytes.count - at else { return nil }
         return n
     }
-    mutating func string() -> String? {
+    package mutating func string() -> String? {
         guard let n = count() else { return nil }
         defer { at += n }
         return String(validating: bytes[at..<at + n], as: UTF8.self)
     }
-    mutating func strings() -> [String]? {
+    package mutating func blob() -> [UInt8]? {
+        guard let n = count() else { return nil }
+        defer { at += n }
+        return Array(bytes[at..<at + n])
+    }
+    package mutating func strings() -> [String]? {
         guard let n = count() else { return nil }
         var out: [String] = []
         out.reserveCapacity(n)
@@ -69,7 +80,7 @@ struct CacheReader {
         }
         return out
     }
-    mutating func optional() -> String?? {
+    package mutating func optional() -> String?? {
         guard at < bytes.count else { return nil }
         at += 1
         switch bytes[at - 1] {

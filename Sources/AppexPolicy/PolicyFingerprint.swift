@@ -21,9 +21,7 @@ struct PolicyFingerprint: Equatable {
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         // The build that reads the cache must be the build that wrote it: the executable's
         // identity (device, inode, size, modification time) is part of the key.
-        var exe = stat()
-        guard stat("/proc/self/exe", &exe) == 0 else { return nil }
-        let identity = "exe \(exe.st_dev) \(exe.st_ino) \(exe.st_size) \(exe.st_mtim.tv_sec).\(exe.st_mtim.tv_nsec)\n"
+        guard let identity = PrivateCacheFile.executableIdentity() else { return nil }
         func mix<S: Sequence>(_ bytes: S) where S.Element == UInt8 { hash.mix(bytes) }
         mix(identity.utf8)
         for (index, dir) in directories.enumerated() {
@@ -71,17 +69,19 @@ struct PolicyFingerprint: Equatable {
 }
 
 /// 64-bit FNV-1a: the fingerprint's and the cache's digest (change detection, not authentication).
-struct FNV1a {
-    private(set) var value: UInt64 = 0xcbf2_9ce4_8422_2325
+package struct FNV1a {
+    package private(set) var value: UInt64 = 0xcbf2_9ce4_8422_2325
 
-    mutating func mix<S: Sequence>(_ bytes: S) where S.Element == UInt8 {
+    package init() {}
+
+    package mutating func mix<S: Sequence>(_ bytes: S) where S.Element == UInt8 {
         for b in bytes {
             value ^= UInt64(b)
             value &*= 0x0000_0100_0000_01b3
         }
     }
 
-    static func of<S: Sequence>(_ bytes: S) -> UInt64 where S.Element == UInt8 {
+    package static func of<S: Sequence>(_ bytes: S) -> UInt64 where S.Element == UInt8 {
         var h = FNV1a()
         h.mix(bytes)
         return h.value

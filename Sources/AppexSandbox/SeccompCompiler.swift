@@ -41,12 +41,31 @@ public enum SeccompCompiler {
     /// The largest program the filter may become (the kernel's BPF_MAXINSNS).
     static let maxInstructions = 4096
 
+    /// The program for `rules`: from this process's cache, else from the cache on disk
+    /// (SeccompProgramCache, beside the compiled policies), else built with libseccomp.
     public static func compile(_ rules: [SeccompRule]) throws -> SeccompProgram {
         let canonical = try canonicalize(rules)
         if let hit = cache.withLock({ $0[canonical] }) { return hit }
-        let program = try build(rules: canonical.isEmpty ? [] : uniqueRules(rules), canonical: canonical)
+        let program = try compileOrLoad(rules, cacheDirectory: PolicyCache.directory(), canonical: canonical).program
         cache.withLock { $0[canonical] = program }
         return program
+    }
+
+    /// `compile` without this process's cache (for tests and policy-bench): the program from
+    /// `cacheDirectory` when it holds it (nil: never), else built and stored there; and whether
+    /// it came from disk.
+    public static func compileOrLoad(_ rules: [SeccompRule], cacheDirectory: String?) throws -> (program: SeccompProgram, fromDisk: Bool) {
+        try compileOrLoad(rules, cacheDirectory: cacheDirectory, canonical: canonicalize(rules))
+    }
+
+    static func compileOrLoad(_ rules: [SeccompRule], cacheDirectory: String?,
+                              canonical: String) throws -> (program: SeccompProgram, fromDisk: Bool) {
+        if let dir = cacheDirectory, let stored = SeccompProgramCache.read(canonical: canonical, directory: dir) {
+            return (stored, true)
+        }
+        let program = try build(rules: canonical.isEmpty ? [] : uniqueRules(rules), canonical: canonical)
+        if let dir = cacheDirectory { SeccompProgramCache.write(program, directory: dir) }
+        return (program, false)
     }
 
     /// Entries in the process-wide cache (for tests and metrics).

@@ -1,6 +1,7 @@
 import Foundation
 @testable import AppexPolicy
 import Testing
+import AppexTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -10,17 +11,10 @@ import Glibc
 @Suite struct PolicyCacheTests {
     /// A private (0700) cache directory of the test's own, removed at the end.
     final class CacheDirectory {
-        let path: String
-        init() throws {
-            var template = Array((NSTemporaryDirectory() + "appex-policy-cache-XXXXXX").utf8CString)
-            guard let p = mkdtemp(&template) else { throw POSIXError(.EIO) }
-            path = String(cString: p)
-        }
-        deinit { try? FileManager.default.removeItem(atPath: path) }
-
-        var files: [String] {
-            ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).filter { $0.hasSuffix(".cache") }
-        }
+        let scratch: ScratchDirectory
+        init() throws { scratch = try ScratchDirectory("policy-cache") }
+        var path: String { scratch.path }
+        var files: [String] { scratch.files(endingIn: ".cache") }
         var cacheFile: String { path + "/" + files[0] }
     }
 

@@ -3,10 +3,13 @@
 // the compiled set from the cache (`PolicyCache.load`, a hit: fingerprint every file, read
 // and decode the cache), and `PolicyLocator.load` (finding the shipped directory, then the
 // cache: what `appex run` calls). Target (issue 11): ≤ 0.5 ms for the cached path.
+// Then the seccomp program of the widget policy: built by libseccomp against read back from
+// the same cache directory (SeccompProgramCache), what each `appex run` did before and does now.
 //
 //   make bench-policy        (or: cd Benchmarks && swift build -c release --product policy-bench &&
 //                             .build/release/policy-bench [ITERATIONS])
 import AppexPolicy
+import AppexSandbox
 import Foundation
 import BenchSupport
 import Histogram
@@ -25,9 +28,9 @@ let cacheDir = String(cString: made)
 setenv("APPEX_POLICY_CACHE", cacheDir, 1)
 defer { _ = try? FileManager.default.removeItem(atPath: cacheDir) }
 
-func measure(_ body: () throws -> PolicySet) rethrows -> (Histogram<UInt64>, PolicySet) {
+func measure<T>(_ body: () throws -> T) rethrows -> (Histogram<UInt64>, T) {
     var h = Histogram<UInt64>(highestTrackableValue: 10_000_000_000, numberOfSignificantValueDigits: .three)
-    var last: PolicySet?
+    var last: T?
     for _ in 0..<iterations {
         let t0 = now()
         last = try body()
@@ -44,16 +47,29 @@ guard parsed == fromCache else {
     FileHandle.standardError.write(Data("policy-bench: the cached set differs from the parsed one\n".utf8))
     exit(1)
 }
+let widget = EffectivePolicy(extensionPoint: "com.apple.widget-extension", in: parsed)
+let rules = widget.syscallRules.map { SeccompRule($0.name, $0.action) }
+let (built, program) = try measure { try SeccompCompiler.compileOrLoad(rules, cacheDirectory: nil).program }
+_ = try SeccompCompiler.compileOrLoad(rules, cacheDirectory: cacheDir)    // writes it
+let (stored, loaded) = try measure { try SeccompCompiler.compileOrLoad(rules, cacheDirectory: cacheDir) }
+guard loaded.fromDisk, loaded.program == program else {
+    FileHandle.standardError.write(Data("policy-bench: the stored seccomp program was not read back unchanged\n".utf8))
+    exit(1)
+}
+
 func us(_ ns: UInt64) -> String { String(format: "%.0f", Double(ns) / 1000) }
 print("policy-bench: \(shipped), \(iterations) loads each, µs")
 print("                         p50     p90     p99")
-for (name, h) in [("parse every file", parse), ("cache hit", cached), ("locate + cache hit", located)] {
+for (name, h) in [("parse every file", parse), ("cache hit", cached), ("locate + cache hit", located),
+                   ("seccomp: libseccomp", built), ("seccomp: cache hit", stored)] {
     print(name.padding(toLength: 20, withPad: " ", startingAt: 0)
           + [50.0, 90, 99].map { us(h.valueAtPercentile($0)).leftPadded(8) }.joined())
 }
 print(String(format: "locate + cache hit = %.1f%% of a parse; target ≤ 500 µs (p50): %@",
              100 * Double(located.valueAtPercentile(50)) / Double(parse.valueAtPercentile(50)),
              located.valueAtPercentile(50) <= 500_000 ? "met" : "MISSED"))
+print(String(format: "seccomp (widget policy, %d instructions): the stored program costs %.1f%% of a build",
+             program.instructionCount, 100 * Double(stored.valueAtPercentile(50)) / Double(built.valueAtPercentile(50))))
 
 extension String {
     func leftPadded(_ n: Int) -> String { count >= n ? self : String(repeating: " ", count: n - count) + self }
