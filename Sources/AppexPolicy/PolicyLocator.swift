@@ -5,16 +5,33 @@ import Foundation
 /// Order: `$APPEX_POLICIES`; `../share/appex/Policies` beside the executable (an installed
 /// layout); the source checkout this binary was built from (a development build).
 public enum PolicyLocator {
-    public static func shippedDirectory(executablePath: String = CommandLine.arguments.first ?? "") -> String? {
-        let fm = FileManager.default
+    /// The shipped directory, or nil when there is none.
+    ///
+    /// `executablePath` nil: the running executable as the kernel knows it (`/proc/self/exe`).
+    /// `argv[0]` is only a name when the command was found on `PATH`, and then the installed
+    /// layout was looked for relative to the working directory.
+    public static func shippedDirectory(executablePath: String? = nil) -> String? {
         if let env = ProcessInfo.processInfo.environment["APPEX_POLICIES"], !env.isEmpty { return env }
-        let exe = URL(fileURLWithPath: executablePath).resolvingSymlinksInPath()
-        let installed = exe.deletingLastPathComponent().appendingPathComponent("../share/appex/Policies").standardizedFileURL.path
-        if fm.fileExists(atPath: (installed as NSString).appendingPathComponent("defaults.yaml")) { return installed }
-        let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Policies").standardizedFileURL.path
-        if fm.fileExists(atPath: (source as NSString).appendingPathComponent("defaults.yaml")) { return source }
+        if let exe = resolved(executablePath ?? "/proc/self/exe"),
+           let installed = resolved(directoryOf(exe) + "/../share/appex/Policies"), hasDefaults(installed) {
+            return installed
+        }
+        if let source = resolved(directoryOf(#filePath) + "/../../Policies"), hasDefaults(source) { return source }
         return nil
     }
+
+    static func resolved(_ path: String) -> String? {
+        guard let p = realpath(path, nil) else { return nil }
+        defer { free(p) }
+        return String(cString: p)
+    }
+
+    static func directoryOf(_ path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    static func hasDefaults(_ dir: String) -> Bool { access(dir + "/defaults.yaml", F_OK) == 0 }
 
     /// The shipped policies with `overlays` layered on top, compiled once and then taken from
     /// the cache while no file changes (PolicyCache). `appex policy check` parses everything

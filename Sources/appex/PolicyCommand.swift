@@ -12,6 +12,7 @@ struct PolicyCommand: ParsableCommand {
 
     struct Check: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "check",
             abstract: "Load a policy tree (the shipped one by default) and report every error with file, line and key.")
 
         @Argument(help: "A policy directory (defaults.yaml, extension-points/, syscall-groups/). Without one, the shipped policies.")
@@ -43,7 +44,7 @@ struct PolicyCommand: ParsableCommand {
     }
 
     struct Show: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print the resolved policy of an extension point as JSON.")
+        static let configuration = CommandConfiguration(commandName: "show", abstract: "Print the resolved policy of an extension point as JSON.")
 
         @Argument(help: "An NSExtensionPointIdentifier, e.g. com.apple.share-services.")
         var extensionPoint: String

@@ -1,0 +1,43 @@
+import AppexTestSupport
+import Foundation
+import Testing
+@testable import AppexPolicy
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Finding the shipped policies: the installed layout beside the real executable (through a
+/// link, as a command on `PATH` often is), else the source checkout.
+@Suite struct PolicyLocatorTests {
+    @Test func theInstalledLayoutIsFoundThroughALink() throws {
+        try #require(ProcessInfo.processInfo.environment["APPEX_POLICIES"] == nil, "APPEX_POLICIES would win")
+        let prefix = try ScratchDirectory("locator")
+        let policies = prefix.path + "/share/appex/Policies"
+        try FileManager.default.createDirectory(atPath: policies, withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: policies + "/defaults.yaml", contents: Data())
+        try FileManager.default.createDirectory(atPath: prefix.path + "/bin", withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: prefix.path + "/bin/appex", contents: Data())
+        #expect(symlink(prefix.path + "/bin/appex", prefix.path + "/appex-link") == 0)
+
+        let real = try #require(PolicyLocator.resolved(policies))
+        #expect(PolicyLocator.shippedDirectory(executablePath: prefix.path + "/bin/appex") == real)
+        #expect(PolicyLocator.shippedDirectory(executablePath: prefix.path + "/appex-link") == real)
+    }
+
+    /// No installed layout: the checkout this test was built from (its Policies/defaults.yaml).
+    @Test func withoutAnInstallTheCheckoutIsUsed() throws {
+        try #require(ProcessInfo.processInfo.environment["APPEX_POLICIES"] == nil, "APPEX_POLICIES would win")
+        let elsewhere = try ScratchDirectory("locator-bare")
+        FileManager.default.createFile(atPath: elsewhere.path + "/appex", contents: Data())
+        let found = try #require(PolicyLocator.shippedDirectory(executablePath: elsewhere.path + "/appex"))
+        #expect(found.hasSuffix("/Policies"))
+        #expect(FileManager.default.fileExists(atPath: found + "/defaults.yaml"))
+        #expect(!found.contains(".."))
+    }
+
+    @Test func directoryOfAPath() {
+        #expect(PolicyLocator.directoryOf("/usr/bin/appex") == "/usr/bin")
+        #expect(PolicyLocator.directoryOf("/appex") == "/")
+        #expect(PolicyLocator.directoryOf("appex") == ".")
+    }
+}
