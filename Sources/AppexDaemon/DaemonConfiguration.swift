@@ -11,6 +11,7 @@ import AppexWire
 /// shutdownGrace: 2s               # optional: Terminate, then kill after this long
 /// memoryBudget: 512MiB            # optional: for the jetsam
 /// metrics: 127.0.0.1:9464         # optional: the Prometheus endpoint, or off
+/// prebuildSandboxes: true         # optional: build enabled extensions' sandboxes ahead
 /// ```
 ///
 /// Every key is optional. A mistake (unknown key, wrong type, unknown user name, bad or
@@ -34,6 +35,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var memoryBudget: ByteSize?
     /// Where `GET /metrics` is served (Docs/metrics.md).
     public var metrics: MetricsEndpoint = .default
+    /// Whether enabled extensions' sandboxes are built before their first launch
+    /// (`SupervisorOptions.prebuildSandboxes`).
+    public var prebuildSandboxes = false
     /// The file this was read from; nil when no file was read (defaults).
     public var file: String?
 
@@ -77,7 +81,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public static func parse(_ text: String, file: String) throws -> DaemonConfiguration {
         var configuration = DaemonConfiguration(file: file)
         guard let root = try YAMLNode.parseDocument(text, file: file) else { return configuration }
-        let keys: Set<String> = ["hosts", "admins", "stateDirectory", "socket", "shutdownGrace", "memoryBudget", "metrics"]
+        let keys: Set<String> = ["hosts", "admins", "stateDirectory", "socket", "shutdownGrace", "memoryBudget", "metrics",
+                                "prebuildSandboxes"]
         for (key, node) in try root.mapping(allowed: keys) {
             switch key {
             case "hosts": configuration.hosts = try ConfigurationValues.uids(node)
@@ -87,6 +92,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
             case "shutdownGrace": configuration.shutdownGrace = try ConfigurationValues.nonNegativeDuration(node)
             case "memoryBudget": configuration.memoryBudget = try ConfigurationValues.positiveSize(node)
             case "metrics": configuration.metrics = try ConfigurationValues.metricsEndpoint(node)
+            case "prebuildSandboxes": configuration.prebuildSandboxes = try node.bool()
             default: break
             }
         }

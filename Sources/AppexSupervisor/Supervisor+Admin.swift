@@ -91,7 +91,10 @@ extension Supervisor {
                     }
                 }
                 loop.post { [self] in
-                    for (id, entry) in loaded { catalog[id] = entry }
+                    for (id, entry) in loaded {
+                        catalog[id] = entry
+                        if let entry { prebuildSandbox(entry) }
+                    }
                     c.resume()
                 }
             }

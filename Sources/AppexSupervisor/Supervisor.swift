@@ -43,12 +43,16 @@ public struct SupervisorOptions: Sendable {
     /// Whether the system's memory signals (PSI stalls, MemAvailable) count, besides the
     /// budget. The tests of other features turn them off: the host's memory is not theirs.
     public var watchSystemPressure: Bool
+    /// Whether each enabled extension's sandbox (namespaces, view, init) is built ahead of its
+    /// first launch, in the background, when it is enabled or installed and when the supervisor
+    /// starts, so that launch only enters it (Docs/supervisor.md, "Sandboxes built ahead").
+    public var prebuildSandboxes: Bool
 
     public init(stateDirectory: String, policyOverlays: [String] = [], cgroupParent: String = "appexd",
                 cgroups: CgroupManager? = nil, uidRange: ClosedRange<UInt32> = UIDAllocator.defaultRange,
                 terminateGrace: Duration = .seconds(2), memoryBudget: Int64? = nil,
                 victimOrder: VictimOrder = .longestInBand, agingDelay: Duration? = nil, availableFloor: Int64? = nil,
-                watchSystemPressure: Bool = true) {
+                watchSystemPressure: Bool = true, prebuildSandboxes: Bool = false) {
         self.stateDirectory = stateDirectory
         self.policyOverlays = policyOverlays
         self.cgroupParent = cgroupParent
@@ -60,6 +64,7 @@ public struct SupervisorOptions: Sendable {
         self.agingDelay = agingDelay
         self.availableFloor = availableFloor
         self.watchSystemPressure = watchSystemPressure
+        self.prebuildSandboxes = prebuildSandboxes
     }
 }
 
@@ -117,7 +122,10 @@ public final class Supervisor: @unchecked Sendable {
 
     /// Runs the loop on a thread of its own.
     public func start() {
-        loop.post { [self] in startMemoryGovernor() }
+        loop.post { [self] in
+            startMemoryGovernor()
+            for entry in catalog.values.sorted(by: { $0.identifier < $1.identifier }) { prebuildSandbox(entry) }
+        }
         let loop = self.loop
         let t = Thread { loop.run() }
         t.name = "appex-supervisor"

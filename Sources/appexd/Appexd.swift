@@ -52,6 +52,9 @@ struct Appexd: AsyncParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Let the host's memory signals (PSI stalls, MemAvailable) raise the pressure level, besides the memory budget.")
     var systemPressure = true
 
+    @Flag(inversion: .prefixedNo, help: "Build each enabled extension's sandbox ahead of its first launch, in the background, so that launch only enters it (overrides the configuration's prebuildSandboxes; default off).")
+    var prebuildSandboxes: Bool?
+
     /// `--metrics`, checked before anything else happens.
     var metricsFlag: MetricsEndpoint? {
         get throws {
@@ -106,7 +109,7 @@ struct Appexd: AsyncParsableCommand {
         let supervisor = try Supervisor(options: SupervisorOptions(
             stateDirectory: state, policyOverlays: policyDirectories, cgroupParent: cgroupParent,
             uidRange: uids, terminateGrace: settings.shutdownGrace, memoryBudget: budget, victimOrder: order,
-            watchSystemPressure: systemPressure),
+            watchSystemPressure: systemPressure, prebuildSandboxes: prebuildSandboxes ?? settings.prebuildSandboxes),
             logger: Logger(label: "appexd.supervisor"))
         let swept = try StaleSweep.run(stateDirectory: state, cgroups: supervisor.cgroupManager,
                                        uidRange: supervisor.options.uidRange)

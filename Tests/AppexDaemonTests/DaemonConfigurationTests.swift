@@ -41,6 +41,7 @@ struct ConfigurationDirectory {
             socket: /run/appex-test/control.sock
             shutdownGrace: 1500ms
             memoryBudget: 512MiB
+            prebuildSandboxes: true
             """)
         defer { dir.cleanUp([file]) }
         let c = try DaemonConfiguration.load(path: file, explicit: true)
@@ -50,6 +51,7 @@ struct ConfigurationDirectory {
         #expect(c.socketPath == "/run/appex-test/control.sock")
         #expect(c.shutdownGrace == .milliseconds(1500))
         #expect(c.memoryBudget == .mebibytes(512))
+        #expect(c.prebuildSandboxes)
         #expect(c.file == file)
         #expect(c.mayHost(uid: 1000) && c.mayHost(uid: 1001) && !c.mayHost(uid: 2000))
         #expect(c.mayAdminister(uid: 2000) && !c.mayAdminister(uid: 1000))
@@ -98,6 +100,8 @@ struct ConfigurationDirectory {
         #expect(c.socketPath == DaemonConfiguration().socketPath)
         #expect(c.stateDirectory == DaemonConfiguration.defaultStateDirectory)
         #expect(c.memoryBudget == .mebibytes(512))
+        #expect(!c.prebuildSandboxes)
+        #expect(!DaemonConfiguration().prebuildSandboxes)
     }
 
     /// A bad file: its text, and where and what the error must say.
@@ -127,6 +131,7 @@ struct ConfigurationDirectory {
             message: "a socket path is at most 107 bytes, this one is 121"),
         Bad(text: "memoryBudget: 0MiB\n", line: 1, key: "memoryBudget", message: "expected a size above 0"),
         Bad(text: "memoryBudget: lots\n", line: 1, key: "memoryBudget", message: "expected a size such as 120MiB"),
+        Bad(text: "hosts: [0]\nprebuildSandboxes: often\n", line: 2, key: "prebuildSandboxes", message: "expected true or false"),
         Bad(text: "admins: [0]\nhosts: [0]\nhosts: [1]\n", line: 2, key: "hosts", message: "duplicate key"),
         Bad(text: "- hosts\n- admins\n", line: 1, key: nil, message: "expected a mapping, found a list"),
         Bad(text: "hosts: [1000\nadmins: [0]\n", line: 2, key: nil, message: "not valid YAML"),

@@ -59,6 +59,32 @@ import Glibc
         return [ExtensionItem(userInfo: info)]
     }
 
+    /// `appexd --prebuild-sandboxes`: the sandbox is built when the extension is enabled, so
+    /// its first launch only enters it (no `view` phase), and the metric says who built it.
+    @Test func aSandboxBuiltAheadLeavesTheViewOutOfTheFirstLaunch() async throws {
+        try await withDaemon(extra: ["--prebuild-sandboxes"]) { d in
+            let address = try #require(d.metricsAddress, "no metrics-address file: \(d.log)")
+            let host = try HostClient.connect(socketPath: d.socket, identifier: "tests.metrics")
+            defer { host.close() }
+            _ = try await host.install(path: try d.writeProbeBundle())
+            #expect(try scrape(address).sum("appex_sandbox_build_duration_seconds_count") == 0, "not while disabled")
+            _ = try await host.enable(Self.id)
+            var waited = 0
+            while try scrape(address).sum("appex_sandbox_build_duration_seconds_count", ["trigger": "prebuild"]) < 1 && waited < 200 {
+                try await Task.sleep(for: .milliseconds(50))
+                waited += 1
+            }
+            let outcome = try await host.beginRequest(bundleIdentifier: Self.id, items: Self.action("echo"))
+            #expect(outcome.outcome == .completed && outcome.cold, "\(outcome)")
+            #expect(!outcome.phases.contains { $0.name == "view" }, "\(outcome.phases)")
+            #expect(outcome.phases.contains { $0.name == "clone" } && outcome.phases.contains { $0.name == "checkIn" })
+            let m = try scrape(address)
+            #expect(m.sum("appex_sandbox_build_duration_seconds_count", ["trigger": "prebuild"]) == 1)
+            #expect(m.sum("appex_sandbox_build_duration_seconds_count", ["trigger": "launch"]) == 0)
+            #expect(m.sum("appex_launch_duration_seconds_count", ["phase": "view"]) == 0)
+        }
+    }
+
     @Test func countsMatchWhatHappened() async throws {
         try await withDaemon { d in
             let address = try #require(d.metricsAddress, "no metrics-address file: \(d.log)")
@@ -146,6 +172,11 @@ import Glibc
                 #expect(m.sum("appex_launch_duration_seconds_count", ["phase": phase, "extension_point": Self.point, "start": "cold"])
                         == Double(launches), "\(phase)")
             }
+            // Sandboxes: built by the launches that report a view, none ahead (the option is off).
+            let views = outcomes.filter { $0.phases.contains { $0.name == "view" } }.count
+            #expect(views >= 1)
+            #expect(m.sum("appex_sandbox_build_duration_seconds_count", ["trigger": "launch"]) == Double(views))
+            #expect(m.sum("appex_sandbox_build_duration_seconds_count", ["trigger": "prebuild"]) == 0)
             for (isCold, start) in [(true, "cold"), (false, "warm")] {
                 let answered = outcomes.filter { $0.cold == isCold && $0.phases.contains { $0.name == "roundTrip" } }.count
                 #expect(m.sum("appex_launch_duration_seconds_count", ["phase": "firstRequest", "start": start]) == Double(answered),

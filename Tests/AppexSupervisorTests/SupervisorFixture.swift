@@ -23,7 +23,8 @@ final class SupervisorFixture: @unchecked Sendable {
     /// extension points (identifier → policy lines), for extensions under other policies.
     /// `budget`, `agingDelay`, `victimOrder`: the memory governor's options.
     init(policy: [String] = [], points: [String: [String]] = [:], budget: Int64? = nil,
-         agingDelay: Duration? = nil, victimOrder: VictimOrder = .longestInBand, systemPressure: Bool = false) throws {
+         agingDelay: Duration? = nil, victimOrder: VictimOrder = .longestInBand, systemPressure: Bool = false,
+         prebuildSandboxes: Bool = false) throws {
         root = try Self.makeTempDirectory()
         let overlay = root + "/policies"
         try FileManager.default.createDirectory(atPath: overlay + "/extension-points", withIntermediateDirectories: true)
@@ -46,14 +47,15 @@ final class SupervisorFixture: @unchecked Sendable {
         supervisor = try Supervisor(options: SupervisorOptions(
             stateDirectory: root + "/state", policyOverlays: [overlay], cgroupParent: cgroupParent,
             terminateGrace: .milliseconds(500), memoryBudget: budget, victimOrder: victimOrder, agingDelay: agingDelay,
-            watchSystemPressure: systemPressure))
+            watchSystemPressure: systemPressure, prebuildSandboxes: prebuildSandboxes))
         supervisor.start()
     }
 
     /// Builds a bundle around `executable`, installs and enables it; returns its identifier.
     @discardableResult
     func install(executable: String, identifier: String, activationRule: String? = nil,
-                 files: [String: String] = [:], extensionPoint: String = SupervisorFixture.extensionPoint) async throws -> String {
+                 files: [String: String] = [:], extensionPoint: String = SupervisorFixture.extensionPoint,
+                 enable: Bool = true) async throws -> String {
         let bundle = root + "/src/\(identifier).appex"
         try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: executable, toPath: bundle + "/ext")
@@ -77,7 +79,7 @@ final class SupervisorFixture: @unchecked Sendable {
             """
         try Self.write(plist, to: bundle + "/Info.plist")
         _ = try await supervisor.install(path: bundle)
-        _ = try await supervisor.enable(identifier)
+        if enable { _ = try await supervisor.enable(identifier) }
         return identifier
     }
 

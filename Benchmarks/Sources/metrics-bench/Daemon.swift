@@ -11,7 +11,8 @@ final class Daemon {
     let socket: String
     let state: String
 
-    init(executable: String, root: String, policies: String, uids: String, metrics: Bool = true, name: String = "state") {
+    init(executable: String, root: String, policies: String, uids: String, metrics: Bool = true, name: String = "state",
+         prebuild: Bool = false) {
         socket = root + "/\(name).sock"
         state = root + "/" + name
         // appexd holds a few descriptors per live instance (pidfds, its socket, the footprint
@@ -29,6 +30,7 @@ final class Daemon {
         process.arguments = ["--state-dir", state, "--socket", socket, "--policies", policies,
                              "--cgroup-parent", "appex-metrics-bench-\(getpid())", "--log-level", "warning",
                              "--uid-range", uids, "--metrics", metrics ? "127.0.0.1:0" : "off"]
+            + (prebuild ? ["--prebuild-sandboxes"] : [])
         do { try process.run() } catch { fail("cannot start appexd: \(error)") }
         running = self
         if HostClient.waitUntilServing(socketPath: socket, attempts: 1000, interval: .milliseconds(10)) { return }

@@ -4,7 +4,7 @@ import Glibc
 
 /// One `GET /metrics` as Prometheus makes it, on a new loopback connection, read to the end:
 /// the bytes received.
-func scrape(_ address: String) -> Int {
+func scrape(_ address: String, keep: ((ArraySlice<UInt8>) -> Void)? = nil) -> Int {
     guard let colon = address.lastIndex(of: ":"), let port = UInt16(address[address.index(after: colon)...]) else {
         fail("bad metrics address \(address)")
     }
@@ -29,7 +29,15 @@ func scrape(_ address: String) -> Int {
         guard n >= 0 else { fail("recv: errno \(errno)") }
         if n == 0 { break }
         if total == 0 && !chunk.starts(with: Array("HTTP/1.1 200".utf8)) { fail("scrape: not 200") }
+        keep?(chunk[0..<n])
         total += n
     }
     return total
+}
+
+/// The whole response of one scrape, as text (for the few values the benchmark reads back).
+func scrapeText(_ address: String) -> String {
+    var bytes: [UInt8] = []
+    _ = scrape(address) { bytes += $0 }
+    return String(decoding: bytes, as: UTF8.self)
 }

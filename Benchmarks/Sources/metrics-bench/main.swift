@@ -5,10 +5,15 @@
 //            Also right after launches of their own: a scrape that can reuse nothing.
 //   memory   appexd's resident memory (VmRSS). Target ≤ 64 MiB.
 //   idle CPU appexd's CPU time over 10 s with every extension idle. Target ≤ 1 % of one core.
-//   launch   spawn → check-in of one more extension (its first launch, sandbox built) with all
-//            of them running, against the same with (almost) none running. Target ≤ 1.1×.
+//   launch   spawn → check-in of one more extension (its first launch) with all of them
+//            running, against the same with (almost) none running. Target ≤ 1.1×. appexd runs
+//            with --prebuild-sandboxes, as Docs/deployment.md advises for this: each extension's
+//            sandbox is built when it is enabled, and the benchmark waits for those builds
+//            before it launches. The extensions measured in the crowd are enabled only once the
+//            crowd runs, so their builds meet it too; their cost is reported beside the launch.
+//            --build-on-launch: appexd without the option, the first launch builds the sandbox.
 //
-//   make bench-metrics [BENCH_ARGS="--extensions N --scrapes N --launches N --no-control"]
+//   make bench-metrics [BENCH_ARGS="--extensions N --scrapes N --launches N --no-control --build-on-launch"]
 //
 //   Unless --no-control, it then builds the same crowd under an appexd with --metrics off and
 //   measures the crowded launch there too: whether the metrics themselves show in a launch.
@@ -25,13 +30,14 @@ import Glibc
 
 let counts: [String: Int]
 let arguments = Array(CommandLine.arguments.dropFirst())
-switch parseCounts(arguments.filter { $0 != "--no-control" }, names: ["extensions", "scrapes", "launches"]) {
+switch parseCounts(arguments.filter { $0 != "--no-control" && $0 != "--build-on-launch" }, names: ["extensions", "scrapes", "launches"]) {
 case .success(let c): counts = c
 case .failure(let e): fail(e.description)
 }
 let extensionCount = counts["extensions"] ?? 1000, scrapeCount = counts["scrapes"] ?? 200, launchCount = counts["launches"] ?? 20
 // Afterwards the same crowd under an appexd with its metrics off, for the crowded launch.
 let control = !arguments.contains("--no-control")
+let prebuild = !arguments.contains("--build-on-launch")
 guard geteuid() == 0 else { fail("needs root: namespaces, cgroups, extension uids") }
 let env = ProcessInfo.processInfo.environment
 guard let appexdPath = env["APPEXD"], let probePath = env["APPEX_PROBE"] else {
@@ -77,8 +83,8 @@ let all = before + fillers + after + churn
 // Two uids per extension (its own and its sandbox init's).
 let uids = "340000-\(340000 + 2 * all.count + 100)"
 
-print("metrics-bench: \(extensionCount) idle extensions (C probe), \(scrapeCount) scrapes, \(launchCount) launches each side")
-let daemon = Daemon(executable: appexdPath, root: root, policies: root + "/policies", uids: uids)
+print("metrics-bench: \(extensionCount) idle extensions (C probe), \(scrapeCount) scrapes, \(launchCount) launches each side, sandboxes \(prebuild ? "built ahead (--prebuild-sandboxes)" : "built by first launches")")
+let daemon = Daemon(executable: appexdPath, root: root, policies: root + "/policies", uids: uids, prebuild: prebuild)
 defer {
     daemon.stop()
     try? FileManager.default.removeItem(atPath: root)
@@ -95,7 +101,37 @@ func installAll(_ ids: [String], through client: HostClient, progress: Bool = fa
     }
     if progress { print("  installing took \((now() - t0) / 1_000_000) ms") }
 }
-try await installAll(all, through: client, progress: true)
+
+/// With sandboxes built ahead: waits until `count` sandbox inits run (the builds appexd
+/// queued when the extensions were enabled), so that no launch measured waits behind one.
+func waitForSandboxes(_ count: Int) async throws {
+    guard prebuild else { return }
+    let t0 = now()
+    while sandboxInits() < count {
+        if now() - t0 > 300_000_000_000 { fail("only \(sandboxInits()) of \(count) sandboxes built after 300 s") }
+        try await Task.sleep(for: .milliseconds(200))
+    }
+}
+
+/// Processes named appex-sandbox-init (the kernel keeps 15 characters of a name).
+func sandboxInits() -> Int {
+    let pids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+    return pids.reduce(0) { n, pid in
+        guard pid.first?.isNumber == true,
+              let comm = try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8) else { return n }
+        return comm == "appex-sandbox-i\n" ? n + 1 : n
+    }
+}
+
+/// appexd's sandbox builds so far, from its metrics: how many, and their total seconds.
+func sandboxBuilds(_ address: String) -> (count: Double, seconds: Double) {
+    let text = scrapeText(address)
+    func value(_ name: String) -> Double {
+        text.split(separator: "\n").filter { $0.hasPrefix(name + "{") && $0.contains("trigger=\"prebuild\"") }
+            .compactMap { $0.split(separator: " ").last.flatMap { Double($0) } }.reduce(0, +)
+    }
+    return (value("appex_sandbox_build_duration_seconds_count"), value("appex_sandbox_build_duration_seconds_sum"))
+}
 
 /// The extension's first launch: spawn → check-in, µs, and every phase the outcome reports.
 func launch(_ id: String, through client: HostClient = client) async throws -> (checkIn: UInt64, phases: [String: UInt64]) {
@@ -129,8 +165,19 @@ func launchAll(_ ids: [String], through client: HostClient = client, progress: B
     if progress { print("  launching \(ids.count) took \((now() - t0) / 1_000_000) ms") }
 }
 
+// Alone: only the extensions measured are installed. Then the crowd; the extensions measured
+// in it (and the churn's) are enabled once it runs.
+try await installAll(before, through: client)
+try await waitForSandboxes(before.count)
+let buildsAlone = sandboxBuilds(daemon.metricsAddress)
 let (alone, alonePhases) = try await measure(before)
+try await installAll(fillers, through: client, progress: true)
+try await waitForSandboxes(before.count + fillers.count)
 try await launchAll(fillers, progress: true)
+let buildsBeforeCrowd = sandboxBuilds(daemon.metricsAddress)
+try await installAll(after + churn, through: client)
+try await waitForSandboxes(all.count)
+let buildsCrowded = sandboxBuilds(daemon.metricsAddress)
 let (crowded, crowdedPhases) = try await measure(after)
 // A scrape right after each of these launches (not measured themselves): what one costs when
 // something it shows changed (a new instance), so nothing of the last rendering can be reused.
@@ -167,10 +214,13 @@ var controlCrowded: UInt64?
 if control {
     daemon.stop()
     let quiet = Daemon(executable: appexdPath, root: root, policies: root + "/policies", uids: uids, metrics: false,
-                       name: "control")
+                       name: "control", prebuild: prebuild)
     let quietClient = try HostClient.connect(socketPath: quiet.socket, identifier: "bench-control")
-    try await installAll(before + fillers + after, through: quietClient)
+    try await installAll(before + fillers, through: quietClient)
+    try await waitForSandboxes(before.count + fillers.count)
     try await launchAll(before + fillers, through: quietClient)
+    try await installAll(after, through: quietClient)
+    try await waitForSandboxes(before.count + fillers.count + after.count)
     controlCrowded = try await measure(after, through: quietClient).checkIn.valueAtPercentile(50)
     quiet.stop()
 }
@@ -193,6 +243,13 @@ print("  phases p50, µs (alone → crowded):")
 for name in alonePhases.keys.sorted() {
     let crowdedP50 = crowdedPhases[name].map { String($0.valueAtPercentile(50)) } ?? "-"
     print("    \(name.padding(toLength: 14, withPad: " ", startingAt: 0)) \(alonePhases[name]!.valueAtPercentile(50)) → \(crowdedP50)")
+}
+if prebuild {
+    let alone = buildsAlone.count > 0 ? buildsAlone.seconds / buildsAlone.count : 0
+    let n = buildsCrowded.count - buildsBeforeCrowd.count
+    let crowded = n > 0 ? (buildsCrowded.seconds - buildsBeforeCrowd.seconds) / n : 0
+    print(String(format: "  sandbox builds, ahead of launch (off its path): mean %.2f ms alone (%.0f), %.2f ms with the crowd running (%.0f): %.2f×",
+                 alone * 1000, buildsAlone.count, crowded * 1000, n, crowded / max(alone, 1e-9)))
 }
 if let controlCrowded {
     print("  control, metrics off: first launch with \(crowd)+ running p50 \(controlCrowded) µs; with metrics on \(p50Crowded) µs: \(String(format: "%.2f", Double(p50Crowded) / Double(max(controlCrowded, 1))))×")

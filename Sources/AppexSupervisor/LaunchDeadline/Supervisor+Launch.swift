@@ -61,10 +61,7 @@ extension Supervisor {
         do {
             let sandbox = try holder.current {
                 built = true
-                let store = ContainerStore(stateRoot: options.stateDirectory, uidRange: options.uidRange)
-                let container = try store.prepare(bundleIdentifier: spec.bundleIdentifier, appGroups: spec.appGroups)
-                return try ExtensionSandbox.create(spec: spec, container: container, store: store,
-                                                   isolateNetwork: options.isolateNetwork)
+                return try buildSandbox(spec: spec, options: options)
             }
             let t1 = MonotonicTime.now
             let r = ExtensionRun(spec: spec, options: options, sandbox: sandbox, channelFD: channel)
@@ -87,6 +84,15 @@ extension Supervisor {
         return outcome
     }
 
+    /// The extension's container and its sandbox around it: what a first launch builds, or a
+    /// prebuild ahead of it (Supervisor+Prebuild.swift).
+    static func buildSandbox(spec: SandboxSpec, options: RunOptions) throws -> ExtensionSandbox {
+        let store = ContainerStore(stateRoot: options.stateDirectory, uidRange: options.uidRange)
+        let container = try store.prepare(bundleIdentifier: spec.bundleIdentifier, appGroups: spec.appGroups)
+        return try ExtensionSandbox.create(spec: spec, container: container, store: store,
+                                           isolateNetwork: options.isolateNetwork)
+    }
+
     /// Back on the loop: watch the new process and its channel, or fail its request.
     func launched(_ instance: ExtensionInstance, in slot: ExtensionSlot, _ outcome: LaunchOutcome, socket: WireSocket) {
         guard let handle = outcome.handle else {
@@ -98,6 +104,7 @@ extension Supervisor {
         instance.pid = handle.process.pid
         for (name, nanos) in outcome.phases { instance.ticket?.addPhase(name, nanos: nanos) }
         instance.launchPhases = outcome.phases
+        if let view = outcome.phases.first(where: { $0.0 == "view" }) { metrics.sandboxBuilt(trigger: "launch", nanos: view.1) }
         let channel = WireConnection(socket: socket, role: .supervisor)
         instance.channel = channel
         do {

@@ -43,4 +43,10 @@ final class SandboxHolder: @unchecked Sendable {
         sandbox?.close()
         sandbox = nil
     }
+
+    /// The init of the sandbox when there is one and it lives.
+    var initPID: Int32? {
+        guard let s = sandbox, s.isAlive else { return nil }
+        return s.initPID
+    }
 }

@@ -47,6 +47,9 @@ public enum MetricCatalog {
     public static let launchDuration = MetricDefinition(
         "appex_launch_duration_seconds", .histogram, labels: ["phase", "extension_point", "start"], buckets: launchBuckets,
         help: "Launch time by phase: view, prepare, clone, sandbox, exec, spawn (the sandbox's), checkIn (decision to Hello), firstRequest (its round trip; start=warm for a reused instance).")
+    public static let sandboxBuilds = MetricDefinition(
+        "appex_sandbox_build_duration_seconds", .histogram, labels: ["trigger"], buckets: launchBuckets,
+        help: "Extension sandboxes built (namespaces, view, init), by what built them: a first launch (trigger=launch), or appexd ahead of it (trigger=prebuild, appexd --prebuild-sandboxes).")
     public static let requestDuration = MetricDefinition(
         "appex_request_duration_seconds", .histogram, labels: ["extension_point", "start"], buckets: requestBuckets,
         help: "Admitted requests from admission to outcome, as the host waits for them; start=cold when the request launched its instance.")
@@ -91,7 +94,7 @@ public enum MetricCatalog {
         help: "appexd's own resident memory (/proc/self/statm).")
 
     public static let all: [MetricDefinition] = [
-        launchDuration, requestDuration, requests, refusals, kills, memoryWarnings, deniedSyscalls, footprint, peak,
+        launchDuration, sandboxBuilds, requestDuration, requests, refusals, kills, memoryWarnings, deniedSyscalls, footprint, peak,
         memoryLimit, liveInstances, installed, pressureLevel, supervisorCPU, supervisorResident,
     ]
 

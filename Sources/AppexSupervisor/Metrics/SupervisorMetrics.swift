@@ -36,6 +36,7 @@ final class SupervisorMetrics: @unchecked Sendable {
     private var requestTimers: [DurationKey: CoreMetrics.Timer] = [:]
     private var requestCounters: [RequestKey: CoreMetrics.Counter] = [:]
     private var refusalCounters: [String: CoreMetrics.Counter] = [:]
+    private var buildTimers: [String: CoreMetrics.Timer] = [:]
     private var killCounters: [KillKey: CoreMetrics.Counter] = [:]
     private var warningCounters: [String: CoreMetrics.Counter] = [:]
     /// Bundle identifier → largest cgroup high-water mark seen for any of its instances.
@@ -51,6 +52,16 @@ final class SupervisorMetrics: @unchecked Sendable {
                 ("phase", key.phase), ("extension_point", key.extensionPoint), ("start", key.start),
             ])
             launchTimers[key] = t
+            return t
+        }()
+        timer.recordNanoseconds(Int64(clamping: nanos))
+    }
+
+    /// An extension's sandbox built, by a first launch or ahead of one.
+    func sandboxBuilt(trigger: String, nanos: UInt64) {
+        let timer = buildTimers[trigger] ?? {
+            let t = CoreMetrics.Timer(label: MetricCatalog.sandboxBuilds.name, dimensions: [("trigger", trigger)])
+            buildTimers[trigger] = t
             return t
         }()
         timer.recordNanoseconds(Int64(clamping: nanos))
