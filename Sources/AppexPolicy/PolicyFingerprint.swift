@@ -55,20 +55,12 @@ struct PolicyFingerprint: Equatable {
 
     /// `*.yaml` and `*.yml` names in `dir`, sorted as the loader sorts them; none when absent.
     static func yamlNames(in dir: String) -> [String] {
-        guard let d = opendir(dir) else { return [] }
-        defer { closedir(d) }
-        var names: [String] = []
-        while let entry = readdir(d) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if name.hasSuffix(".yaml") || name.hasSuffix(".yml") { names.append(name) }
-        }
-        return names.sorted()
+        (directoryNames(dir) ?? []).filter { $0.hasSuffix(".yaml") || $0.hasSuffix(".yml") }.sorted()
     }
 }
 
-/// 64-bit FNV-1a: the fingerprint's and the cache's digest (change detection, not authentication).
+/// 64-bit FNV-1a: the policy fingerprint, the caches' digests, a seccomp program's digest, the names
+/// `appex test-policy` derives (change detection and naming, not authentication).
 package struct FNV1a {
     package private(set) var value: UInt64 = 0xcbf2_9ce4_8422_2325
 

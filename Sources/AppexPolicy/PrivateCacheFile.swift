@@ -74,16 +74,8 @@ package enum PrivateCacheFile {
     /// overlays in temporary directories would otherwise leave one each): the least recently
     /// written go first, never `current`.
     package static func prune(_ dir: String, prefix: String, suffix: String, keeping current: String, limit: Int) {
-        guard let d = opendir(dir) else { return }
-        var names: [String] = []
-        while let entry = readdir(d) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if name.hasPrefix(prefix) && name.hasSuffix(suffix) { names.append(name) }
-        }
-        closedir(d)
-        guard names.count > limit else { return }
+        guard let names = directoryNames(dir)?.filter({ $0.hasPrefix(prefix) && $0.hasSuffix(suffix) }),
+              names.count > limit else { return }
         let dated = names.map { name -> (String, Int) in
             var st = stat()
             let path = dir + "/" + name

@@ -208,15 +208,6 @@ public enum SeccompCompiler {
                                message: "unexpected program size \(bytes.count) bytes (at most \(maxInstructions) instructions)")
         }
         return SeccompProgram(bytes: bytes, usesNotify: usesNotify, notifyErrnos: notifyErrnos,
-                              canonicalRules: canonical, digest: fnv1a(canonical))
-    }
-
-    static func fnv1a(_ s: String) -> UInt64 {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for b in s.utf8 {
-            h ^= UInt64(b)
-            h = h &* 0x100_0000_01b3
-        }
-        return h
+                              canonicalRules: canonical, digest: FNV1a.of(canonical.utf8))
     }
 }

@@ -76,6 +76,6 @@ enum SeccompProgramCache {
         guard let bytes = r.blob(), r.atEnd, !bytes.isEmpty, bytes.count % 8 == 0,
               bytes.count / 8 <= SeccompCompiler.maxInstructions else { return nil }
         return SeccompProgram(bytes: bytes, usesNotify: notify == 1, notifyErrnos: errnos,
-                              canonicalRules: canonical, digest: SeccompCompiler.fnv1a(canonical))
+                              canonicalRules: canonical, digest: FNV1a.of(canonical.utf8))
     }
 }

@@ -76,7 +76,7 @@ final class PolicyTestProbeRunner: @unchecked Sendable {
     func sandbox(for spec: SandboxSpec, key: String) throws -> (ExtensionSandbox, Container, String) {
         if let hit = sandboxes.withLock({ $0[key] }) { return hit }
         // Named after the key, so a kept --state-dir reuses its containers and uids.
-        let identifier = "dev.appex.test-policy.s" + String(Self.fnv1a(key), radix: 16)
+        let identifier = "dev.appex.test-policy.s" + String(FNV1a.of(key.utf8), radix: 16)
         var spec = spec
         spec.bundleIdentifier = identifier
         let store = environment.store
@@ -131,10 +131,6 @@ final class PolicyTestProbeRunner: @unchecked Sendable {
             return s.values.map(\.0)
         }
         all.forEach { $0.close() }
-    }
-
-    static func fnv1a(_ s: String) -> UInt64 {
-        s.utf8.reduce(0xcbf2_9ce4_8422_2325 as UInt64) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
     }
 
     static func size(of path: String) -> UInt64 {
