@@ -61,7 +61,7 @@ let package = Package(
         // cgroup v1 and v2 backends behind one interface.
         .target(
             name: "AppexCgroups",
-            dependencies: [.product(name: "SystemPackage", package: "swift-system")]
+            dependencies: ["CAppexEventLoop", .product(name: "SystemPackage", package: "swift-system")]
         ),
         // Seccomp compilation, containers, the launcher driver, `run` orchestration.
         .target(

@@ -1,3 +1,4 @@
+import CAppexEventLoop
 import SystemPackage
 #if canImport(Glibc)
 import Glibc
@@ -114,16 +115,10 @@ enum Sys {
         return names.sorted()
     }
 
-    // eventfd(2) is not exported by the Glibc module; look it up once in libc.
-    private typealias EventFDFn = @convention(c) (UInt32, Int32) -> Int32
-    private static let eventfdFn: EventFDFn? = {
-        guard let sym = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "eventfd") else { return nil }
-        return unsafeBitCast(sym, to: EventFDFn.self)
-    }()
-
+    /// eventfd(2), which the Glibc module does not export: through CAppexEventLoop's wrapper
+    /// (not a dlsym lookup, which finds nothing in a static executable such as a release appex).
     static func eventfd(nonblocking: Bool = false) throws -> Int32 {
-        guard let fn = eventfdFn else { throw CgroupError("eventfd", path: "", errno: .noFunction) }
-        let fd = fn(0, O_CLOEXEC | (nonblocking ? O_NONBLOCK : 0))
+        let fd = appex_eventfd_cloexec(nonblocking ? 1 : 0)
         if fd < 0 { throw fail("eventfd", "") }
         return fd
     }

@@ -25,3 +25,4 @@ int appex_epoll_wait(int epfd, int *fds, int max, int timeout_ms) {
 }
 
 int appex_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
+int appex_eventfd_cloexec(int nonblocking) { return eventfd(0, EFD_CLOEXEC | (nonblocking ? EFD_NONBLOCK : 0)); }

@@ -15,5 +15,7 @@ int appex_epoll_del(int epfd, int fd);
 int appex_epoll_wait(int epfd, int *fds, int max, int timeout_ms);
 // eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK).
 int appex_eventfd(void);
+// eventfd(0, EFD_CLOEXEC), with EFD_NONBLOCK when nonblocking is not 0 (cgroup watchers).
+int appex_eventfd_cloexec(int nonblocking);
 
 #endif
