@@ -90,7 +90,11 @@ let package = Package(
                 .product(name: "ConsoleKitTerminal", package: "console-kit"),
                 // appex top: SIGINT/SIGTERM/SIGHUP end it with the terminal restored, SIGWINCH redraws.
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-            ]
+            ],
+            // A release appex is one static executable (Swift runtime, Foundation, libseccomp,
+            // SQLite, glibc): no dynamic loader, so 0.6 ms from exec to main instead of 3.5 ms
+            // and 11 MiB resident instead of 18. Docs/launch-sequence.md, "Start-up".
+            linkerSettings: [.unsafeFlags(["-static-executable"], .when(configuration: .release))]
         ),
 
         // Shipped example extensions (their bundles live in Examples/).

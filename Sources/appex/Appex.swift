@@ -1,6 +1,6 @@
 import ArgumentParser
 
-@main
+/// The command tree; `AppexMain` parses it and runs the chosen command.
 struct Appex: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "appex",
