@@ -13,6 +13,15 @@ import Dispatch
 @main
 enum AppexMain {
     static func main() {
+        // `appex run` in its common shapes skips argument-parser's reflection (RunRequest).
+        if let request = RunRequest.parseCommon(Array(CommandLine.arguments.dropFirst())) {
+            do {
+                try RunCommand.execute(request)
+            } catch {
+                Appex.exit(withError: error)
+            }
+            return
+        }
         let parsed: ParsableCommand
         do {
             parsed = try Appex.parseAsRoot()

@@ -32,12 +32,12 @@ struct RunCommand: ParsableCommand {
     var policyDirs: [String] = []
 
     @Option(name: .customLong("state-dir"), help: "State root: containers, uids, logs.")
-    var stateDir = "/var/lib/appex"
+    var stateDir = RunRequest.defaultStateDir
 
     @Option(name: .customLong("uid-range"), help: ArgumentHelp(
         "Host uids and gids Appex gives extensions and their sandboxes, START-END.",
         discussion: "Checked against /etc/passwd, /etc/group, /etc/subuid and /etc/subgid: an overlap is refused."))
-    var uidRange = "\(UIDAllocator.defaultRange.lowerBound)-\(UIDAllocator.defaultRange.upperBound)"
+    var uidRange = RunRequest.defaultUIDRange
 
     @Option(help: "Kill the extension after this many seconds (kill reason run-timeout).")
     var timeout: Double?
@@ -48,6 +48,21 @@ struct RunCommand: ParsableCommand {
     var launches = 1
 
     func run() throws {
+        try Self.execute(request)
+    }
+
+    /// The parsed options as plain values.
+    var request: RunRequest {
+        RunRequest(bundle: bundle, arguments: arguments, json: json, extensionPoint: extensionPoint,
+                   policyDirs: policyDirs, stateDir: stateDir, uidRange: uidRange, timeout: timeout, launches: launches)
+    }
+
+    /// The command's work, on options parsed by argument-parser (`run()`) or by
+    /// `RunRequest.parseCommon` (AppexMain's fast path for the common shapes).
+    static func execute(_ request: RunRequest) throws {
+        let (bundle, arguments, json, extensionPoint) = (request.bundle, request.arguments, request.json, request.extensionPoint)
+        let (policyDirs, stateDir, uidRange, timeout, launches) =
+            (request.policyDirs, request.stateDir, request.uidRange, request.timeout, request.launches)
         let policies = try PolicyLocator.load(overlays: policyDirs)
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: bundle, isDirectory: &isDirectory) else {

@@ -1,0 +1,95 @@
+import AppexSandbox
+
+/// What `appex run` was asked to do: RunCommand's options as plain values.
+///
+/// `parseCommon` reads the common shapes of an `appex run` command line without
+/// argument-parser. argument-parser finds a command's options by reflection, and each first
+/// question the Swift runtime is asked about a type's conformances scans all ~7,300 conformance
+/// records of this executable: ~3 ms of a 12 ms `appex run` went to parsing its arguments
+/// (Docs/launch-sequence.md, "Start-up"). It accepts only what it reads exactly as
+/// argument-parser does and returns nil for anything else (help, an unknown or repeated
+/// option, a value that looks like an option, a second positional argument), which then goes
+/// through argument-parser as before: so errors and help stay argument-parser's.
+/// `RunRequestTests` checks both agree on every line it accepts.
+struct RunRequest: Equatable {
+    static let defaultStateDir = "/var/lib/appex"
+    static let defaultUIDRange = "\(UIDAllocator.defaultRange.lowerBound)-\(UIDAllocator.defaultRange.upperBound)"
+
+    var bundle: String
+    var arguments: [String] = []
+    var json = false
+    var extensionPoint: String?
+    var policyDirs: [String] = []
+    var stateDir = Self.defaultStateDir
+    var uidRange = Self.defaultUIDRange
+    var timeout: Double?
+    var launches = 1
+
+    /// The request for `arguments` (the command line without the program's name) when it is
+    /// `run` in a shape read here; nil to leave it to argument-parser.
+    static func parseCommon(_ arguments: [String]) -> RunRequest? {
+        guard arguments.first == "run" else { return nil }
+        var bundle: String?
+        var request = RunRequest(bundle: "")
+        var seen = Set<String>()
+        var i = 1
+        while i < arguments.count {
+            let token = arguments[i]
+            i += 1
+            if token == "--" {
+                request.arguments = Array(arguments[i...])
+                break
+            }
+            guard token.hasPrefix("-") else {
+                guard bundle == nil else { return nil }  // a second positional argument
+                bundle = token
+                continue
+            }
+            // `--name value` or `--name=value`; anything with one dash (-h) is not read here.
+            guard token.hasPrefix("--") else { return nil }
+            var name = token
+            var value: String?
+            if let eq = token.firstIndex(of: "=") {
+                name = String(token[..<eq])
+                value = String(token[token.index(after: eq)...])
+            }
+            if name == "--json" {
+                guard value == nil, seen.insert(name).inserted else { return nil }
+                request.json = true
+                continue
+            }
+            guard Self.valued.contains(name) else { return nil }
+            if value == nil {
+                guard i < arguments.count, !arguments[i].hasPrefix("-") else { return nil }
+                value = arguments[i]
+                i += 1
+            }
+            guard let value, !value.isEmpty else { return nil }
+            if name == "--policy-dir" {
+                request.policyDirs.append(value)
+                continue
+            }
+            guard seen.insert(name).inserted else { return nil }  // repeated single-valued option
+            switch name {
+            case "--extension-point": request.extensionPoint = value
+            case "--state-dir": request.stateDir = value
+            case "--uid-range": request.uidRange = value
+            case "--timeout":
+                guard let t = Double(value) else { return nil }
+                request.timeout = t
+            case "--launches":
+                guard let n = Int(value) else { return nil }
+                request.launches = n
+            default: return nil
+            }
+        }
+        guard let bundle else { return nil }
+        request.bundle = bundle
+        return request
+    }
+
+    /// RunCommand's options that take a value.
+    private static let valued: Set<String> = [
+        "--extension-point", "--policy-dir", "--state-dir", "--uid-range", "--timeout", "--launches",
+    ]
+}
