@@ -94,7 +94,11 @@ let package = Package(
             // A release appex is one static executable (Swift runtime, Foundation, libseccomp,
             // SQLite, glibc): no dynamic loader, so 0.6 ms from exec to main instead of 3.5 ms
             // and 11 MiB resident instead of 18. Docs/launch-sequence.md, "Start-up".
-            linkerSettings: [.unsafeFlags(["-static-executable"], .when(configuration: .release))]
+            // -static-stdlib when compiling too: the static Foundation module's link entries
+            // name what it needs (CoreFoundation, its ICU), so a plain `swift build -c release`
+            // links as well as one with --static-swift-stdlib.
+            swiftSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))],
+            linkerSettings: [.unsafeFlags(["-static-stdlib", "-static-executable"], .when(configuration: .release))]
         ),
 
         // Shipped example extensions (their bundles live in Examples/).
