@@ -43,17 +43,19 @@ public enum PolicyCache {
     /// The cache directory, created (0700) when missing; nil when caching is off or there is
     /// no home for it. Callers still check that it is private before using it. The compiled
     /// seccomp programs live here too (SeccompProgramCache).
-    package static func directory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
-        let configured = environment["APPEX_POLICY_CACHE"] ?? ""
+    package static func directory(environment: [String: String]? = nil) -> String? {
+        // getenv, not ProcessInfo's dictionary, when no environment is given (ProcessEnvironment).
+        let variable = { (name: String) in environment.map { $0[name] } ?? ProcessEnvironment.value(name) }
+        let configured = variable("APPEX_POLICY_CACHE") ?? ""
         if configured == "off" || configured == "0" { return nil }
         let dir: String
         if !configured.isEmpty {
             dir = configured
         } else if geteuid() == 0 {
             dir = "/var/cache/appex"
-        } else if let xdg = environment["XDG_CACHE_HOME"], xdg.hasPrefix("/") {
+        } else if let xdg = variable("XDG_CACHE_HOME"), xdg.hasPrefix("/") {
             dir = xdg + "/appex"
-        } else if let home = environment["HOME"], home.hasPrefix("/") {
+        } else if let home = variable("HOME"), home.hasPrefix("/") {
             dir = home + "/.cache/appex"
         } else {
             return nil

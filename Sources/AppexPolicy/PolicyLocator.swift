@@ -11,7 +11,7 @@ public enum PolicyLocator {
     /// `argv[0]` is only a name when the command was found on `PATH`, and then the installed
     /// layout was looked for relative to the working directory.
     public static func shippedDirectory(executablePath: String? = nil) -> String? {
-        if let env = ProcessInfo.processInfo.environment["APPEX_POLICIES"], !env.isEmpty { return env }
+        if let env = ProcessEnvironment.value("APPEX_POLICIES"), !env.isEmpty { return env }
         if let exe = resolved(executablePath ?? "/proc/self/exe"),
            let installed = resolved(directoryOf(exe) + "/../share/appex/Policies"), hasDefaults(installed) {
             return installed

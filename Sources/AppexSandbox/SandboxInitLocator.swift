@@ -1,4 +1,6 @@
+import AppexPolicy
 import Foundation
+import SystemPackage
 
 /// Finds the `appex-sandbox-init` executable (`ExtensionSandbox`'s pid 1).
 ///
@@ -19,13 +21,18 @@ public enum SandboxInitLocator {
 
     static func candidates() -> [String] {
         var list: [String] = []
-        if let env = ProcessInfo.processInfo.environment["APPEX_SANDBOX_INIT"], !env.isEmpty { list.append(env) }
-        let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-        list.append(exe.appendingPathComponent(name).path)
-        list.append(exe.appendingPathComponent("../libexec/appex/\(name)").standardizedFileURL.path)
-        let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../.build")
+        if let env = ProcessEnvironment.value("APPEX_SANDBOX_INIT"), !env.isEmpty { list.append(env) }
+        // realpath and swift-system's lexical paths, not Foundation's URL: this runs on every
+        // `appex run`, and URL's first use costs ~0.2 ms (AbsolutePath).
+        if let exe = realpath("/proc/self/exe", nil) {
+            let directory = FilePath(String(cString: exe)).removingLastComponent()
+            free(exe)
+            list.append(directory.appending(name).string)
+            list.append(directory.appending("../libexec/appex/\(name)").lexicallyNormalized().string)
+        }
+        let source = FilePath(#filePath).removingLastComponent().appending("../../.build")
         for config in ["release", "debug"] {
-            list.append(source.appendingPathComponent("\(config)/\(name)").standardizedFileURL.path)
+            list.append(source.appending("\(config)/\(name)").lexicallyNormalized().string)
         }
         return list
     }

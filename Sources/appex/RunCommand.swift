@@ -86,7 +86,7 @@ struct RunCommand: ParsableCommand {
             guard let extensionPoint else {
                 throw ValidationError("\(bundle) is not a bundle directory; pass --extension-point to run a bare executable")
             }
-            let path = URL(fileURLWithPath: bundle).standardizedFileURL.path
+            let path = AbsolutePath.of(bundle)
             point = extensionPoint
             spec = SandboxSpec(executable: path, policy: EffectivePolicy(extensionPoint: extensionPoint, in: policies),
                                arguments: arguments)
@@ -97,7 +97,7 @@ struct RunCommand: ParsableCommand {
             throw ValidationError("--uid-range must be START-END with 1000 <= START <= END, not \"\(uidRange)\"")
         }
 
-        let options = RunOptions(stateDirectory: URL(fileURLWithPath: stateDir).standardizedFileURL.path,
+        let options = RunOptions(stateDirectory: AbsolutePath.of(stateDir),
                                  timeout: timeout.map { .milliseconds(Int64(($0 * 1000).rounded(.up))) },
                                  uidRange: uids)
         var reports: [RunReport] = []
