@@ -50,13 +50,15 @@ public enum UIDRangeCheck {
         return out
     }
 
-    /// Colon-separated fields of each non-comment line; a missing file has none.
+    /// Colon-separated fields of each non-comment line; a missing file has none. Split as
+    /// bytes, not Characters: this runs on every `appex run` (~0.2 ms the other way).
     static func lines(_ path: String) -> [[String]] {
         guard let bytes = try? Sys.readFile(path) else { return [] }
-        return String(decoding: bytes, as: UTF8.self).split(separator: "\n").compactMap { line in
-            let t = line.trimmingPrefix(" ")
-            if t.isEmpty || t.hasPrefix("#") { return nil }
-            return t.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        return bytes.split(separator: UInt8(ascii: "\n")).compactMap { line in
+            let t = line.drop { $0 == UInt8(ascii: " ") }
+            if t.isEmpty || t.first == UInt8(ascii: "#") { return nil }
+            return t.split(separator: UInt8(ascii: ":"), omittingEmptySubsequences: false)
+                .map { String(decoding: $0, as: UTF8.self) }
         }
     }
 
