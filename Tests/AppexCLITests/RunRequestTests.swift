@@ -72,7 +72,7 @@ import Testing
             ["--policy-dir", "/a"], ["--policy-dir=/b"], ["--state-dir", "/s"], ["--state-dir=/t"],
             ["--uid-range", "200000-200099"], ["--timeout", "0.25"], ["--launches", "4"],
         ]
-        for _ in 0..<200 {
+        for _ in 0..<60 {
             var parts = options.shuffled(using: &generator).prefix(Int.random(in: 0...options.count, using: &generator))
                 .map { $0 }
             parts.insert(["/x/true"], at: Int.random(in: 0...parts.count, using: &generator))
