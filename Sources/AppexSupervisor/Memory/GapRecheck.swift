@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The one bounded poll of the memory code: while the cgroup's charge is above a line and the
 /// footprint below it, no kernel event would tell of the footprint rising, so it is read again
 /// after `first`, doubling up to 1.6 s while the gap lasts; a shorter `first` asked for while a
@@ -37,4 +41,24 @@ final class GapRecheck: @unchecked Sendable {
         loop.cancel(timer)
         timer = nil
     }
+
+    /// Whether a line is in the gap: the charge has reached it and the footprint has not.
+    /// "Reached" allows `slack`: the kernel checks its thresholds against a charge that
+    /// includes what each CPU holds precharged, and hands that back when it drains the
+    /// per-CPU stock, so right after a threshold event memory.usage_in_bytes may read a
+    /// little under the very line that fired. Taken strictly, no look followed, and with no
+    /// line above it no event either: the level stayed at warning while the footprint went
+    /// past the critical line (JetsamTests' ladder, on a loaded machine).
+    /// `offset`: what the charge carries beyond the footprint (an instance's cache), so its
+    /// threshold sits at `line + offset`.
+    static func inGap(line: Int64, offset: Int64 = 0, charged: Int64, footprint: Int64, slack: Int64 = chargeSlack) -> Bool {
+        line > 0 && charged + slack >= line + offset && footprint < line
+    }
+
+    /// What the CPUs may hold precharged: the kernel's MEMCG_CHARGE_BATCH (64 pages) each.
+    static let chargeSlack: Int64 = {
+        let pages = Int64(64), pageSize = Int64(sysconf(Int32(_SC_PAGESIZE)))
+        let cpus = Int64(max(1, sysconf(Int32(_SC_NPROCESSORS_CONF))))
+        return pages * pageSize * cpus
+    }()
 }

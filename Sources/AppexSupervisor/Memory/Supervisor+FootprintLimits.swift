@@ -190,7 +190,7 @@ extension Supervisor {
     /// look comes sooner: the kill should land at the limit.
     private func scheduleMemoryRecheck(_ instance: ExtensionInstance, footprint: Int64, charged: Int64, lines: [Int64]) {
         let offset = instance.memoryLineOffset
-        let inGap = { (line: Int64) in line > 0 && charged >= line + offset && footprint < line }
+        let inGap = { (line: Int64) in GapRecheck.inGap(line: line, offset: offset, charged: charged, footprint: footprint) }
         let nearFatal = lines.last.map(inGap) ?? false
         instance.memoryRecheck.update(gap: lines.contains(where: inGap),
                                       first: nearFatal ? Self.memoryRecheckNearFatal : Self.memoryRecheckFirst,

@@ -314,7 +314,7 @@ extension Supervisor {
     /// line: the charge crosses it a little before the footprint does (kernel memory, cache).
     private func scheduleBudgetRecheck(footprint: Int64, charged: Int64) {
         let lines = jetsam.ladder.lines
-        let inGap = { (line: Int64) in charged >= line && footprint < line }
+        let inGap = { (line: Int64) in GapRecheck.inGap(line: line, charged: charged, footprint: footprint) }
         let nearCritical = lines.max().map(inGap) ?? false
         jetsam.recheck.update(gap: lines.contains(where: inGap),
                               first: nearCritical ? Self.memoryRecheckNearFatal : Self.memoryRecheckFirst, on: loop) { [self] in
