@@ -36,6 +36,11 @@ enum Sys {
 
     /// Reads a whole (small) file. cgroupfs files report size 0, so read to EOF.
     static func readFile(_ path: String) throws -> String {
+        String(decoding: try readBytes(path), as: UTF8.self)
+    }
+
+    /// `readFile` as bytes, for text parsed byte by byte (mountinfo).
+    static func readBytes(_ path: String) throws -> [UInt8] {
         let fd = try open(path, O_RDONLY)
         defer { close(fd) }
         var bytes: [UInt8] = []
@@ -49,7 +54,7 @@ enum Sys {
             if n == 0 { break }
             bytes.append(contentsOf: chunk[0..<n])
         }
-        return String(decoding: bytes, as: UTF8.self)
+        return bytes
     }
 
     /// Writes `value` with one write(2): cgroupfs parses each write as one command.
