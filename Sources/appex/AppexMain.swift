@@ -16,7 +16,7 @@ enum AppexMain {
         // `appex run` in its common shapes skips argument-parser's reflection (RunRequest).
         if let request = RunRequest.parseCommon(Array(CommandLine.arguments.dropFirst())) {
             do {
-                try RunCommand.execute(request)
+                try request.execute()
             } catch {
                 Appex.exit(withError: error)
             }

@@ -48,78 +48,13 @@ struct RunCommand: ParsableCommand {
     var launches = 1
 
     func run() throws {
-        try Self.execute(request)
+        try request.execute()
     }
 
     /// The parsed options as plain values.
     var request: RunRequest {
         RunRequest(bundle: bundle, arguments: arguments, json: json, extensionPoint: extensionPoint,
                    policyDirs: policyDirs, stateDir: stateDir, uidRange: uidRange, timeout: timeout, launches: launches)
-    }
-
-    /// The command's work, on options parsed by argument-parser (`run()`) or by
-    /// `RunRequest.parseCommon` (AppexMain's fast path for the common shapes).
-    static func execute(_ request: RunRequest) throws {
-        let (bundle, arguments, json, extensionPoint) = (request.bundle, request.arguments, request.json, request.extensionPoint)
-        let (policyDirs, stateDir, uidRange, timeout, launches) =
-            (request.policyDirs, request.stateDir, request.uidRange, request.timeout, request.launches)
-        let policies = try PolicyLocator.load(overlays: policyDirs)
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: bundle, isDirectory: &isDirectory) else {
-            throw ValidationError("\(bundle): no such file or directory")
-        }
-        let spec: SandboxSpec
-        let point: String
-        if isDirectory.boolValue {
-            let loaded = try ExtensionBundle.load(path: bundle)
-            let effective: EffectivePolicy
-            if let extensionPoint {
-                effective = EffectivePolicy(extensionPoint: extensionPoint, entitlements: loaded.entitlements, in: policies)
-            } else if let e = EffectivePolicy(bundle: loaded, in: policies) {
-                effective = e
-            } else {
-                throw ValidationError("\(bundle) declares no NSExtensionPointIdentifier; pass --extension-point")
-            }
-            point = effective.extensionPoint
-            spec = try SandboxSpec(bundle: loaded, policy: effective, arguments: arguments)
-        } else {
-            guard let extensionPoint else {
-                throw ValidationError("\(bundle) is not a bundle directory; pass --extension-point to run a bare executable")
-            }
-            let path = AbsolutePath.of(bundle)
-            point = extensionPoint
-            spec = SandboxSpec(executable: path, policy: EffectivePolicy(extensionPoint: extensionPoint, in: policies),
-                               arguments: arguments)
-        }
-        if let timeout, !(timeout > 0) { throw ValidationError("--timeout must be a positive number of seconds") }
-        guard launches >= 1 else { throw ValidationError("--launches must be at least 1") }
-        guard let uids = UIDRangeCheck.parse(uidRange) else {
-            throw ValidationError("--uid-range must be START-END with 1000 <= START <= END, not \"\(uidRange)\"")
-        }
-
-        let options = RunOptions(stateDirectory: AbsolutePath.of(stateDir),
-                                 timeout: timeout.map { .milliseconds(Int64(($0 * 1000).rounded(.up))) },
-                                 uidRange: uids)
-        var reports: [RunReport] = []
-        do {
-            if launches == 1 {
-                reports = [try ExtensionRun.run(spec, options: options)]
-            } else {
-                reports = try Self.repeatedLaunches(spec, options: options, count: launches)
-            }
-        } catch let e as LaunchError {
-            FileHandle.standardError.write(Data("appex run: \(spec.bundleIdentifier): \(e)\n".utf8))
-            throw ExitCode(1)
-        } catch let e as SandboxError {
-            FileHandle.standardError.write(Data("appex run: \(spec.bundleIdentifier): \(e)\n".utf8))
-            throw ExitCode(1)
-        }
-        if json {
-            let objects = reports.map { Self.jsonObject($0, spec: spec, extensionPoint: point) }
-            try JSONOutput.print(objects.count == 1 ? objects[0] as Any : objects as Any)
-        } else {
-            print(reports.map { Self.humanReport($0, spec: spec, extensionPoint: point) }.joined(separator: "\n"))
-        }
     }
 
     /// `count` launches into one sandbox built for them; the first report carries its build
@@ -190,5 +125,69 @@ struct RunCommand: ParsableCommand {
 
     static func signalName(_ s: Int32) -> String? {
         [9: "SIGKILL", 31: "SIGSYS", 11: "SIGSEGV", 6: "SIGABRT", 15: "SIGTERM", 7: "SIGBUS", 4: "SIGILL", 8: "SIGFPE"][s]
+    }
+}
+
+extension RunRequest {
+    /// `appex run`'s work, on options parsed by argument-parser (`RunCommand.run()`) or by
+    /// `RunRequest.parseCommon` (AppexMain's fast path for the common shapes).
+    func execute() throws {
+        let policies = try PolicyLocator.load(overlays: policyDirs)
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: bundle, isDirectory: &isDirectory) else {
+            throw ValidationError("\(bundle): no such file or directory")
+        }
+        let spec: SandboxSpec
+        let point: String
+        if isDirectory.boolValue {
+            let loaded = try ExtensionBundle.load(path: bundle)
+            let effective: EffectivePolicy
+            if let extensionPoint {
+                effective = EffectivePolicy(extensionPoint: extensionPoint, entitlements: loaded.entitlements, in: policies)
+            } else if let e = EffectivePolicy(bundle: loaded, in: policies) {
+                effective = e
+            } else {
+                throw ValidationError("\(bundle) declares no NSExtensionPointIdentifier; pass --extension-point")
+            }
+            point = effective.extensionPoint
+            spec = try SandboxSpec(bundle: loaded, policy: effective, arguments: arguments)
+        } else {
+            guard let extensionPoint else {
+                throw ValidationError("\(bundle) is not a bundle directory; pass --extension-point to run a bare executable")
+            }
+            let path = AbsolutePath.of(bundle)
+            point = extensionPoint
+            spec = SandboxSpec(executable: path, policy: EffectivePolicy(extensionPoint: extensionPoint, in: policies),
+                               arguments: arguments)
+        }
+        if let timeout, !(timeout > 0) { throw ValidationError("--timeout must be a positive number of seconds") }
+        guard launches >= 1 else { throw ValidationError("--launches must be at least 1") }
+        guard let uids = UIDRangeCheck.parse(uidRange) else {
+            throw ValidationError("--uid-range must be START-END with 1000 <= START <= END, not \"\(uidRange)\"")
+        }
+
+        let options = RunOptions(stateDirectory: AbsolutePath.of(stateDir),
+                                 timeout: timeout.map { .milliseconds(Int64(($0 * 1000).rounded(.up))) },
+                                 uidRange: uids)
+        var reports: [RunReport] = []
+        do {
+            if launches == 1 {
+                reports = [try ExtensionRun.run(spec, options: options)]
+            } else {
+                reports = try RunCommand.repeatedLaunches(spec, options: options, count: launches)
+            }
+        } catch let e as LaunchError {
+            FileHandle.standardError.write(Data("appex run: \(spec.bundleIdentifier): \(e)\n".utf8))
+            throw ExitCode(1)
+        } catch let e as SandboxError {
+            FileHandle.standardError.write(Data("appex run: \(spec.bundleIdentifier): \(e)\n".utf8))
+            throw ExitCode(1)
+        }
+        if json {
+            let objects = reports.map { RunCommand.jsonObject($0, spec: spec, extensionPoint: point) }
+            try JSONOutput.print(objects.count == 1 ? objects[0] as Any : objects as Any)
+        } else {
+            print(reports.map { RunCommand.humanReport($0, spec: spec, extensionPoint: point) }.joined(separator: "\n"))
+        }
     }
 }
