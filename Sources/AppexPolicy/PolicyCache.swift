@@ -27,9 +27,10 @@ public enum PolicyCache {
     }
 
     /// The same with the cache in `cacheDirectory` (nil: no cache), used only when private.
-    static func load(directories: [String], cacheDirectory: String?) throws -> PolicySet {
+    /// `now`: the wall clock the fingerprint's racy window is measured from (tests).
+    static func load(directories: [String], cacheDirectory: String?, now: Int64? = nil) throws -> PolicySet {
         guard let dir = cacheDirectory, PrivateCacheFile.isPrivate(dir, directory: true),
-              let fingerprint = PolicyFingerprint.of(directories: directories) else {
+              let fingerprint = PolicyFingerprint.of(directories: directories, now: now) else {
             return try PolicySet.load(directories: directories)
         }
         let file = dir + "/policies-" + PrivateCacheFile.hex(PolicyFingerprint.nameHash(directories)) + ".cache"

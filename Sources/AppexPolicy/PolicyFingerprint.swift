@@ -4,53 +4,86 @@ import Glibc
 
 /// A 64-bit digest of every file a policy load reads (the same files, in the same order, as
 /// `PolicySet.load`): each directory's `defaults.yaml`, `extension-points/*.yaml` and
-/// `syscall-groups/*.yaml`, by name and content, plus the identity of the running executable. Any edit, added file or removed file changes
-/// it, so a cached compiled form keyed by it is never stale. FNV-1a: this detects change, it
-/// does not authenticate (the cache's trust comes from who owns it; PolicyCache).
+/// `syscall-groups/*.yaml`, plus the identity of the running executable. Any edit, added
+/// file or removed file changes it, so a cached compiled form keyed by it is never stale.
+/// FNV-1a: this detects change, it does not authenticate (the cache's trust comes from who
+/// owns it; PolicyCache).
 ///
-/// Plain POSIX reads, no Foundation: it runs on every `appex run`, and its whole budget is a
-/// few hundred µs for ~35 small files.
+/// A file counts by name and status (device, inode, size, modification and change times),
+/// and by content only while it is *racy*, as git calls it: changed less than `racyWindow`
+/// before now. The kernel sets a file's change time on every write and every `utimensat`,
+/// from a clock that no caller can set it from; so a file whose change time is older than
+/// the window and still the same has not been written since, whatever its size and
+/// modification time say. A write within the same clock tick as the previous one can leave
+/// the change time as it was: such a file is still inside the window and is read. (When a
+/// racy file later leaves the window the digest changes once, and the cache is rewritten.)
+/// This takes ~35 `stat`s instead of reading and hashing every file on each `appex run`.
+///
+/// Plain POSIX calls, no Foundation: it runs on every `appex run`.
 struct PolicyFingerprint: Equatable {
     var value: UInt64
     var files: Int
+    /// Files read for their content (racy ones), for tests.
+    var filesRead: Int
 
-    /// nil when a file cannot be read: then the loader's own error should be reported.
-    static func of(directories: [String]) -> PolicyFingerprint? {
+    /// Longer than any file system's timestamp granularity (1 s on the coarsest), and than the
+    /// gap between a write and the cache written after it in one run.
+    static let racyWindow: Int64 = 2_000_000_000
+
+    /// nil when a file cannot be read: then the loader's own error should be reported. `now`
+    /// (wall clock, ns since the epoch; the clock change times come from) is for tests.
+    static func of(directories: [String], now: Int64? = nil) -> PolicyFingerprint? {
+        let now = now ?? wallClockNanos()
         var hash = FNV1a()
-        var count = 0
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        var count = 0, read = 0
         // The build that reads the cache must be the build that wrote it: the executable's
         // identity (device, inode, size, modification time) is part of the key.
         guard let identity = PrivateCacheFile.executableIdentity() else { return nil }
-        func mix<S: Sequence>(_ bytes: S) where S.Element == UInt8 { hash.mix(bytes) }
-        mix(identity.utf8)
+        hash.mix(identity.utf8)
         for (index, dir) in directories.enumerated() {
-            mix("dir \(index) \(dir)\n".utf8)
+            hash.mix("dir \(index) \(dir)\n".utf8)
             var names = ["defaults.yaml"]
             for sub in ["extension-points", "syscall-groups"] {
                 names += yamlNames(in: dir + "/" + sub).map { sub + "/" + $0 }
             }
             for name in names {
                 let path = dir + "/" + name
-                let fd = open(path, O_RDONLY | O_CLOEXEC)
-                if fd < 0 {
-                    if errno == ENOENT && name == "defaults.yaml" { mix("no defaults\n".utf8); continue }
+                var st = stat()
+                if stat(path, &st) != 0 {
+                    if errno == ENOENT && name == "defaults.yaml" { hash.mix("no defaults\n".utf8); continue }
                     return nil
                 }
-                defer { close(fd) }
-                mix("file \(name)\n".utf8)
-                while true {
-                    let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-                    if n < 0 && errno == EINTR { continue }
-                    if n < 0 { return nil }
-                    if n == 0 { break }
-                    mix(buffer[0..<n])
+                let changed = Int64(st.st_ctim.tv_sec) * 1_000_000_000 + Int64(st.st_ctim.tv_nsec)
+                hash.mix("file \(name) \(st.st_dev) \(st.st_ino) \(st.st_size) \(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec) \(st.st_ctim.tv_sec).\(st.st_ctim.tv_nsec)\n".utf8)
+                if now - changed < racyWindow {
+                    guard mixContent(of: path, into: &hash) else { return nil }
+                    read += 1
                 }
-                mix([0xff])
+                hash.mix([0xff])
                 count += 1
             }
         }
-        return PolicyFingerprint(value: hash.value, files: count)
+        return PolicyFingerprint(value: hash.value, files: count, filesRead: read)
+    }
+
+    private static func mixContent(of path: String, into hash: inout FNV1a) -> Bool {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 { return false }
+            if n == 0 { return true }
+            hash.mix(buffer[0..<n])
+        }
+    }
+
+    static func wallClockNanos() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
     }
 
     /// `*.yaml` and `*.yml` names in `dir`, sorted as the loader sorts them; none when absent.
@@ -61,19 +94,22 @@ struct PolicyFingerprint: Equatable {
 
 /// 64-bit FNV-1a: the policy fingerprint, the caches' digests, a seccomp program's digest, the names
 /// `appex test-policy` derives (change detection and naming, not authentication).
+///
+/// Inlinable: other modules hash with it on every `appex run` (the seccomp cache's key, the
+/// caches' checksums), and an unspecialized generic loop costs a witness call per byte.
 package struct FNV1a {
-    package private(set) var value: UInt64 = 0xcbf2_9ce4_8422_2325
+    package var value: UInt64 = 0xcbf2_9ce4_8422_2325
 
-    package init() {}
+    @inlinable package init() {}
 
-    package mutating func mix<S: Sequence>(_ bytes: S) where S.Element == UInt8 {
+    @inlinable package mutating func mix<S: Sequence>(_ bytes: S) where S.Element == UInt8 {
         for b in bytes {
             value ^= UInt64(b)
             value &*= 0x0000_0100_0000_01b3
         }
     }
 
-    package static func of<S: Sequence>(_ bytes: S) -> UInt64 where S.Element == UInt8 {
+    @inlinable package static func of<S: Sequence>(_ bytes: S) -> UInt64 where S.Element == UInt8 {
         var h = FNV1a()
         h.mix(bytes)
         return h.value

@@ -50,6 +50,46 @@ import Glibc
         #expect(after.policy(for: "com.apple.widget-extension")?.memory.activeHardLimit == .mebibytes(17))
     }
 
+    /// A file changed more than the racy window ago is known by its status, not read; one
+    /// changed within it is read. Either way an edit changes the fingerprint.
+    @Test func onlyRacyFilesAreRead() throws {
+        let tree = try PolicyTree()
+        let recent = try #require(PolicyFingerprint.of(directories: [tree.path]))
+        #expect(recent.files > 20 && recent.filesRead == recent.files, "just copied: every file is racy")
+        let later = PolicyFingerprint.wallClockNanos() + PolicyFingerprint.racyWindow + 1_000_000_000
+        let settled = try #require(PolicyFingerprint.of(directories: [tree.path], now: later))
+        #expect(settled.filesRead == 0 && settled.files == recent.files)
+        #expect(settled.value != recent.value, "a racy file's content is part of the digest")
+        #expect(PolicyFingerprint.of(directories: [tree.path], now: later) == settled)
+    }
+
+    /// Same size, same modification time, different content, outside the racy window: seen
+    /// through the change time the write set, which no caller can set back.
+    @Test func anEditOutsideTheRacyWindowIsSeenByItsChangeTime() throws {
+        let tree = try PolicyTree()
+        let cache = try CacheDirectory()
+        let file = tree.file("extension-points/widget.yaml")
+        // Both loads run as if the files had settled long ago.
+        let later = PolicyFingerprint.wallClockNanos() + 60_000_000_000
+        let before = try PolicyCache.load(directories: [tree.path], cacheDirectory: cache.path, now: later)
+        #expect(before.policy(for: "com.apple.widget-extension")?.memory.activeHardLimit == .mebibytes(16))
+        #expect(PolicyCache.readCache(cache.cacheFile, expecting: try #require(PolicyFingerprint.of(directories: [tree.path], now: later))) != nil,
+                "cached under the status-only digest")
+        var st = stat()
+        stat(file, &st)
+        // Past the coarsest timestamp tick, so the write's change time differs from the copy's.
+        usleep(20_000)
+        let text = try String(contentsOfFile: file, encoding: .utf8)
+        try text.replacingOccurrences(of: "16MiB", with: "17MiB").write(toFile: file, atomically: false, encoding: .utf8)
+        var times = [st.st_atim, st.st_mtim]
+        utimensat(AT_FDCWD, file, &times, 0)
+        var after = stat()
+        stat(file, &after)
+        try #require(after.st_size == st.st_size && after.st_mtim.tv_nsec == st.st_mtim.tv_nsec && after.st_ino == st.st_ino)
+        let reloaded = try PolicyCache.load(directories: [tree.path], cacheDirectory: cache.path, now: later)
+        #expect(reloaded.policy(for: "com.apple.widget-extension")?.memory.activeHardLimit == .mebibytes(17))
+    }
+
     @Test func anAddedOrRemovedFileIsSeen() throws {
         let tree = try PolicyTree()
         let cache = try CacheDirectory()
@@ -75,7 +115,10 @@ import Glibc
     @Test func aDamagedCacheIsIgnoredAndRewritten() throws {
         let tree = try PolicyTree()
         let cache = try CacheDirectory()
-        let parsed = try PolicyCache.load(directories: [tree.path], cacheDirectory: cache.path)
+        // One clock for every load: the files must not leave the racy window halfway through
+        // (that changes the key once, and the rewritten file with it).
+        let later = PolicyFingerprint.wallClockNanos() + 60_000_000_000
+        let parsed = try PolicyCache.load(directories: [tree.path], cacheDirectory: cache.path, now: later)
         let good = try Data(contentsOf: URL(fileURLWithPath: cache.cacheFile))
         var damaged: [Data] = stride(from: 0, to: good.count, by: max(1, good.count / 97)).map { good.prefix($0) }
         for offset in [0, 9, 20, 30, good.count / 2, good.count - 1] {
@@ -86,7 +129,7 @@ import Glibc
         for d in damaged {
             try d.write(to: URL(fileURLWithPath: cache.cacheFile))
             chmod(cache.cacheFile, 0o600)
-            let loaded = try PolicyCache.load(directories: [tree.path], cacheDirectory: cache.path)
+            let loaded = try PolicyCache.load(directories: [tree.path], cacheDirectory: cache.path, now: later)
             #expect(loaded == parsed)
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: cache.cacheFile)) == good, "rewritten whole")
