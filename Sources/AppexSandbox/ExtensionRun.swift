@@ -134,13 +134,24 @@ public final class ExtensionRun {
         let store = self.store
         let container = try store.prepare(bundleIdentifier: spec.bundleIdentifier, appGroups: spec.appGroups)
         self.container = container
+        // A sandbox this run builds is built on a second thread while this one compiles the
+        // filter and makes the cgroup and the log (BackgroundStep). It is joined on every way
+        // out, so whatever either side made is in `self` for cleanup() when the other fails.
+        // The bundle is checked first, here: one that is refused (a hostile RUNPATH, a link
+        // out of the bundle) leaves no cgroup, log or process behind.
+        var building: BackgroundStep<ExtensionSandbox>?
+        if sandbox == nil {
+            let spec = self.spec, isolateNetwork = options.isolateNetwork
+            let bundle = try CheckedBundle.open(spec)
+            building = BackgroundStep.start {
+                try ExtensionSandbox.create(spec: spec, container: container, store: store,
+                                            isolateNetwork: isolateNetwork, checkedBundle: bundle)
+            }
+        }
+        defer { if let step = building { sandbox = try? step.join() } }
         // Always a filter: even a policy that denies nothing gets ENOSYS for syscalls Appex does not know.
         let seccomp = try SeccompCompiler.compile(spec.syscallRules)
         let executable = try FilesystemView.executablePath(for: spec)
-        if sandbox == nil {
-            sandbox = try ExtensionSandbox.create(spec: spec, container: container, store: store,
-                                                  isolateNetwork: options.isolateNetwork)
-        }
 
         let manager = try options.cgroups ?? CgroupManager.detect(parentName: "appex")
         let n = Self.counter.withLock { c -> Int in c += 1; return c }
@@ -193,6 +204,10 @@ public final class ExtensionRun {
         plan.seccomp = seccomp
         plan.noNewPrivileges = true
         plan.channelFD = channelFD
+        if let step = building {
+            building = nil
+            sandbox = try step.join()
+        }
         self.plan = plan
         prepareNanos = Sys.monotonicNanos() - start
     }

@@ -44,12 +44,14 @@ public final class ExtensionSandbox: Sendable {
 
     /// Builds the sandbox for `spec` around `container`: namespaces, the view from
     /// `FilesystemView`, and the init inside. Throws `LaunchError` naming a failed step
-    /// (`mount data dir: ENOENT …`).
+    /// (`mount data dir: ENOENT …`). `checkedBundle`: `CheckedBundle.open(spec)` when the
+    /// caller has already checked it (nil: checked here).
     public static func create(spec: SandboxSpec, container: Container, store: ContainerStore,
                               isolateNetwork: Bool = true,
-                              initExecutable: String? = nil) throws -> ExtensionSandbox {
+                              initExecutable: String? = nil,
+                              checkedBundle: CheckedBundle? = nil) throws -> ExtensionSandbox {
         let start = Sys.monotonicNanos()
-        let bundle = try CheckedBundle.open(spec)
+        let bundle = try checkedBundle ?? CheckedBundle.open(spec)
         let tree = try bundle.cloneTree()
         var treeOwned = true
         defer { if treeOwned { Sys.close(tree) } }

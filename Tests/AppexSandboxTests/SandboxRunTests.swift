@@ -130,6 +130,35 @@ struct SandboxRunTests {
         #expect(try r.run(["write", "/tmp/scratch"]).1 == "ok")
     }
 
+    /// `prepare` builds the sandbox on a second thread while it makes the cgroup: when the
+    /// cgroup fails, the sandbox built beside it is still handed to the run, and cleanup ends
+    /// its init (no process of the init's uid is left).
+    @Test func aFailureBesideTheSandboxBuildLeavesNoInit() throws {
+        let r = try ProbeRun("beside")
+        var options = try r.options()
+        options.cgroups = try CgroupManager(version: .v2, roots: .v2("/nonexistent-appex-test-\(getpid())"),
+                                            parentName: "appex")
+        let run = ExtensionRun(spec: r.spec(["exit", "0"]), options: options)
+        #expect(throws: CgroupError.self) { try run.prepare() }
+        let sandbox = try #require(run.sandbox, "the sandbox built beside the failure is the run's to close")
+        #expect(sandbox.isAlive)
+        let uid = sandbox.initUID
+        #expect(Self.processes(ownedBy: uid) > 0)
+        run.cleanup()
+        #expect(run.sandbox == nil)
+        #expect(Self.processes(ownedBy: uid) == 0, "the init of uid \(uid) outlived the run")
+        #expect(run.cgroup == nil)
+    }
+
+    static func processes(ownedBy uid: UInt32) -> Int {
+        let pids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc"))?.filter { $0.allSatisfy(\.isNumber) } ?? []
+        return pids.filter { pid in
+            guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+                  let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Uid:") }) else { return false }
+            return line.split(whereSeparator: { $0 == "\t" || $0 == " " }).dropFirst().first == Substring(String(uid))
+        }.count
+    }
+
     /// The child joins its cgroup through v1 `tasks` ("0": the writing thread, the child's only
     /// one, so the whole process): each hierarchy lists it at the extension's cgroup, and the
     /// cgroup holds exactly it (threads it starts later inherit their creator's cgroups).
