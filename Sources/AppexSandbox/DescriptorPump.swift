@@ -127,7 +127,9 @@ public final class DescriptorPump: @unchecked Sendable {
 
     /// The pump's thread: forever (the two pumps live as long as the process).
     private func run() {
-        Thread.current.name = name  // what top -H and /proc/PID/task show
+        // What top -H and /proc/PID/task show (at most 15 bytes). pthread, not Foundation's
+        // Thread: this runs in every `appex run`, and Thread's first use costs.
+        appex_name_thread(name)
         var ready = [Int32](repeating: 0, count: 64)
         while true {
             let n = ready.withUnsafeMutableBufferPointer { appex_epoll_wait(epfd, $0.baseAddress, 64, -1) }

@@ -12,11 +12,17 @@ public enum SandboxInitLocator {
     public static let name = "appex-sandbox-init"
 
     public static func path() throws -> String {
-        for candidate in candidates() where FileManager.default.isExecutableFile(atPath: candidate) {
+        // stat and access, not FileManager: its first use costs ~40 µs of every `appex run`.
+        for candidate in candidates() where isExecutableFile(candidate) {
             return candidate
         }
         throw SandboxError("locate \(name)", errno: .noSuchFileOrDirectory,
                            message: "build it (swift build --product \(name)) or set APPEX_SANDBOX_INIT")
+    }
+
+    static func isExecutableFile(_ path: String) -> Bool {
+        var st = stat()
+        return stat(path, &st) == 0 && st.st_mode & S_IFMT == S_IFREG && access(path, X_OK) == 0
     }
 
     static func candidates() -> [String] {

@@ -1,6 +1,7 @@
 #include "appex_event_loop.h"
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
 
 int appex_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
 
@@ -26,3 +27,4 @@ int appex_epoll_wait(int epfd, int *fds, int max, int timeout_ms) {
 
 int appex_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
 int appex_eventfd_cloexec(int nonblocking) { return eventfd(0, EFD_CLOEXEC | (nonblocking ? EFD_NONBLOCK : 0)); }
+void appex_name_thread(const char *name) { (void)prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0); }

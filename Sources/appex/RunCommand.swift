@@ -133,13 +133,14 @@ extension RunRequest {
     /// `RunRequest.parseCommon` (AppexMain's fast path for the common shapes).
     func execute() throws {
         let policies = try PolicyLocator.load(overlays: policyDirs)
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: bundle, isDirectory: &isDirectory) else {
+        // stat, not FileManager (its first use is ~40 µs of every run).
+        var st = stat()
+        guard stat(bundle, &st) == 0 else {
             throw ValidationError("\(bundle): no such file or directory")
         }
         let spec: SandboxSpec
         let point: String
-        if isDirectory.boolValue {
+        if st.st_mode & S_IFMT == S_IFDIR {
             let loaded = try ExtensionBundle.load(path: bundle)
             let effective: EffectivePolicy
             if let extensionPoint {

@@ -17,5 +17,7 @@ int appex_epoll_wait(int epfd, int *fds, int max, int timeout_ms);
 int appex_eventfd(void);
 // eventfd(0, EFD_CLOEXEC), with EFD_NONBLOCK when nonblocking is not 0 (cgroup watchers).
 int appex_eventfd_cloexec(int nonblocking);
+// Names the calling thread (prctl PR_SET_NAME; at most 15 bytes kept): what top -H shows.
+void appex_name_thread(const char *name);
 
 #endif
