@@ -23,10 +23,12 @@ public struct SeccompProgram: Sendable, Equatable {
 
 /// Compiles denied-syscall rules into BPF with libseccomp, once per distinct rule set.
 ///
-/// Default action: `ENOSYS`, the kernel's own answer for a call it lacks. Every syscall number
-/// Appex knows (libseccomp's table plus `NewerSyscalls`) is allowed unless a rule denies it, so
-/// a call added by a newer kernel stays out until Appex names it. Each rule denies one syscall
-/// with its action; a few calls are judged by their arguments (`SeccompArgumentRules`).
+/// Every syscall number Appex knows (libseccomp's table plus `NewerSyscalls`) is allowed unless
+/// a rule denies it; any other number gets `ENOSYS`, the kernel's own answer for a call it
+/// lacks, so a call added by a newer kernel stays out until Appex names it. Each rule denies
+/// one syscall with its action; a few calls are judged by their arguments
+/// (`SeccompArgumentRules`). libseccomp builds the rules with allow as the default; the
+/// unknown numbers are answered by `SeccompPrelude`, a few comparisons placed before it.
 /// Unknown syscall names are an error. Syscalls the launcher itself needs after the filter is
 /// loaded cannot be denied — see Docs/launch-sequence.md and Docs/policies.md.
 public enum SeccompCompiler {
@@ -99,6 +101,12 @@ public enum SeccompCompiler {
 
     static let allowAction: UInt32 = 0x7fff_0000  // SCMP_ACT_ALLOW
 
+    /// libseccomp's default while it builds: trap, which no policy uses, and every `ret` of it
+    /// is rewritten to allow afterwards. (With allow itself as the default, libseccomp would
+    /// refuse the explicit allow rules that `personality` and `sendmsg` need beside their
+    /// deny rules: it rejects a rule whose action equals the default.)
+    static let standInDefault: UInt32 = 0x0003_0000  // SCMP_ACT_TRAP
+
     /// The action `clone3` gets when the policy denies creating namespaces: its flags sit
     /// behind a pointer the filter cannot read, so it answers as a kernel without `clone3`
     /// would, and libc and the Swift runtime fall back to `clone`, whose flags it can read.
@@ -108,7 +116,7 @@ public enum SeccompCompiler {
     }
 
     private static func build(rules: [SeccompRule], canonical: String) throws -> SeccompProgram {
-        guard let ctx = seccomp_init(actionValue(unknownSyscallAction)) else {
+        guard let ctx = seccomp_init(standInDefault) else {
             throw SandboxError("seccomp_init", errno: .noMemory)
         }
         defer { seccomp_release(ctx) }
@@ -124,12 +132,8 @@ public enum SeccompCompiler {
                                message: "the notify action needs libseccomp API level 5 (kernel 5.0+)")
         }
         var notifyErrnos: [Int32: Int32] = [:]
-        // Numbers that got their rules; every other known number is allowed at the end.
-        var handled = Set<Int32>()
 
         func add(_ name: String, _ nr: Int32, _ action: UInt32, _ conditions: [scmp_arg_cmp] = []) throws {
-            // The default answers these already (libseccomp refuses such a rule with EACCES).
-            if action == actionValue(unknownSyscallAction) { return }
             let rc = conditions.withUnsafeBufferPointer {
                 seccomp_rule_add_array(ctx, action, nr, UInt32($0.count), $0.isEmpty ? nil : $0.baseAddress)
             }
@@ -156,7 +160,6 @@ public enum SeccompCompiler {
                                    message: "\(rule.syscall) cannot be denied: the launcher calls it after loading the filter")
             }
             byName[rule.syscall] = rule.action
-            handled.insert(nr)
             switch rule.syscall {
             case "sendmsg" where usesNotify:
                 // The child hands the listener over with sendmsg on this fd after loading the filter.
@@ -184,16 +187,10 @@ public enum SeccompCompiler {
                     try deny("clone", nr, unshare, [scmp_arg_cmp(arg: arg, op: SCMP_CMP_MASKED_EQ, datum_a: flag, datum_b: flag)])
                 }
                 try add("clone", nr, allowAction, [scmp_arg_cmp(arg: arg, op: SCMP_CMP_MASKED_EQ, datum_a: mask, datum_b: 0)])
-                handled.insert(nr)
             }
             if byName["clone3"] == nil, let nr = SyscallNames.number("clone3"), nr >= 0 {
                 try deny("clone3", nr, clone3Action(forUnshare: unshare))
-                handled.insert(nr)
             }
-        }
-
-        for nr in SyscallNames.knownNumbers where !handled.contains(nr) {
-            try add(SyscallNames.name(nr) ?? "syscall \(nr)", nr, allowAction)
         }
 
         let fd = appex_memfd("appex-seccomp")
@@ -202,8 +199,26 @@ public enum SeccompCompiler {
         let rc = seccomp_export_bpf(ctx, fd)
         if rc < 0 { throw SandboxError("seccomp_export_bpf", errno: Errno(rawValue: -rc)) }
         if lseek(fd, 0, SEEK_SET) < 0 { throw Sys.fail("lseek") }
-        let bytes = try Sys.readAll(fd: fd)
-        guard !bytes.isEmpty, bytes.count % 8 == 0, bytes.count / 8 <= maxInstructions else {
+        var body = try Sys.readAll(fd: fd)
+        guard !body.isEmpty, body.count % 8 == 0 else {
+            throw SandboxError("seccomp_export_bpf", errno: .invalidArgument, message: "unexpected program size \(body.count) bytes")
+        }
+        // The stand-in default becomes allow: only `ret` instructions carry an action.
+        for i in stride(from: 0, to: body.count, by: 8) where body[i] == 0x06 && body[i + 1] == 0 {
+            let k = UInt32(body[i + 4]) | UInt32(body[i + 5]) << 8 | UInt32(body[i + 6]) << 16 | UInt32(body[i + 7]) << 24
+            if k == standInDefault { withUnsafeBytes(of: allowAction.littleEndian) { body.replaceSubrange(i + 4..<i + 8, with: $0) } }
+        }
+        #if arch(x86_64)
+        let x32 = true
+        #else
+        let x32 = false
+        #endif
+        guard let prelude = SeccompPrelude.bytes(known: SyscallNames.knownNumbers, nativeArch: seccomp_arch_native(),
+                                                 x32: x32, unknownAction: actionValue(unknownSyscallAction)) else {
+            throw SandboxError("compile seccomp filter", errno: .invalidArgument, message: "the known syscall numbers do not fit a prelude")
+        }
+        let bytes = prelude + body
+        guard bytes.count / 8 <= maxInstructions else {
             throw SandboxError("seccomp_export_bpf", errno: .invalidArgument,
                                message: "unexpected program size \(bytes.count) bytes (at most \(maxInstructions) instructions)")
         }
