@@ -5,7 +5,7 @@ SWIFT      ?= swift
 EXAMPLES   := .build/examples
 DEMO_STATE := .build/demo-state
 
-.PHONY: all deps build test demo examples bench bench-launch bench-activation bench-supervisor bench-policy bench-metrics bench-jetsam fuzz fuzz-wire clean
+.PHONY: all deps build test demo examples bench bench-replan bench-launch bench-activation bench-supervisor bench-policy bench-metrics bench-jetsam fuzz fuzz-wire clean
 
 all: build
 
@@ -30,10 +30,16 @@ demo: deps examples
 
 bench: bench-activation bench-launch bench-supervisor bench-policy
 
-bench-activation: deps
+# Benchmarks/ uses this package by path, and SwiftPM keeps the list of its source files from the
+# last plan: a file added here since then fails the benchmark build ("cannot find type ... in
+# scope") until Benchmarks/ plans again, which a newer Package.swift makes it do.
+bench-replan:
+	@touch Benchmarks/Package.swift
+
+bench-activation: deps bench-replan
 	cd Benchmarks && $(SWIFT) build -c release --product activation-bench && $$($(SWIFT) build -c release --show-bin-path)/activation-bench
 
-bench-launch: deps
+bench-launch: deps bench-replan
 	$(SWIFT) build -c release --product appex-sandbox-init
 	$(SWIFT) build -c release --static-swift-stdlib --product appex
 	cd Benchmarks && $(SWIFT) build -c release --product launch-bench && \
@@ -42,12 +48,12 @@ bench-launch: deps
 	  $$($(SWIFT) build -c release --show-bin-path)/launch-bench
 
 # Loading the policies: parsing every file against the compiled cache (Docs/policies.md).
-bench-policy: deps
+bench-policy: deps bench-replan
 	cd Benchmarks && $(SWIFT) build -c release --product policy-bench && $$($(SWIFT) build -c release --show-bin-path)/policy-bench
 
 # Cold launch and warm round trip of the supervisor beside their floors (Docs/performance.md).
 # BENCH_ARGS: --cold N --cold-cache N --warm N.
-bench-supervisor: deps examples
+bench-supervisor: deps bench-replan examples
 	$(SWIFT) build -c release --product appexd
 	$(SWIFT) build -c release --product appex-sandbox-init
 	cd Benchmarks && $(SWIFT) build -c release --product supervisor-bench && \
@@ -61,7 +67,7 @@ bench-supervisor: deps examples
 # of one more against none (Docs/metrics.md). appexd built as Docs/deployment.md says to ship it
 # (the Swift runtime linked statically: ~5 MiB less resident). BENCH_ARGS: --extensions N
 # --scrapes N --launches N --no-control.
-bench-metrics: deps
+bench-metrics: deps bench-replan
 	$(SWIFT) build -c release --static-swift-stdlib --product appexd
 	$(SWIFT) build -c release --product appex-sandbox-init
 	$(SWIFT) build -c release --product appex-probe-extension
@@ -75,7 +81,7 @@ bench-metrics: deps
 # (Docs/jetsam.md, "Benchmark"); installs earlyoom when missing, without leaving its service
 # running. BENCH_ARGS: --trials N
 # --budget-mib N --step-kib N --interval-us N. Not part of `make bench`.
-bench-jetsam: deps
+bench-jetsam: deps bench-replan
 	@command -v earlyoom >/dev/null || { DEBIAN_FRONTEND=noninteractive apt-get install -y earlyoom && \
 	  if command -v systemctl >/dev/null && systemctl is-active --quiet earlyoom 2>/dev/null; then \
 	    echo "bench-jetsam: stopping the earlyoom service the package started (the benchmark runs its own)"; \

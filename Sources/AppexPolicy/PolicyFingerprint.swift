@@ -95,23 +95,35 @@ struct PolicyFingerprint: Equatable {
 /// 64-bit FNV-1a: the policy fingerprint, the caches' digests, a seccomp program's digest, the names
 /// `appex test-policy` derives (change detection and naming, not authentication).
 ///
-/// Inlinable: other modules hash with it on every `appex run` (the seccomp cache's key, the
-/// caches' checksums), and an unspecialized generic loop costs a witness call per byte.
+/// Bytes are hashed through a raw buffer: every `appex run` hashes the caches' payloads
+/// (~45 KB) and the seccomp rule list, and the generic `Sequence` loop, left unspecialized
+/// across modules, cost a witness call per byte (3 % of the process).
 package struct FNV1a {
     package var value: UInt64 = 0xcbf2_9ce4_8422_2325
 
-    @inlinable package init() {}
+    package init() {}
 
-    @inlinable package mutating func mix<S: Sequence>(_ bytes: S) where S.Element == UInt8 {
+    package mutating func mix(_ bytes: UnsafeRawBufferPointer) {
+        var v = value
         for b in bytes {
-            value ^= UInt64(b)
-            value &*= 0x0000_0100_0000_01b3
+            v ^= UInt64(b)
+            v &*= 0x0000_0100_0000_01b3
         }
+        value = v
     }
 
-    @inlinable package static func of<S: Sequence>(_ bytes: S) -> UInt64 where S.Element == UInt8 {
-        var h = FNV1a()
-        h.mix(bytes)
-        return h.value
+    package mutating func mix(_ bytes: [UInt8]) { bytes.withUnsafeBytes { mix($0) } }
+    package mutating func mix(_ bytes: ArraySlice<UInt8>) { bytes.withUnsafeBytes { mix($0) } }
+    package mutating func mix(_ text: String.UTF8View) {
+        var copy = String(text)
+        copy.withUTF8 { mix(UnsafeRawBufferPointer($0)) }
     }
+
+    /// Any other byte sequence.
+    package mutating func mix<S: Sequence>(_ bytes: S) where S.Element == UInt8 { mix(Array(bytes)) }
+
+    package static func of(_ bytes: [UInt8]) -> UInt64 { var h = FNV1a(); h.mix(bytes); return h.value }
+    package static func of(_ bytes: ArraySlice<UInt8>) -> UInt64 { var h = FNV1a(); h.mix(bytes); return h.value }
+    package static func of(_ text: String.UTF8View) -> UInt64 { var h = FNV1a(); h.mix(text); return h.value }
+    package static func of<S: Sequence>(_ bytes: S) -> UInt64 where S.Element == UInt8 { of(Array(bytes)) }
 }
