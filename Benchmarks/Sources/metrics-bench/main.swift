@@ -150,9 +150,11 @@ func launch(_ id: String, through client: HostClient = client) async throws -> (
 }
 
 /// First launches of `ids`: spawn → check-in, and each phase (name → durations), µs. Starts
-/// after a pause, so that what came before (installs, builds, a scrape) has settled.
+/// once the machine is quiet (`waitForQuietMachine`), so that what came before (installs,
+/// builds, a scrape, the kernel tearing down what left) has settled.
 func measure(_ ids: [String], through client: HostClient = client) async throws -> (checkIn: Histogram<UInt64>, phases: [String: Histogram<UInt64>]) {
-    try await Task.sleep(for: .seconds(3))
+    try await Task.sleep(for: .seconds(1))
+    _ = try await waitForQuietMachine()
     var checkIn = newHistogram()
     var phases: [String: Histogram<UInt64>] = [:]
     for id in ids {
@@ -221,8 +223,9 @@ let t0Leave = now()
 for id in fillers { _ = try await client.disable(id) }
 print("  the crowd left in \((now() - t0Leave) / 1_000_000) ms")
 // The kernel tears the crowd's namespaces and cgroups down after they are gone (deferred
-// work): without this pause the second alone side measured that teardown, not a quiet machine.
-try await Task.sleep(for: .seconds(10))
+// work): the second alone side waits until the machine is quiet, or it measures that teardown.
+try await Task.sleep(for: .seconds(1))
+print(String(format: "  the kernel's teardown of the crowd kept the machine busy for %.1f s more", try await waitForQuietMachine()))
 try await installAll(again, through: client)
 try await waitForSandboxes(before.count + after.count + churn.count + again.count)
 let (aloneAgain, _) = try await measure(again)
