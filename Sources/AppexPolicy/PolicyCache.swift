@@ -18,7 +18,7 @@ import Foundation
 /// Where: `$APPEX_POLICY_CACHE` when it is a path; `off` (or `0`) disables caching. Otherwise
 /// `/var/cache/appex` for root, `$XDG_CACHE_HOME/appex` or `~/.cache/appex` for others.
 public enum PolicyCache {
-    static let magic = Array("APXPOLC2".utf8)
+    static let magic = Array("APXPOLC3".utf8)
 
     /// The policies of `directories`: from the cache when it holds them, else parsed (and
     /// cached). Throws what `PolicySet.load` throws.

@@ -96,11 +96,27 @@ extension PolicySet {
         var w = CacheWriter()
         w.strings(directories)
         defaults.encode(into: &w)
+        // Each distinct policy once, then every identifier with the index of its policy: a
+        // file names several identifiers (Safari's three, the intents' three), and decoding a
+        // copy per identifier was most of a cache hit.
         let points = byExtensionPoint.keys.sorted()
-        w.int(points.count)
+        var distinct: [ExtensionPointPolicy] = []
+        var index: [Int] = []
         for p in points {
+            let policy = byExtensionPoint[p]!
+            if let i = distinct.firstIndex(of: policy) {
+                index.append(i)
+            } else {
+                index.append(distinct.count)
+                distinct.append(policy)
+            }
+        }
+        w.int(distinct.count)
+        for policy in distinct { policy.encode(into: &w) }
+        w.int(points.count)
+        for (p, i) in zip(points, index) {
             w.string(p)
-            byExtensionPoint[p]!.encode(into: &w)
+            w.int(i)
         }
         let names = groups.keys.sorted()
         w.int(names.count)
@@ -109,11 +125,19 @@ extension PolicySet {
     }
 
     static func cacheDecoded(_ r: inout CacheReader) -> PolicySet? {
-        guard let directories = r.strings(), let defaults = ExtensionPointPolicy.decode(&r), let n = r.count() else { return nil }
+        guard let directories = r.strings(), let defaults = ExtensionPointPolicy.decode(&r), let d = r.count() else { return nil }
+        var distinct: [ExtensionPointPolicy] = []
+        distinct.reserveCapacity(d)
+        for _ in 0..<d {
+            guard let policy = ExtensionPointPolicy.decode(&r) else { return nil }
+            distinct.append(policy)
+        }
+        guard let n = r.count() else { return nil }
         var byPoint: [String: ExtensionPointPolicy] = [:]
+        byPoint.reserveCapacity(n)
         for _ in 0..<n {
-            guard let point = r.string(), let policy = ExtensionPointPolicy.decode(&r) else { return nil }
-            byPoint[point] = policy
+            guard let point = r.string(), let i = r.int64(), i >= 0, i < distinct.count else { return nil }
+            byPoint[point] = distinct[Int(i)]
         }
         guard let m = r.count() else { return nil }
         var groups: [String: SyscallGroup] = [:]

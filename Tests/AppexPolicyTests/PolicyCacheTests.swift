@@ -73,8 +73,8 @@ import Glibc
         let later = PolicyFingerprint.wallClockNanos() + 60_000_000_000
         let before = try PolicyCache.load(directories: [tree.path], cacheDirectory: cache.path, now: later)
         #expect(before.policy(for: "com.apple.widget-extension")?.memory.activeHardLimit == .mebibytes(16))
-        #expect(PolicyCache.readCache(cache.cacheFile, expecting: try #require(PolicyFingerprint.of(directories: [tree.path], now: later))) != nil,
-                "cached under the status-only digest")
+        let settled = try #require(PolicyFingerprint.of(directories: [tree.path], now: later))
+        #expect(PolicyCache.readCache(cache.cacheFile, expecting: settled) != nil, "cached under the status-only digest")
         var st = stat()
         stat(file, &st)
         // Past the coarsest timestamp tick, so the write's change time differs from the copy's.
@@ -88,6 +88,29 @@ import Glibc
         try #require(after.st_size == st.st_size && after.st_mtim.tv_nsec == st.st_mtim.tv_nsec && after.st_ino == st.st_ino)
         let reloaded = try PolicyCache.load(directories: [tree.path], cacheDirectory: cache.path, now: later)
         #expect(reloaded.policy(for: "com.apple.widget-extension")?.memory.activeHardLimit == .mebibytes(17))
+    }
+
+    /// The cache stores each distinct policy once: identifiers that share a file share it, and
+    /// one an overlay changes alone keeps its own.
+    @Test func identifiersSharingAFileButNotAPolicyStayApart() throws {
+        let overlay = try PolicyTree(copyShipped: false)
+        try overlay.write("extension-points/safari-extension.yaml", """
+            extensionPoints: [com.apple.Safari.extension]
+            memory:
+              activeHardLimit: 20MiB
+              activeSoftLimit: 10MiB
+            """)
+        let cache = try CacheDirectory()
+        let later = PolicyFingerprint.wallClockNanos() + 60_000_000_000
+        let dirs = [shippedPolicies, overlay.path]
+        let parsed = try PolicySet.load(directories: dirs)
+        _ = try PolicyCache.load(directories: dirs, cacheDirectory: cache.path, now: later)
+        let fingerprint = try #require(PolicyFingerprint.of(directories: dirs, now: later))
+        let cached = try #require(PolicyCache.readCache(cache.cacheFile, expecting: fingerprint))
+        #expect(cached == parsed)
+        #expect(cached.policy(for: "com.apple.Safari.extension")?.memory.activeHardLimit == .mebibytes(20))
+        #expect(cached.policy(for: "com.apple.Safari.web-extension")?.memory.activeHardLimit == .mebibytes(48))
+        #expect(cached.policy(for: "com.apple.Safari.content-blocker") == cached.policy(for: "com.apple.Safari.web-extension"))
     }
 
     @Test func anAddedOrRemovedFileIsSeen() throws {
