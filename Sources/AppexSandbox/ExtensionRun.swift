@@ -321,6 +321,9 @@ public final class ExtensionRun {
             Sys.close(process.pidfd)
             self.process?.pidfd = -1
         }
+        // A sandbox of this run's own ends with it: its init starts dying now, and its
+        // namespaces come down (~0.1–0.2 ms in the kernel) while the rest is cleaned up.
+        if ownsSandbox { sandbox?.beginClose() }
         notifier?.stop()
         notifier = nil
         oomWatcher?.cancel()

@@ -170,6 +170,17 @@ public final class ExtensionSandbox: Sendable {
     /// Order matters: an exiting init waits until every process of its pid namespace has been
     /// reaped, and processes launched into the sandbox are the launcher's children, so they
     /// are killed and reaped here first (those their owners already reaped are skipped).
+    /// Sends the init (and what was launched into the sandbox) SIGKILL without waiting, so the
+    /// kernel tears the namespaces down while the caller does other work; `close()` still
+    /// waits for it. A one-shot run calls this as soon as its extension has exited.
+    public func beginClose() {
+        state.withLock { st in
+            guard st.pidfd >= 0 else { return }
+            for fd in st.launched { _ = appex_pidfd_send_signal(fd, SIGKILL) }
+            _ = appex_pidfd_send_signal(st.pidfd, SIGKILL)
+        }
+    }
+
     public func close() {
         state.withLock { st in
             guard st.pidfd >= 0 else { return }

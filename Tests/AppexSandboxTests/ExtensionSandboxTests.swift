@@ -23,6 +23,24 @@ struct ExtensionSandboxTests {
         return (report, r.lastLine())
     }
 
+    /// `beginClose` starts the init's end without waiting for it; `close` then reaps it, and a
+    /// launch into the closing sandbox is refused.
+    @Test func beginCloseEndsTheInitWithoutWaiting() throws {
+        let r = try ProbeRun("begin-close")
+        let sandbox = try makeSandbox(r)
+        defer { sandbox.close() }
+        #expect(sandbox.isAlive)
+        let pidfd = sandbox.pidfd
+        sandbox.beginClose()
+        // The init dies on its own: its pidfd becomes readable (bounded wait, not a timing claim).
+        var p = pollfd(fd: pidfd, events: Int16(POLLIN), revents: 0)
+        #expect(poll(&p, 1, 10_000) == 1, "the init outlived SIGKILL for 10 s")
+        #expect(!sandbox.isAlive)
+        #expect(throws: (any Error).self) { try ExtensionRun.run(r.spec(["pid"]), options: r.options(), sandbox: sandbox) }
+        sandbox.close()
+        #expect(sandbox.pidfd == -1)
+    }
+
     @Test func launchesEnterOneSandboxEachWithItsOwnCgroup() throws {
         let r = try ProbeRun("shared")
         let sandbox = try makeSandbox(r)
