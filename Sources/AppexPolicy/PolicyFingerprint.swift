@@ -11,10 +11,10 @@ import Glibc
 ///
 /// A file counts by name and status (device, inode, size, modification and change times),
 /// and by content only while it is *racy*, as git calls it: changed less than `racyWindow`
-/// before now. The kernel sets a file's change time on every write and every `utimensat`,
-/// from a clock that no caller can set it from; so a file whose change time is older than
-/// the window and still the same has not been written since, whatever its size and
-/// modification time say. A write within the same clock tick as the previous one can leave
+/// before now. The kernel sets a file's change time to the current time on every write and
+/// every `utimensat`, and no call sets it to anything else; so a file whose change time is
+/// older than the window and still the same has not been written since, whatever its size
+/// and modification time say. A write within the same clock tick as the previous one can leave
 /// the change time as it was: such a file is still inside the window and is read. (When a
 /// racy file later leaves the window the digest changes once, and the cache is rewritten.)
 /// This takes ~35 `stat`s instead of reading and hashing every file on each `appex run`.
@@ -99,7 +99,7 @@ struct PolicyFingerprint: Equatable {
 /// (~45 KB) and the seccomp rule list, and the generic `Sequence` loop, left unspecialized
 /// across modules, cost a witness call per byte (3 % of the process).
 package struct FNV1a {
-    package var value: UInt64 = 0xcbf2_9ce4_8422_2325
+    package private(set) var value: UInt64 = 0xcbf2_9ce4_8422_2325
 
     package init() {}
 

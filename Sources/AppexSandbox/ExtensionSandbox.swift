@@ -165,11 +165,6 @@ public final class ExtensionSandbox: Sendable {
         return appex_wait_pidfd(pidfd, WNOHANG | WNOWAIT, &code, &status) < 0 && errno == ECHILD
     }
 
-    /// Ends what runs in the sandbox and its init, and reaps them. Idempotent.
-    ///
-    /// Order matters: an exiting init waits until every process of its pid namespace has been
-    /// reaped, and processes launched into the sandbox are the launcher's children, so they
-    /// are killed and reaped here first (those their owners already reaped are skipped).
     /// Sends the init (and what was launched into the sandbox) SIGKILL without waiting, so the
     /// kernel tears the namespaces down while the caller does other work; `close()` still
     /// waits for it. A one-shot run calls this as soon as its extension has exited.
@@ -181,6 +176,11 @@ public final class ExtensionSandbox: Sendable {
         }
     }
 
+    /// Ends what runs in the sandbox and its init, and reaps them. Idempotent.
+    ///
+    /// Order matters: an exiting init waits until every process of its pid namespace has been
+    /// reaped, and processes launched into the sandbox are the launcher's children, so they
+    /// are killed and reaped here first (those their owners already reaped are skipped).
     public func close() {
         state.withLock { st in
             guard st.pidfd >= 0 else { return }
