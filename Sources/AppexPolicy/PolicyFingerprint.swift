@@ -54,7 +54,14 @@ struct PolicyFingerprint: Equatable {
                     return nil
                 }
                 let changed = Int64(st.st_ctim.tv_sec) * 1_000_000_000 + Int64(st.st_ctim.tv_nsec)
-                hash.mix("file \(name) \(st.st_dev) \(st.st_ino) \(st.st_size) \(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec) \(st.st_ctim.tv_sec).\(st.st_ctim.tv_nsec)\n".utf8)
+                hash.mix("file \(name)\n".utf8)
+                // The status fields as raw bytes: formatting six integers per file as text cost
+                // more than the stats themselves.
+                for field in [UInt64(st.st_dev), UInt64(st.st_ino), UInt64(st.st_size),
+                              UInt64(bitPattern: Int64(st.st_mtim.tv_sec)), UInt64(st.st_mtim.tv_nsec),
+                              UInt64(bitPattern: Int64(st.st_ctim.tv_sec)), UInt64(st.st_ctim.tv_nsec)] {
+                    withUnsafeBytes(of: field.littleEndian) { hash.mix($0) }
+                }
                 if now - changed < racyWindow {
                     guard mixContent(of: path, into: &hash) else { return nil }
                     read += 1

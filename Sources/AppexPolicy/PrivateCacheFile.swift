@@ -94,7 +94,9 @@ package enum PrivateCacheFile {
 
     /// 16 lowercase hex digits, for file names.
     package static func hex(_ v: UInt64) -> String {
-        let s = String(v, radix: 16)
-        return String(repeating: "0", count: 16 - s.count) + s
+        // By hand, not String(_:radix:): its generic first use shows in every `appex run`.
+        let digits = Array("0123456789abcdef".utf8)
+        let bytes = (0..<16).map { i in digits[Int((v >> UInt64(60 - 4 * i)) & 0xf)] }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }

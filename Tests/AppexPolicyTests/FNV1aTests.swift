@@ -20,4 +20,14 @@ import Testing
             #expect(split.value == digest, "mixed in pieces")
         }
     }
+
+    /// Cache file names: 16 lowercase hex digits of the digest of the directory list.
+    @Test func cacheFileNamesAreTheListsDigestInHex() {
+        #expect(PrivateCacheFile.hex(0x1a) == "000000000000001a")
+        #expect(PrivateCacheFile.hex(.max) == "ffffffffffffffff")
+        #expect(PrivateCacheFile.hex(0x0123_4567_89ab_cdef) == "0123456789abcdef")
+        #expect(PolicyFingerprint.nameHash(["/a", "/b/c"]) == FNV1a.of("/a\n/b/c".utf8))
+        #expect(PolicyFingerprint.nameHash(["/only"]) == FNV1a.of("/only".utf8))
+        #expect(PolicyFingerprint.nameHash([]) == FNV1a.of("".utf8))
+    }
 }
