@@ -78,6 +78,10 @@ public struct CgroupManager: Sendable, CustomStringConvertible {
         /// This process's cgroup2 path (the `0::` line of /proc/self/cgroup).
         public var ownUnifiedPath: String?
 
+        /// Whether a v2 memory controller exists (what `detect` asks on every run, without
+        /// building `v2MemoryReason`'s message).
+        public var hasV2Memory: Bool { unifiedMount != nil && unifiedControllers.contains("memory") }
+
         /// Whether a v2 memory controller exists, and if not, why.
         public var v2MemoryReason: String? {
             guard let m = unifiedMount else { return "no cgroup2 hierarchy is mounted" }
@@ -156,7 +160,7 @@ public struct CgroupManager: Sendable, CustomStringConvertible {
     /// in the delegated subtree this process runs in); otherwise v1 memory (+ pids).
     public static func detect(parentName: String = "appex") throws -> CgroupManager {
         let p = try probe()
-        if let mount = p.unifiedMount, p.v2MemoryReason == nil {
+        if let mount = p.unifiedMount, p.hasV2Memory {
             var base = mount
             // A delegated subtree (systemd Delegate=yes): our own cgroup, when we may write it
             // and it offers memory. Otherwise the root of the hierarchy.
@@ -219,8 +223,10 @@ public struct CgroupManager: Sendable, CustomStringConvertible {
         case .v1:
             let memoryRoot = roots.memory!
             var dir = memoryRoot
+            // String(part): adding a Substring goes through a generic append whose first use
+            // costs a conformance scan (~0.1 ms) in every `appex run`.
             for part in parentName.split(separator: "/") {
-                dir += "/" + part
+                dir += "/" + String(part)
                 if try makeDirectory(dir) {
                     // Hierarchical accounting so the parent sees its children (always on since 5.x;
                     // older kernels need it before any child exists).
@@ -231,7 +237,7 @@ public struct CgroupManager: Sendable, CustomStringConvertible {
             if let pidsRoot = roots.pids {
                 var d = pidsRoot
                 for part in parentName.split(separator: "/") {
-                    d += "/" + part
+                    d += "/" + String(part)
                     _ = try makeDirectory(d)
                 }
             }
@@ -239,7 +245,7 @@ public struct CgroupManager: Sendable, CustomStringConvertible {
             var dir = roots.unified!
             try enableControllers(in: dir)
             for part in parentName.split(separator: "/") {
-                dir += "/" + part
+                dir += "/" + String(part)
                 _ = try makeDirectory(dir)
                 try enableControllers(in: dir)
             }

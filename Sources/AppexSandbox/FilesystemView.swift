@@ -75,7 +75,7 @@ public enum FilesystemView {
         func mkdirs(_ path: String, mode: UInt32 = 0o755) {
             var cur = ""
             for part in path.split(separator: "/") {
-                cur += "/" + part
+                cur += "/" + String(part)  // a String, not the Substring: see normalize
                 if dirs.insert(cur).inserted {
                     ops.append(MountOperation(kind: .mkdir, source: nil, target: cur, flags: 0, mode: mode, label: "create \(cur)"))
                 }
@@ -172,7 +172,12 @@ public enum FilesystemView {
     }
 
     static func normalize(_ p: String) -> String {
-        let parts = p.split(separator: "/").filter { $0 != "." && !$0.isEmpty }
-        return "/" + parts.joined(separator: "/")
+        // By hand, not `joined(separator:)` or `String + Substring`: their generic first uses
+        // cost a conformance scan each (~0.1 ms) in every `appex run`.
+        var out = ""
+        for part in p.split(separator: "/") where part != "." && !part.isEmpty {
+            out += "/" + String(part)
+        }
+        return out.isEmpty ? "/" : out
     }
 }

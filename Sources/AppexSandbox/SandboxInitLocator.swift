@@ -28,18 +28,27 @@ public enum SandboxInitLocator {
     static func candidates() -> [String] {
         var list: [String] = []
         if let env = ProcessEnvironment.value("APPEX_SANDBOX_INIT"), !env.isEmpty { list.append(env) }
-        // realpath and swift-system's lexical paths, not Foundation's URL: this runs on every
-        // `appex run`, and URL's first use costs ~0.2 ms (AbsolutePath).
+        // realpath and plain string steps on its canonical answer, not Foundation's URL (its
+        // first use costs ~0.2 ms, AbsolutePath) nor FilePath's removingLastComponent (a
+        // conformance scan, ~0.1 ms): this runs on every `appex run`.
         if let exe = realpath("/proc/self/exe", nil) {
-            let directory = FilePath(String(cString: exe)).removingLastComponent()
+            let directory = parent(String(cString: exe))
             free(exe)
-            list.append(directory.appending(name).string)
-            list.append(directory.appending("../libexec/appex/\(name)").lexicallyNormalized().string)
+            list.append(directory + "/" + name)
+            list.append(parent(directory) + "/libexec/appex/" + name)
         }
-        let source = FilePath(#filePath).removingLastComponent().appending("../../.build")
+        // This file is <checkout>/Sources/AppexSandbox/SandboxInitLocator.swift.
+        let checkout = parent(parent(parent(#filePath)))
         for config in ["release", "debug"] {
-            list.append(source.appending("\(config)/\(name)").lexicallyNormalized().string)
+            list.append(checkout + "/.build/" + config + "/" + name)
         }
         return list
+    }
+
+    /// `path` without its last component ("/" for a top-level entry); `path` is absolute
+    /// and canonical (realpath's answer, or the compiler's path of this file).
+    static func parent(_ path: String) -> String {
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")), slash != path.utf8.startIndex else { return "/" }
+        return String(path.utf8[..<slash])!
     }
 }

@@ -82,7 +82,14 @@ public enum SeccompCompiler {
             }
             seen[r.syscall] = r.action
         }
-        return seen.keys.sorted().map { "\($0) \(seen[$0]!)" }.joined(separator: "\n")
+        // Built by hand: `joined(separator:)`'s generic first use costs two conformance scans
+        // (~0.2 ms) in every `appex run`.
+        var canonical = ""
+        for (i, name) in seen.keys.sorted().enumerated() {
+            if i > 0 { canonical += "\n" }
+            canonical += name + " " + seen[name]!.description
+        }
+        return canonical
     }
 
     static func uniqueRules(_ rules: [SeccompRule]) -> [SeccompRule] {

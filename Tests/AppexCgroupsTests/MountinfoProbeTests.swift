@@ -53,5 +53,16 @@ import Testing
         // on v1 or v2, as the cgroup tests need.
         let p = try CgroupManager.probe()
         #expect(p.memoryMount != nil || p.v2MemoryReason == nil)
+        #expect(p.hasV2Memory == (p.v2MemoryReason == nil), "detect's quick question agrees with the message")
+    }
+
+    @Test func hasV2MemoryAgreesWithTheReason() {
+        var p = CgroupManager.SystemProbe()
+        #expect(!p.hasV2Memory && p.v2MemoryReason != nil)
+        p.unifiedMount = "/sys/fs/cgroup/unified"
+        p.unifiedControllers = ["hugetlb", "pids"]
+        #expect(!p.hasV2Memory && p.v2MemoryReason?.contains("hugetlb pids") == true)
+        p.unifiedControllers.insert("memory")
+        #expect(p.hasV2Memory && p.v2MemoryReason == nil)
     }
 }

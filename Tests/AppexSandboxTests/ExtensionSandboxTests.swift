@@ -169,6 +169,27 @@ struct ExtensionSandboxTests {
         #expect(access(path, X_OK) == 0)
     }
 
+    /// Beside the running executable, then an installed layout's libexec, then the checkout's
+    /// build directories; each computed from canonical paths by dropping components.
+    @Test func candidatesAreBesideTheExecutableThenLibexecThenTheCheckout() throws {
+        #expect(SandboxInitLocator.parent("/a/b/c") == "/a/b")
+        #expect(SandboxInitLocator.parent("/a") == "/")
+        #expect(SandboxInitLocator.parent("/") == "/")
+        let exe = try #require(realpath("/proc/self/exe", nil))
+        let directory = (String(cString: exe) as NSString).deletingLastPathComponent
+        free(exe)
+        let list = SandboxInitLocator.candidates()
+        let beside = directory + "/appex-sandbox-init"
+        let libexec = ((directory as NSString).deletingLastPathComponent as NSString).appendingPathComponent("libexec/appex/appex-sandbox-init")
+        let besideAt = try #require(list.firstIndex(of: beside), "\(list)")
+        let libexecAt = try #require(list.firstIndex(of: libexec), "\(list)")
+        #expect(besideAt < libexecAt)
+        let checkout = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().path
+        #expect(FileManager.default.fileExists(atPath: checkout + "/Package.swift"))
+        #expect(Array(list.suffix(2)) == [checkout + "/.build/release/appex-sandbox-init", checkout + "/.build/debug/appex-sandbox-init"])
+    }
+
     @Test(.enabled(if: Fixture.isRoot, "needs root"))
     func aMissingInitIsNamed() throws {
         let r = try ProbeRun("noinit")
