@@ -85,7 +85,7 @@ public struct CgroupManager: Sendable, CustomStringConvertible {
         /// Whether a v2 memory controller exists, and if not, why.
         public var v2MemoryReason: String? {
             guard let m = unifiedMount else { return "no cgroup2 hierarchy is mounted" }
-            if !unifiedControllers.contains("memory") {
+            if !hasV2Memory {
                 let list = unifiedControllers.sorted().joined(separator: " ")
                 return "cgroup2 at \(m) has no memory controller (cgroup.controllers: \"\(list)\"); memory is bound to a v1 hierarchy"
                     + (memoryMount.map { " at \($0)" } ?? "")

@@ -20,13 +20,15 @@ public enum PolicyLocator {
         return nil
     }
 
-    static func resolved(_ path: String) -> String? {
+    /// `realpath(3)` of `path`; nil when it does not resolve.
+    package static func resolved(_ path: String) -> String? {
         guard let p = realpath(path, nil) else { return nil }
         defer { free(p) }
         return String(cString: p)
     }
 
-    static func directoryOf(_ path: String) -> String {
+    /// `path` without its last component: "/" for a top-level entry, "." for a bare name.
+    package static func directoryOf(_ path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }

@@ -86,11 +86,15 @@ package enum PrivateCacheFile {
 
     /// The running executable's identity (device, inode, size, modification time): part of
     /// every key, so the build that reads a cache is the build that wrote it.
-    package static func executableIdentity() -> String? {
+    package static func executableIdentity() -> String? { runningExecutable }
+
+    // Once per process: both caches' keys ask (the policy fingerprint, the seccomp program's
+    // key), and /proc/self/exe names the mapped file, which stays what it was.
+    private static let runningExecutable: String? = {
         var exe = stat()
         guard stat("/proc/self/exe", &exe) == 0 else { return nil }
         return "exe \(exe.st_dev) \(exe.st_ino) \(exe.st_size) \(exe.st_mtim.tv_sec).\(exe.st_mtim.tv_nsec)\n"
-    }
+    }()
 
     /// 16 lowercase hex digits, for file names.
     package static func hex(_ v: UInt64) -> String {

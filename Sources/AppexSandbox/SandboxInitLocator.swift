@@ -1,6 +1,5 @@
 import AppexPolicy
 import Foundation
-import SystemPackage
 
 /// Finds the `appex-sandbox-init` executable (`ExtensionSandbox`'s pid 1).
 ///
@@ -28,27 +27,20 @@ public enum SandboxInitLocator {
     static func candidates() -> [String] {
         var list: [String] = []
         if let env = ProcessEnvironment.value("APPEX_SANDBOX_INIT"), !env.isEmpty { list.append(env) }
-        // realpath and plain string steps on its canonical answer, not Foundation's URL (its
-        // first use costs ~0.2 ms, AbsolutePath) nor FilePath's removingLastComponent (a
-        // conformance scan, ~0.1 ms): this runs on every `appex run`.
-        if let exe = realpath("/proc/self/exe", nil) {
-            let directory = parent(String(cString: exe))
-            free(exe)
+        // realpath and plain string steps on its canonical answer (PolicyLocator's, which finds
+        // the shipped policies the same way), not Foundation's URL (its first use costs
+        // ~0.2 ms, AbsolutePath) nor FilePath's removingLastComponent (a conformance scan,
+        // ~0.1 ms): this runs on every `appex run`.
+        if let exe = PolicyLocator.resolved("/proc/self/exe") {
+            let directory = PolicyLocator.directoryOf(exe)
             list.append(directory + "/" + name)
-            list.append(parent(directory) + "/libexec/appex/" + name)
+            list.append(PolicyLocator.directoryOf(directory) + "/libexec/appex/" + name)
         }
         // This file is <checkout>/Sources/AppexSandbox/SandboxInitLocator.swift.
-        let checkout = parent(parent(parent(#filePath)))
+        let checkout = PolicyLocator.directoryOf(PolicyLocator.directoryOf(PolicyLocator.directoryOf(#filePath)))
         for config in ["release", "debug"] {
             list.append(checkout + "/.build/" + config + "/" + name)
         }
         return list
-    }
-
-    /// `path` without its last component ("/" for a top-level entry); `path` is absolute
-    /// and canonical (realpath's answer, or the compiler's path of this file).
-    static func parent(_ path: String) -> String {
-        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")), slash != path.utf8.startIndex else { return "/" }
-        return String(path.utf8[..<slash])!
     }
 }

@@ -1,4 +1,5 @@
 import AppexCgroups
+import AppexPolicy
 import CAppexLauncher
 import Foundation
 import Testing
@@ -172,9 +173,9 @@ struct ExtensionSandboxTests {
     /// Beside the running executable, then an installed layout's libexec, then the checkout's
     /// build directories; each computed from canonical paths by dropping components.
     @Test func candidatesAreBesideTheExecutableThenLibexecThenTheCheckout() throws {
-        #expect(SandboxInitLocator.parent("/a/b/c") == "/a/b")
-        #expect(SandboxInitLocator.parent("/a") == "/")
-        #expect(SandboxInitLocator.parent("/") == "/")
+        #expect(PolicyLocator.directoryOf("/a/b/c") == "/a/b")
+        #expect(PolicyLocator.directoryOf("/a") == "/")
+        #expect(PolicyLocator.directoryOf("/") == "/")
         let exe = try #require(realpath("/proc/self/exe", nil))
         let directory = (String(cString: exe) as NSString).deletingLastPathComponent
         free(exe)
