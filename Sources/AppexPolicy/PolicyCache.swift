@@ -18,27 +18,32 @@ import Foundation
 /// Where: `$APPEX_POLICY_CACHE` when it is a path; `off` (or `0`) disables caching. Otherwise
 /// `/var/cache/appex` for root, `$XDG_CACHE_HOME/appex` or `~/.cache/appex` for others.
 public enum PolicyCache {
-    static let magic = Array("APXPOLC3".utf8)
+    static let magic = Array("APXPOLC4".utf8)
 
     /// The policies of `directories`: from the cache when it holds them, else parsed (and
     /// cached). Throws what `PolicySet.load` throws.
-    public static func load(directories: [String]) throws -> PolicySet {
-        try load(directories: directories, cacheDirectory: directory())
+    /// `only`: just what resolving that extension point needs (`PolicySet.narrowed(to:)`);
+    /// from the cache, the rest is not decoded. Every file is still checked, and a parse
+    /// still validates and caches the whole set.
+    public static func load(directories: [String], only extensionPoint: String? = nil) throws -> PolicySet {
+        try load(directories: directories, only: extensionPoint, cacheDirectory: directory())
     }
 
     /// The same with the cache in `cacheDirectory` (nil: no cache), used only when private.
     /// `now`: the wall clock the fingerprint's racy window is measured from (tests).
-    static func load(directories: [String], cacheDirectory: String?, now: Int64? = nil) throws -> PolicySet {
+    static func load(directories: [String], only extensionPoint: String? = nil, cacheDirectory: String?,
+                     now: Int64? = nil) throws -> PolicySet {
+        func narrowed(_ set: PolicySet) -> PolicySet { extensionPoint.map { set.narrowed(to: $0) } ?? set }
         guard let dir = cacheDirectory, PrivateCacheFile.isPrivate(dir, directory: true),
               let fingerprint = PolicyFingerprint.of(directories: directories, now: now) else {
-            return try PolicySet.load(directories: directories)
+            return narrowed(try PolicySet.load(directories: directories))
         }
         let file = dir + "/policies-" + PrivateCacheFile.hex(PolicyFingerprint.nameHash(directories)) + ".cache"
-        if let set = readCache(file, expecting: fingerprint) { return set }
+        if let set = readCache(file, expecting: fingerprint, only: extensionPoint) { return set }
         let set = try PolicySet.load(directories: directories)
         writeCache(set, fingerprint: fingerprint, to: file)
         PrivateCacheFile.prune(dir, prefix: "policies-", suffix: ".cache", keeping: file, limit: 16)
-        return set
+        return narrowed(set)
     }
 
     /// The cache directory, created (0700) when missing; nil when caching is off or there is
@@ -70,10 +75,10 @@ public enum PolicyCache {
         return dir
     }
 
-    static func readCache(_ file: String, expecting fingerprint: PolicyFingerprint) -> PolicySet? {
+    static func readCache(_ file: String, expecting fingerprint: PolicyFingerprint, only extensionPoint: String? = nil) -> PolicySet? {
         guard let payload = PrivateCacheFile.read(file, magic: magic, key: fingerprint.value) else { return nil }
         var reader = CacheReader(payload, from: 0)
-        return PolicySet.cacheDecoded(&reader)
+        return PolicySet.cacheDecoded(&reader, only: extensionPoint)
     }
 
     static func writeCache(_ set: PolicySet, fingerprint: PolicyFingerprint, to file: String) {

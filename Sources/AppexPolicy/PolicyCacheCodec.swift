@@ -33,12 +33,18 @@ package struct CacheWriter {
         int(b.count)
         bytes += b
     }
+    /// What `body` writes, prefixed by its length (CacheReader.record, .skip).
+    mutating func record(_ body: (inout CacheWriter) -> Void) {
+        var inner = CacheWriter()
+        body(&inner)
+        blob(inner.bytes)
+    }
 }
 
 /// Reads what CacheWriter wrote; any overrun, bad length or bad value is `nil`, never a trap
 /// (the file is ours, but a truncated write or a disk error must only cost a parse).
 package struct CacheReader {
-    let bytes: [UInt8]
+    package let bytes: [UInt8]
     package var at = 0
 
     package init(_ bytes: [UInt8], from start: Int) {
@@ -70,6 +76,29 @@ package struct CacheReader {
         defer { at += n }
         return Array(bytes[at..<at + n])
     }
+    /// Passes over a length-prefixed field (a string or a blob) without reading it; false on
+    /// a bad length.
+    package mutating func skip() -> Bool {
+        guard let n = count() else { return false }
+        at += n
+        return true
+    }
+    /// Whether the next length-prefixed string is `utf8`, compared as bytes (no String is
+    /// made); nil on a bad length. Reads past it either way.
+    package mutating func stringEquals(_ utf8: [UInt8]) -> Bool? {
+        guard let n = count() else { return nil }
+        defer { at += n }
+        guard n == utf8.count else { return false }
+        for i in 0..<n where bytes[at + i] != utf8[i] { return false }
+        return true
+    }
+    /// Decodes one length-prefixed record with `decode`, which must use exactly its bytes.
+    mutating func record<T>(_ decode: (inout CacheReader) -> T?) -> T? {
+        guard let n = count() else { return nil }
+        let end = at + n
+        guard let value = decode(&self), at == end else { return nil }
+        return value
+    }
     package mutating func strings() -> [String]? {
         guard let n = count() else { return nil }
         var out: [String] = []
@@ -92,10 +121,13 @@ package struct CacheReader {
 }
 
 extension PolicySet {
+    // Layout: directories, defaults, the distinct policies, the identifier table, the syscall
+    // groups. Each policy and each group is a length-prefixed record, so a reader that wants
+    // one extension point (`appex run`) passes over the others without decoding them.
     func cacheEncoded() -> [UInt8] {
         var w = CacheWriter()
         w.strings(directories)
-        defaults.encode(into: &w)
+        w.record { defaults.encode(into: &$0) }
         // Each distinct policy once, then every identifier with the index of its policy: a
         // file names several identifiers (Safari's three, the intents' three), and decoding a
         // copy per identifier was most of a cache hit.
@@ -112,7 +144,7 @@ extension PolicySet {
             }
         }
         w.int(distinct.count)
-        for policy in distinct { policy.encode(into: &w) }
+        for policy in distinct { w.record { policy.encode(into: &$0) } }
         w.int(points.count)
         for (p, i) in zip(points, index) {
             w.string(p)
@@ -120,30 +152,89 @@ extension PolicySet {
         }
         let names = groups.keys.sorted()
         w.int(names.count)
-        for name in names { groups[name]!.encode(into: &w) }
+        for name in names {
+            w.string(name)
+            w.record { groups[name]!.encode(into: &$0) }
+        }
         return w.bytes
     }
 
+    /// The whole set.
     static func cacheDecoded(_ r: inout CacheReader) -> PolicySet? {
-        guard let directories = r.strings(), let defaults = ExtensionPointPolicy.decode(&r), let d = r.count() else { return nil }
+        cacheDecoded(&r, only: nil)
+    }
+
+    /// With `point`: only what `narrowed(to: point)` keeps (its policy, the defaults, the
+    /// groups that policy names); the other records are passed over, not decoded. Either way
+    /// the whole payload's framing is checked, so a truncated file is nil.
+    static func cacheDecoded(_ r: inout CacheReader, only point: String?) -> PolicySet? {
+        guard let directories = r.strings(), let defaults = r.record(ExtensionPointPolicy.decode), let d = r.count() else { return nil }
+        // Where each distinct policy's record starts; decoded now for the whole set, on
+        // demand for one point.
+        var starts: [Int] = []
         var distinct: [ExtensionPointPolicy] = []
-        distinct.reserveCapacity(d)
+        starts.reserveCapacity(d)
         for _ in 0..<d {
-            guard let policy = ExtensionPointPolicy.decode(&r) else { return nil }
-            distinct.append(policy)
+            starts.append(r.at)
+            if point == nil {
+                guard let policy = r.record(ExtensionPointPolicy.decode) else { return nil }
+                distinct.append(policy)
+            } else if !r.skip() {
+                return nil
+            }
         }
         guard let n = r.count() else { return nil }
         var byPoint: [String: ExtensionPointPolicy] = [:]
-        byPoint.reserveCapacity(n)
-        for _ in 0..<n {
-            guard let point = r.string(), let i = r.int64(), i >= 0, i < distinct.count else { return nil }
-            byPoint[point] = distinct[Int(i)]
+        if let point {
+            let wanted = Array(point.utf8)
+            var found: Int?
+            for _ in 0..<n {
+                guard let same = r.stringEquals(wanted), let i = r.int64(), i >= 0, i < d else { return nil }
+                if same { found = Int(i) }
+            }
+            if let found {
+                var at = CacheReader(r.bytes, from: starts[found])
+                guard let policy = at.record(ExtensionPointPolicy.decode) else { return nil }
+                byPoint[point] = policy
+            }
+        } else {
+            byPoint.reserveCapacity(n)
+            for _ in 0..<n {
+                guard let name = r.string(), let i = r.int64(), i >= 0, i < d else { return nil }
+                byPoint[name] = distinct[Int(i)]
+            }
+        }
+        // The groups: all of them, or those the chosen policy names.
+        let named: [[UInt8]]? = point.map { p in
+            (byPoint[p] ?? defaults).deniedSyscalls.map { Array($0.group.utf8) }
         }
         guard let m = r.count() else { return nil }
         var groups: [String: SyscallGroup] = [:]
         for _ in 0..<m {
-            guard let group = SyscallGroup.decode(&r) else { return nil }
-            groups[group.name] = group
+            let wanted: Bool
+            if let named {
+                let nameStart = r.at
+                var hit = false
+                for name in named {
+                    r.at = nameStart
+                    guard let same = r.stringEquals(name) else { return nil }
+                    if same { hit = true; break }
+                }
+                if !hit {
+                    r.at = nameStart
+                    guard r.skip() else { return nil }
+                }
+                wanted = hit
+            } else {
+                guard r.skip() else { return nil }  // the record holds the name too
+                wanted = true
+            }
+            if wanted {
+                guard let group = r.record(SyscallGroup.decode) else { return nil }
+                groups[group.name] = group
+            } else if !r.skip() {
+                return nil
+            }
         }
         guard r.atEnd else { return nil }
         return PolicySet(defaults: defaults, byExtensionPoint: byPoint, groups: groups, directories: directories)

@@ -11,6 +11,17 @@ public struct PolicySet: Sendable, Equatable {
 
     public func policy(for extensionPoint: String) -> ExtensionPointPolicy? { byExtensionPoint[extensionPoint] }
 
+    /// Only what resolving `extensionPoint` reads (`EffectivePolicy`): the defaults, that
+    /// point's policy if one covers it, and the syscall groups the applying policy names.
+    /// What `appex run` loads from the cache (`PolicyLocator.load(overlays:only:)`).
+    public func narrowed(to extensionPoint: String) -> PolicySet {
+        let found = byExtensionPoint[extensionPoint]
+        var kept: [String: SyscallGroup] = [:]
+        for denial in (found ?? defaults).deniedSyscalls { kept[denial.group] = groups[denial.group] }
+        return PolicySet(defaults: defaults, byExtensionPoint: found.map { [extensionPoint: $0] } ?? [:],
+                         groups: kept, directories: directories)
+    }
+
     /// Distinct extension-point policies, ordered by their first identifier.
     public var extensionPointPolicies: [ExtensionPointPolicy] {
         var seen = Set<[String]>()

@@ -113,7 +113,18 @@ struct RunCommand: ParsableCommand {
             lines.append("  denied: " + r.deniedSyscalls.map { "\($0.syscall) ×\($0.count)" }.joined(separator: ", "))
         }
         lines.append("  log: \(r.logPath)")
-        return lines.joined(separator: "\n")
+        return lineJoined(lines)
+    }
+
+    /// `lines` joined by newlines; a loop, not `joined(separator:)`, whose generic first use
+    /// is a conformance scan in every `appex run`.
+    static func lineJoined(_ lines: [String]) -> String {
+        var out = ""
+        for (i, line) in lines.enumerated() {
+            if i > 0 { out += "\n" }
+            out += line
+        }
+        return out
     }
 
     /// One decimal, rounded as `%.1f` would; not `String(format:)`, whose first use in a
@@ -132,30 +143,29 @@ extension RunRequest {
     /// `appex run`'s work, on options parsed by argument-parser (`RunCommand.run()`) or by
     /// `RunRequest.parseCommon` (AppexMain's fast path for the common shapes).
     func execute() throws {
-        let policies = try PolicyLocator.load(overlays: policyDirs)
         // stat, not FileManager (its first use is ~40 µs of every run).
         var st = stat()
         guard stat(bundle, &st) == 0 else {
             throw ValidationError("\(bundle): no such file or directory")
         }
+        // The extension point first, then only its policy (PolicyLocator.load(only:)): the
+        // cache's other policies are not decoded.
         let spec: SandboxSpec
         let point: String
         if st.st_mode & S_IFMT == S_IFDIR {
             let loaded = try ExtensionBundle.load(path: bundle)
-            let effective: EffectivePolicy
-            if let extensionPoint {
-                effective = EffectivePolicy(extensionPoint: extensionPoint, entitlements: loaded.entitlements, in: policies)
-            } else if let e = EffectivePolicy(bundle: loaded, in: policies) {
-                effective = e
-            } else {
+            guard let p = extensionPoint ?? loaded.info.extensionInfo?.pointIdentifier else {
                 throw ValidationError("\(bundle) declares no NSExtensionPointIdentifier; pass --extension-point")
             }
+            let policies = try PolicyLocator.load(overlays: policyDirs, only: p)
+            let effective = EffectivePolicy(extensionPoint: p, entitlements: loaded.entitlements, in: policies)
             point = effective.extensionPoint
             spec = try SandboxSpec(bundle: loaded, policy: effective, arguments: arguments)
         } else {
             guard let extensionPoint else {
                 throw ValidationError("\(bundle) is not a bundle directory; pass --extension-point to run a bare executable")
             }
+            let policies = try PolicyLocator.load(overlays: policyDirs, only: extensionPoint)
             let path = AbsolutePath.of(bundle)
             point = extensionPoint
             spec = SandboxSpec(executable: path, policy: EffectivePolicy(extensionPoint: extensionPoint, in: policies),
@@ -188,7 +198,7 @@ extension RunRequest {
             let objects = reports.map { RunCommand.jsonObject($0, spec: spec, extensionPoint: point) }
             try JSONOutput.print(objects.count == 1 ? objects[0] as Any : objects as Any)
         } else {
-            print(reports.map { RunCommand.humanReport($0, spec: spec, extensionPoint: point) }.joined(separator: "\n"))
+            print(RunCommand.lineJoined(reports.map { RunCommand.humanReport($0, spec: spec, extensionPoint: point) }))
         }
     }
 }

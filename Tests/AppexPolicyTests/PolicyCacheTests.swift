@@ -172,6 +172,47 @@ import Glibc
         }
     }
 
+    /// `appex run` decodes one point's records (`cacheDecoded(only:)`): for every shipped
+    /// identifier, and one no policy covers, that is the narrowed set, and the policy a run
+    /// resolves from it is the one the whole set gives.
+    @Test func aNarrowedReadIsTheNarrowedSetAndResolvesTheSame() throws {
+        let set = try PolicySet.load(directories: [shippedPolicies])
+        let bytes = set.cacheEncoded()
+        for point in set.byExtensionPoint.keys.sorted() + ["dev.appex.covered-by-nothing"] {
+            var r = CacheReader(bytes, from: 0)
+            let narrow = try #require(PolicySet.cacheDecoded(&r, only: point), "\(point)")
+            #expect(narrow == set.narrowed(to: point), "\(point)")
+            #expect(narrow.byExtensionPoint.count <= 1 && narrow.groups.count <= set.groups.count)
+            let whole = EffectivePolicy(extensionPoint: point, in: set)
+            let fromNarrow = EffectivePolicy(extensionPoint: point, in: narrow)
+            #expect(fromNarrow.policy == whole.policy && fromNarrow.usesDefaults == whole.usesDefaults, "\(point)")
+            #expect(fromNarrow.syscallRules == whole.syscallRules && !whole.syscallRules.isEmpty, "\(point)")
+        }
+    }
+
+    /// Through the cache file: a hit read for one point is that point's narrowed set.
+    @Test func aNarrowedHitIsTheNarrowedParse() throws {
+        let tree = try PolicyTree()
+        let cache = try CacheDirectory()
+        let parsed = try PolicySet.load(directories: [tree.path])
+        let miss = try PolicyCache.load(directories: [tree.path], only: "com.apple.widget-extension", cacheDirectory: cache.path)
+        #expect(cache.files.count == 1, "a narrowed miss still caches the whole set")
+        let hit = try PolicyCache.load(directories: [tree.path], only: "com.apple.widget-extension", cacheDirectory: cache.path)
+        #expect(miss == parsed.narrowed(to: "com.apple.widget-extension") && hit == miss)
+        #expect(try PolicyCache.load(directories: [tree.path], cacheDirectory: cache.path) == parsed, "and the whole set from it")
+    }
+
+    /// The narrowed decoder checks the whole payload's framing too: every truncation is nil.
+    @Test func theNarrowedDecoderRejectsEveryTruncation() throws {
+        let set = try PolicySet.load(directories: [shippedPolicies])
+        let bytes = set.cacheEncoded()
+        let lengths = Set(Array(stride(from: 0, to: bytes.count, by: 37)) + Array(max(0, bytes.count - 300)..<bytes.count))
+        for n in lengths.sorted() {
+            var r = CacheReader(Array(bytes.prefix(n)), from: 0)
+            #expect(PolicySet.cacheDecoded(&r, only: "com.apple.widget-extension") == nil)
+        }
+    }
+
     /// A cache directory others may write to is not used: its files could be anyone's.
     @Test func aSharedDirectoryIsNotUsed() throws {
         let tree = try PolicyTree()

@@ -43,6 +43,26 @@ struct HardeningTests {
         #expect(UIDRangeCheck.parse("10-20") == nil && UIDRangeCheck.parse("5000-4000") == nil && UIDRangeCheck.parse("x") == nil)
     }
 
+    /// The byte reader of the account files splits lines and fields as splitting Strings
+    /// would, and reads numbers as `UInt32(String)` does.
+    @Test func accountFilesAreReadAsStringsWouldBe() {
+        let text = "root:x:0:0::/root:/bin/sh\n\n   \n  # comment:1:2\n  svc:x:+200005:\n::\nname\nwin:x:7\r\nbig:x:4294967296\nmax:x:4294967295\nneg:x:-1\nlast:1:2"
+        let bytes = Array(text.utf8)
+        let reference: [[String]] = bytes.split(separator: UInt8(ascii: "\n")).compactMap { line in
+            let t = line.drop { $0 == UInt8(ascii: " ") }
+            if t.isEmpty || t.first == UInt8(ascii: "#") { return nil }
+            return t.split(separator: UInt8(ascii: ":"), omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+        }
+        let read = UIDRangeCheck.entries(bytes)
+        #expect(read.map { $0.map { UIDRangeCheck.text(bytes, $0) } } == reference)
+        for (fields, strings) in zip(read, reference) {
+            for (f, s) in zip(fields, strings) {
+                #expect(UIDRangeCheck.number(bytes, f) == UInt32(s), "\(s)")
+            }
+        }
+        #expect(UIDRangeCheck.entries([]).isEmpty)
+    }
+
     @Test func removeTreeDoesNotFollowLinksOutOfTheTree() throws {
         let dir = try Fixture.makeTempDirectory("rm")
         defer { try? ContainerStore.removeTree(dir) }
