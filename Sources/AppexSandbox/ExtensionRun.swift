@@ -28,6 +28,9 @@ public struct RunOptions: Sendable {
     /// Give the extension a network namespace of its own (loopback only) unless its policy
     /// grants the host network.
     public var isolateNetwork: Bool
+    /// A network namespace made ahead (`PreparedNetworkNamespace`), which a sandbox this run
+    /// builds enters instead of making one; nil: the sandbox's clone makes it.
+    public var preparedNetwork: PreparedNetworkNamespace?
     /// Told each call a `notify` rule denied, with the bundle identifier and the call's name,
     /// on the seccomp pump's thread (the supervisor's metrics).
     public var onDeniedSyscall: (@Sendable (_ bundleIdentifier: String, _ syscall: String) -> Void)?
@@ -141,11 +144,12 @@ public final class ExtensionRun {
         // out of the bundle) leaves no cgroup, log or process behind.
         var building: BackgroundStep<ExtensionSandbox>?
         if sandbox == nil {
-            let spec = self.spec, isolateNetwork = options.isolateNetwork
+            let spec = self.spec, isolateNetwork = options.isolateNetwork, network = options.preparedNetwork
             let bundle = try CheckedBundle.open(spec)
             building = BackgroundStep.start {
                 try ExtensionSandbox.create(spec: spec, container: container, store: store,
-                                            isolateNetwork: isolateNetwork, checkedBundle: bundle)
+                                            isolateNetwork: isolateNetwork, preparedNetwork: network,
+                                            checkedBundle: bundle)
             }
         }
         defer { if let step = building { sandbox = try? step.join() } }

@@ -45,9 +45,12 @@ public final class ExtensionSandbox: Sendable {
     /// Builds the sandbox for `spec` around `container`: namespaces, the view from
     /// `FilesystemView`, and the init inside. Throws `LaunchError` naming a failed step
     /// (`mount data dir: ENOENT …`). `checkedBundle`: `CheckedBundle.open(spec)` when the
-    /// caller has already checked it (nil: checked here).
+    /// caller has already checked it (nil: checked here). `preparedNetwork`: a network
+    /// namespace made ahead, entered instead of making one when the sandbox isolates the
+    /// network (and closed here either way it is taken).
     public static func create(spec: SandboxSpec, container: Container, store: ContainerStore,
                               isolateNetwork: Bool = true,
+                              preparedNetwork: PreparedNetworkNamespace? = nil,
                               initExecutable: String? = nil,
                               checkedBundle: CheckedBundle? = nil) throws -> ExtensionSandbox {
         let start = Sys.monotonicNanos()
@@ -69,10 +72,14 @@ public final class ExtensionSandbox: Sendable {
 
         var namespaces: LaunchPlan.Namespaces = [.mount, .pid, .ipc, .uts]
         if !spec.hostNetwork && isolateNetwork { namespaces.insert(.network) }
+        // The init holds the namespace once it has entered it; this descriptor is not needed after.
+        let netns = namespaces.contains(.network) ? preparedNetwork?.take() ?? -1 : -1
+        defer { if netns >= 0 { Sys.close(netns) } }
 
         var plan = LaunchPlan(executable: initPath, arguments: ["appex-sandbox-init"], environment: [])
         plan.executableFD = initFD
         plan.namespaces = namespaces
+        plan.networkNamespaceFD = netns
         plan.hostname = spec.hostname
         plan.rootDirectory = store.rootfsPath
         plan.mounts = mounts

@@ -77,6 +77,7 @@ public enum Launcher {
                             p.enter_pidfd = plan.enterSandboxPIDFD
                             p.exec_fd = plan.executableFD
                             p.channel_fd = plan.channelFD
+                            p.netns_fd = plan.networkNamespaceFD
                             return appex_launch(&p, &result)
                         }
                     }

@@ -65,6 +65,7 @@ const char *appex_step_name(int32_t step) {
     case APPEX_STEP_RECV_LISTENER: return "receive seccomp listener";
     case APPEX_STEP_ENTER_PIDNS: return "enter sandbox pid namespace";
     case APPEX_STEP_ENTER_SANDBOX: return "enter sandbox namespaces";
+    case APPEX_STEP_NETNS: return "enter prepared network namespace";
     case APPEX_STEP_CAPABILITIES: return "drop capability bounding set";
     default: return "unknown step";
     }
@@ -189,6 +190,10 @@ static int child_main(void *arg) {
 
     // 2. An existing sandbox: its mount (with the view), ipc, uts and network namespaces in
     //    one call. setns(CLONE_NEWNS) also moves root and cwd to the view's root.
+    //    A new sandbox whose network namespace was made beforehand enters that one.
+    if (p->enter_pidfd < 0 && p->netns_fd >= 0 && (p->namespaces & APPEX_NS_NET) &&
+        syscall(SYS_setns, p->netns_fd, CLONE_NEWNET) < 0)
+        fail(c, APPEX_STEP_NETNS, 0, errno);
     if (p->enter_pidfd >= 0) {
         int nsflags = 0;
         if (p->namespaces & APPEX_NS_MOUNT) nsflags |= CLONE_NEWNS;
@@ -465,6 +470,7 @@ int appex_launch(const appex_plan *plan, appex_result *result) {
         bad |= appex_slot_stage(&slots, plan->enter_pidfd, &staged.enter_pidfd);
         bad |= appex_slot_stage(&slots, plan->exec_fd, &staged.exec_fd);
         bad |= appex_slot_stage(&slots, plan->channel_fd, &staged.channel_fd);
+        bad |= appex_slot_stage(&slots, plan->netns_fd, &staged.netns_fd);
         bad |= appex_slot_stage(&slots, sv[1], &notify);
         if (bad) {
             appex_slot_release(&slots);
@@ -482,7 +488,8 @@ int appex_launch(const appex_plan *plan, appex_result *result) {
     if (plan->namespaces & APPEX_NS_PID) ns |= CLONE_NEWPID;
     if (plan->namespaces & APPEX_NS_IPC) ns |= CLONE_NEWIPC;
     if (plan->namespaces & APPEX_NS_UTS) ns |= CLONE_NEWUTS;
-    if (plan->namespaces & APPEX_NS_NET) ns |= CLONE_NEWNET;
+    // A prepared network namespace is entered by the child rather than made by the clone.
+    if ((plan->namespaces & APPEX_NS_NET) && plan->netns_fd < 0) ns |= CLONE_NEWNET;
     if (plan->enter_pidfd >= 0) {
         // The namespaces exist: the child enters them (pid here, the rest in the child).
         ns = 0;
@@ -632,3 +639,21 @@ int appex_wait_pidfd(int pidfd, int options, int32_t *code, int32_t *status) {
 int appex_memfd(const char *name) { return (int)syscall(SYS_memfd_create, name, MFD_CLOEXEC); }
 
 int appex_pipe_cloexec(int fds[2]) { return pipe2(fds, O_CLOEXEC); }
+
+int appex_netns_create(void) {
+    int self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+    if (self < 0) return -1;
+    if (unshare(CLONE_NEWNET) < 0) {
+        int e = errno;
+        close(self);
+        errno = e;
+        return -1;
+    }
+    int fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+    int e = errno;
+    // Back where this thread was: it must not go on in the new namespace.
+    if (setns(self, CLONE_NEWNET) < 0) abort();
+    close(self);
+    errno = e;
+    return fd;
+}

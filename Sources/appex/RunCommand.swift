@@ -63,7 +63,8 @@ struct RunCommand: ParsableCommand {
         let store = ContainerStore(stateRoot: options.stateDirectory, uidRange: options.uidRange)
         let container = try store.prepare(bundleIdentifier: spec.bundleIdentifier, appGroups: spec.appGroups)
         let sandbox = try ExtensionSandbox.create(spec: spec, container: container, store: store,
-                                                  isolateNetwork: options.isolateNetwork)
+                                                  isolateNetwork: options.isolateNetwork,
+                                                  preparedNetwork: options.preparedNetwork)
         defer { sandbox.close() }
         var reports = try (0..<count).map { _ in try ExtensionRun.run(spec, options: options, sandbox: sandbox) }
         let view = Int64(sandbox.buildNanos / 1000)
@@ -143,6 +144,9 @@ extension RunRequest {
     /// `appex run`'s work, on options parsed by argument-parser (`RunCommand.run()`) or by
     /// `RunRequest.parseCommon` (AppexMain's fast path for the common shapes).
     func execute() throws {
+        // The sandbox's network namespace, made on the other CPU while this one reads the
+        // policy (PreparedNetworkNamespace); closed unused if the policy grants the host network.
+        let network = PreparedNetworkNamespace.start()
         // stat, not FileManager (its first use is ~40 µs of every run).
         var st = stat()
         guard stat(bundle, &st) == 0 else {
@@ -177,9 +181,10 @@ extension RunRequest {
             throw ValidationError("--uid-range must be START-END with 1000 <= START <= END, not \"\(uidRange)\"")
         }
 
-        let options = RunOptions(stateDirectory: AbsolutePath.of(stateDir),
+        var options = RunOptions(stateDirectory: AbsolutePath.of(stateDir),
                                  timeout: timeout.map { .milliseconds(Int64(($0 * 1000).rounded(.up))) },
                                  uidRange: uids)
+        options.preparedNetwork = network
         var reports: [RunReport] = []
         do {
             if launches == 1 {

@@ -42,6 +42,56 @@ struct ExtensionSandboxTests {
         #expect(sandbox.pidfd == -1)
     }
 
+    /// The network namespace an `appex run` makes ahead (`PreparedNetworkNamespace`) is the
+    /// one the sandbox's init holds: not the host's, only a loopback in it, and given to that
+    /// sandbox alone. A second sandbox gets a namespace of its own.
+    @Test func aPreparedNetworkNamespaceIsTheSandboxsAlone() throws {
+        let r = try ProbeRun("prepared-netns")
+        let store = ContainerStore(stateRoot: r.state)
+        let container = try store.prepare(bundleIdentifier: r.id)
+        let prepared = PreparedNetworkNamespace.start(), second = PreparedNetworkNamespace.start()
+        let sandbox = try ExtensionSandbox.create(spec: r.spec([]), container: container, store: store, preparedNetwork: prepared)
+        defer { sandbox.close() }
+        let other = try ExtensionSandbox.create(spec: r.spec([]), container: container, store: store, preparedNetwork: second)
+        defer { other.close() }
+        #expect(prepared.take() == nil && second.take() == nil, "each was taken by its sandbox")
+        let ours = try Self.networkNamespace(of: "self")
+        let its = try Self.networkNamespace(of: "\(sandbox.initPID)")
+        let theOthers = try Self.networkNamespace(of: "\(other.initPID)")
+        #expect(its != ours && its != theOthers)
+        let devices = try String(contentsOfFile: "/proc/\(sandbox.initPID)/net/dev", encoding: .utf8)
+            .split(separator: "\n").dropFirst(2).map { $0.split(separator: ":")[0].trimmingCharacters(in: .whitespaces) }
+        #expect(devices == ["lo"])
+        // What runs in the sandbox is in it too: the host's loopback is out of reach.
+        let (_, line) = try run(r, in: sandbox, ["connect", "9"])
+        #expect(line == "errno=ENETUNREACH", "\(line)")
+    }
+
+    /// A sandbox on the host network does not take the prepared namespace; it stays with its
+    /// owner, who closes it.
+    @Test func aHostNetworkSandboxLeavesThePreparedNamespace() throws {
+        let r = try ProbeRun("host-netns")
+        let store = ContainerStore(stateRoot: r.state)
+        let container = try store.prepare(bundleIdentifier: r.id)
+        let prepared = PreparedNetworkNamespace.start()
+        var spec = r.spec([])
+        spec.hostNetwork = true
+        let sandbox = try ExtensionSandbox.create(spec: spec, container: container, store: store, preparedNetwork: prepared)
+        defer { sandbox.close() }
+        let ours = try Self.networkNamespace(of: "self")
+        #expect(try Self.networkNamespace(of: "\(sandbox.initPID)") == ours)
+        let fd = try #require(prepared.take(), "still the caller's")
+        #expect(prepared.take() == nil, "taken once")
+        Sys.close(fd)
+    }
+
+    static func networkNamespace(of pid: String) throws -> String {
+        var buffer = [CChar](repeating: 0, count: 64)
+        let n = readlink("/proc/\(pid)/ns/net", &buffer, 63)
+        try #require(n > 0)
+        return String(cString: buffer)
+    }
+
     @Test func launchesEnterOneSandboxEachWithItsOwnCgroup() throws {
         let r = try ProbeRun("shared")
         let sandbox = try makeSandbox(r)

@@ -90,7 +90,7 @@ enum appex_step {
     APPEX_STEP_SEND_LISTENER = 19,  // sendmsg(SCM_RIGHTS) of the listener fd
     APPEX_STEP_EXEC = 20,
     APPEX_STEP_RECV_LISTENER = 21,  // parent: recvmsg of the listener fd
-    // 22 was "enter a prepared network namespace"; sandboxes now make their own.
+    APPEX_STEP_NETNS = 22,          // setns into the prepared network namespace (netns_fd)
     APPEX_STEP_ENTER_PIDNS = 23,    // parent: setns into the sandbox's pid namespace
     APPEX_STEP_ENTER_SANDBOX = 24,  // setns(pidfd) into the sandbox's other namespaces
     APPEX_STEP_CAPABILITIES = 25,   // drop the bounding and ambient capability sets
@@ -157,6 +157,9 @@ typedef struct appex_plan {
     int32_t exec_fd;
     // The extension's socket to appexd, placed at APPEX_CHANNEL_FD across execve. -1: none.
     int32_t channel_fd;
+    // With APPEX_NS_NET and no enter_pidfd: a network namespace made beforehand
+    // (appex_netns_create) that the child enters instead of cloning a new one. -1: none.
+    int32_t netns_fd;
 } appex_plan;
 
 typedef struct appex_result {
@@ -200,6 +203,9 @@ int appex_pidfd_open(int pid);
 int appex_set_child_subreaper(int on);
 int appex_memfd(const char *name);
 int appex_pipe_cloexec(int fds[2]);
+// A new network namespace as a close-on-exec descriptor, made by the calling thread, which
+// is back in its own namespace on return; -1 with errno on failure.
+int appex_netns_create(void);
 // waitid(P_PIDFD): status is the exit code or signal; code is CLD_EXITED/CLD_KILLED/CLD_DUMPED
 // (0 with WNOHANG when still running).
 int appex_wait_pidfd(int pidfd, int options, int32_t *code, int32_t *status);

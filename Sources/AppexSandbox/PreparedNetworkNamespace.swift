@@ -1,0 +1,44 @@
+import CAppexLauncher
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A network namespace made ahead of the sandbox that uses it, on a thread of its own.
+///
+/// A new network namespace is the most expensive part of building a sandbox: ~0.5 ms of
+/// kernel work on this kind of machine (the loopback device, the namespace's sysctl
+/// tables), more than all the mounts. Made inside the sandbox's clone it sits on the launch
+/// path. `appex run` starts one as its first step instead, on the other CPU while this one
+/// loads the policy and resolves the spec, and the sandbox's init enters it (`setns`) in
+/// place of cloning a new one (`LaunchPlan.networkNamespaceFD`).
+///
+/// Nothing else ever holds it: it is made by this process, its descriptor is close-on-exec
+/// and given to exactly one sandbox, and one not taken is closed. So it isolates exactly as
+/// a namespace made by the clone does: an extension gets a namespace no other process is in.
+public final class PreparedNetworkNamespace: @unchecked Sendable {
+    private let making: BackgroundStep<Int32>
+    /// The descriptor once joined (-1: failed or taken); nil until then.
+    private let held = Protected<Int32?>(nil)
+
+    private init(_ making: BackgroundStep<Int32>) { self.making = making }
+
+    /// Starts making one. Failing (no CAP_SYS_ADMIN, no namespaces) is not an error here:
+    /// `take()` then returns nil and the sandbox's clone makes its own, and reports why not.
+    public static func start() -> PreparedNetworkNamespace {
+        PreparedNetworkNamespace(BackgroundStep.start { appex_netns_create() })
+    }
+
+    /// The namespace's descriptor, which the caller now owns and closes; nil when it could
+    /// not be made or was taken already. Waits for it when it is still being made.
+    public func take() -> Int32? {
+        held.withLock { fd in
+            if fd == nil { fd = (try? making.join()) ?? -1 }
+            defer { fd = -1 }
+            return fd! >= 0 ? fd : nil
+        }
+    }
+
+    deinit {
+        if let fd = take() { Sys.close(fd) }
+    }
+}
