@@ -211,24 +211,9 @@ extension PolicySet {
         guard let m = r.count() else { return nil }
         var groups: [String: SyscallGroup] = [:]
         for _ in 0..<m {
-            let wanted: Bool
-            if let named {
-                let nameStart = r.at
-                var hit = false
-                for name in named {
-                    r.at = nameStart
-                    guard let same = r.stringEquals(name) else { return nil }
-                    if same { hit = true; break }
-                }
-                if !hit {
-                    r.at = nameStart
-                    guard r.skip() else { return nil }
-                }
-                wanted = hit
-            } else {
-                guard r.skip() else { return nil }  // the record holds the name too
-                wanted = true
-            }
+            // The name is read ahead on a copy, then passed over: the record holds it too.
+            let wanted = named.map { names in names.contains { var probe = r; return probe.stringEquals($0) == true } } ?? true
+            guard r.skip() else { return nil }
             if wanted {
                 guard let group = r.record(SyscallGroup.decode) else { return nil }
                 groups[group.name] = group

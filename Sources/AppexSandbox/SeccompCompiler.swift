@@ -82,14 +82,7 @@ public enum SeccompCompiler {
             }
             seen[r.syscall] = r.action
         }
-        // Built by hand: `joined(separator:)`'s generic first use costs two conformance scans
-        // (~0.2 ms) in every `appex run`.
-        var canonical = ""
-        for (i, name) in seen.keys.sorted().enumerated() {
-            if i > 0 { canonical += "\n" }
-            canonical += name + " " + seen[name]!.description
-        }
-        return canonical
+        return seen.keys.sorted().map { $0 + " " + seen[$0]!.description }.newlineJoined
     }
 
     static func uniqueRules(_ rules: [SeccompRule]) -> [SeccompRule] {

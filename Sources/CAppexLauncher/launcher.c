@@ -188,12 +188,13 @@ static int child_main(void *arg) {
         if (syscall(SYS_write, p->cgroup_procs_fds[i], "0", 1) != 1) fail(c, APPEX_STEP_CGROUP, i, errno);
     }
 
-    // 2. An existing sandbox: its mount (with the view), ipc, uts and network namespaces in
-    //    one call. setns(CLONE_NEWNS) also moves root and cwd to the view's root.
-    //    A new sandbox whose network namespace was made beforehand enters that one.
+    // 2. A new sandbox whose network namespace was made beforehand (the clone left out
+    //    CLONE_NEWNET) enters that one.
     if (p->enter_pidfd < 0 && p->netns_fd >= 0 && (p->namespaces & APPEX_NS_NET) &&
         syscall(SYS_setns, p->netns_fd, CLONE_NEWNET) < 0)
         fail(c, APPEX_STEP_NETNS, 0, errno);
+    //    An existing sandbox: its mount (with the view), ipc, uts and network namespaces in
+    //    one call. setns(CLONE_NEWNS) also moves root and cwd to the view's root.
     if (p->enter_pidfd >= 0) {
         int nsflags = 0;
         if (p->namespaces & APPEX_NS_MOUNT) nsflags |= CLONE_NEWNS;

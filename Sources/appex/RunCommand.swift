@@ -114,18 +114,7 @@ struct RunCommand: ParsableCommand {
             lines.append("  denied: " + r.deniedSyscalls.map { "\($0.syscall) ×\($0.count)" }.joined(separator: ", "))
         }
         lines.append("  log: \(r.logPath)")
-        return lineJoined(lines)
-    }
-
-    /// `lines` joined by newlines; a loop, not `joined(separator:)`, whose generic first use
-    /// is a conformance scan in every `appex run`.
-    static func lineJoined(_ lines: [String]) -> String {
-        var out = ""
-        for (i, line) in lines.enumerated() {
-            if i > 0 { out += "\n" }
-            out += line
-        }
-        return out
+        return lines.newlineJoined
     }
 
     /// One decimal, rounded as `%.1f` would; not `String(format:)`, whose first use in a
@@ -162,9 +151,9 @@ extension RunRequest {
                 throw ValidationError("\(bundle) declares no NSExtensionPointIdentifier; pass --extension-point")
             }
             let policies = try PolicyLocator.load(overlays: policyDirs, only: p)
-            let effective = EffectivePolicy(extensionPoint: p, entitlements: loaded.entitlements, in: policies)
-            point = effective.extensionPoint
-            spec = try SandboxSpec(bundle: loaded, policy: effective, arguments: arguments)
+            point = p
+            spec = try SandboxSpec(bundle: loaded, policy: EffectivePolicy(extensionPoint: p, entitlements: loaded.entitlements, in: policies),
+                                   arguments: arguments)
         } else {
             guard let extensionPoint else {
                 throw ValidationError("\(bundle) is not a bundle directory; pass --extension-point to run a bare executable")
@@ -203,7 +192,7 @@ extension RunRequest {
             let objects = reports.map { RunCommand.jsonObject($0, spec: spec, extensionPoint: point) }
             try JSONOutput.print(objects.count == 1 ? objects[0] as Any : objects as Any)
         } else {
-            print(RunCommand.lineJoined(reports.map { RunCommand.humanReport($0, spec: spec, extensionPoint: point) }))
+            print(reports.map { RunCommand.humanReport($0, spec: spec, extensionPoint: point) }.newlineJoined)
         }
     }
 }
