@@ -1,3 +1,4 @@
+import CAppexLauncher
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -43,16 +44,13 @@ private final class JoinableThread: @unchecked Sendable {
 
     private init(_ work: @escaping @Sendable () -> Void) { self.work = work }
 
-    /// nil when no thread can be made.
+    /// nil when no thread can be made. Started on another CPU than the caller's
+    /// (`appex_thread_start_elsewhere`): the point of the thread is to use the idle one.
     static func start(_ work: @escaping @Sendable () -> Void) -> JoinableThread? {
         let t = JoinableThread(work)
-        var attr = pthread_attr_t()
-        pthread_attr_init(&attr)
-        defer { pthread_attr_destroy(&attr) }
-        // The steps' Swift frames are shallow; the launcher's child runs on a stack of its own.
-        pthread_attr_setstacksize(&attr, 1 << 20)
         let box = Unmanaged.passRetained(t).toOpaque()
-        let r = pthread_create(&t.thread, &attr, { arg in
+        // The steps' Swift frames are shallow; the launcher's child runs on a stack of its own.
+        let r = appex_thread_start_elsewhere(&t.thread, 1 << 20, { arg in
             Unmanaged<JoinableThread>.fromOpaque(arg!).takeRetainedValue().work()
             return nil
         }, box)

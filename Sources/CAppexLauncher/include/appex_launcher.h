@@ -12,6 +12,8 @@
 #ifndef APPEX_LAUNCHER_H
 #define APPEX_LAUNCHER_H
 
+#include <pthread.h>
+#include <sched.h>  // cpu_set_t
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -206,6 +208,18 @@ int appex_pipe_cloexec(int fds[2]);
 // A new network namespace as a close-on-exec descriptor, made by the calling thread, which
 // is back in its own namespace on return; -1 with errno on failure.
 int appex_netns_create(void);
+// pthread_create of body(arg), joinable, with `stack_size` (0: the default), placed on one of
+// the caller's CPUs other than the one it runs on (when it may use several); the thread
+// widens its affinity back to the caller's set before calling body. Returns pthread_create's
+// error number (0: started). background_thread.c says why.
+int appex_thread_start_elsewhere(pthread_t *thread, size_t stack_size, void *(*body)(void *), void *arg);
+// The CPUs of `allowed` other than `here`, into `elsewhere`; 1 when that leaves at least one,
+// 0 (elsewhere untouched) when `allowed` holds one CPU or does not hold `here`.
+int appex_cpus_elsewhere(const cpu_set_t *allowed, int here, cpu_set_t *elsewhere);
+// sched_getcpu(), and CPU_COUNT of the calling thread's affinity (-1 on failure): GNU
+// extensions Swift's Glibc module leaves out, for the tests of the placement above.
+int appex_current_cpu(void);
+int appex_allowed_cpu_count(void);
 // waitid(P_PIDFD): status is the exit code or signal; code is CLD_EXITED/CLD_KILLED/CLD_DUMPED
 // (0 with WNOHANG when still running).
 int appex_wait_pidfd(int pidfd, int options, int32_t *code, int32_t *status);
