@@ -24,8 +24,14 @@ public final class PreparedNetworkNamespace: @unchecked Sendable {
 
     /// Starts making one. Failing (no CAP_SYS_ADMIN, no namespaces) is not an error here:
     /// `take()` then returns nil and the sandbox's clone makes its own, and reports why not.
-    public static func start() -> PreparedNetworkNamespace {
-        PreparedNetworkNamespace(BackgroundStep.start { appex_netns_create() })
+    /// `first` runs on the same thread before the namespace is made: other work for the idle
+    /// CPU that must be done early (`appex run`'s warm-up of the Swift runtime), with no
+    /// thread of its own to start.
+    public static func start(after first: (@Sendable () -> Void)? = nil) -> PreparedNetworkNamespace {
+        PreparedNetworkNamespace(BackgroundStep.start {
+            first?()
+            return appex_netns_create()
+        })
     }
 
     /// The namespace's descriptor, which the caller now owns and closes; nil when it could

@@ -135,7 +135,7 @@ extension RunRequest {
     func execute() throws {
         // The sandbox's network namespace, made on the other CPU while this one reads the
         // policy (PreparedNetworkNamespace); closed unused if the policy grants the host network.
-        let network = PreparedNetworkNamespace.start()
+        let network = PreparedNetworkNamespace.start(after: RuntimeWarmUp.askFirstQuestions)
         // stat, not FileManager (its first use is ~40 µs of every run).
         var st = stat()
         guard stat(bundle, &st) == 0 else {
