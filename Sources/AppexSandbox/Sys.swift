@@ -81,21 +81,28 @@ enum Sys {
     }
 }
 
-/// A value behind a lock, for state shared between threads.
+/// A value behind a lock, for state shared between threads. The mutex lives on the heap:
+/// a `pthread_mutex_t` must not move, and `&` on a stored property promises an address only
+/// for the length of one call.
 final class Protected<Value>: @unchecked Sendable {
     private var value: Value
-    private var mutex = pthread_mutex_t()
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
     init(_ value: Value) {
         self.value = value
-        pthread_mutex_init(&mutex, nil)
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
     }
 
-    deinit { pthread_mutex_destroy(&mutex) }
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
 
     func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
         return try body(&value)
     }
 }
