@@ -22,7 +22,7 @@ public final class DescriptorPump: @unchecked Sendable {
     public static let seccomp = DescriptorPump(name: "appex-seccomp")
 
     private let name: String
-    private let lock = PumpLock()
+    private let lock = HeapMutex()
     private var epfd: Int32 = -1
     private var wakeFD: Int32 = -1
     /// Indexed by descriptor: descriptors are small and dense, so a table finds a handler
@@ -161,24 +161,4 @@ public final class DescriptorPump: @unchecked Sendable {
             for c in pending { c() }
         }
     }
-}
-
-/// A pthread mutex with a fixed address (NSLock's first use brought in Foundation's class
-/// machinery on every `appex run`).
-private final class PumpLock: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-
-    init() {
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
-    }
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-    }
-
-    func lock() { pthread_mutex_lock(mutex) }
-    func unlock() { pthread_mutex_unlock(mutex) }
 }

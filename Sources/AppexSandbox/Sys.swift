@@ -81,15 +81,13 @@ enum Sys {
     }
 }
 
-/// A value behind a lock, for state shared between threads. The mutex lives on the heap:
-/// a `pthread_mutex_t` must not move, and `&` on a stored property promises an address only
-/// for the length of one call.
-final class Protected<Value>: @unchecked Sendable {
-    private var value: Value
+/// A pthread mutex at a fixed heap address: a `pthread_mutex_t` must not move, and `&` on a
+/// stored property gives an address only for the length of one call. No NSLock: its first
+/// use brought Foundation's class machinery into every `appex run`.
+final class HeapMutex: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
-    init(_ value: Value) {
-        self.value = value
+    init() {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
@@ -100,9 +98,20 @@ final class Protected<Value>: @unchecked Sendable {
         mutex.deallocate()
     }
 
+    func lock() { pthread_mutex_lock(mutex) }
+    func unlock() { pthread_mutex_unlock(mutex) }
+}
+
+/// A value behind a lock, for state shared between threads.
+final class Protected<Value>: @unchecked Sendable {
+    private var value: Value
+    private let mutex = HeapMutex()
+
+    init(_ value: Value) { self.value = value }
+
     func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
+        mutex.lock()
+        defer { mutex.unlock() }
         return try body(&value)
     }
 }
