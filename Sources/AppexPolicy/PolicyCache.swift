@@ -89,13 +89,7 @@ public enum PolicyCache {
 extension PolicyFingerprint {
     /// Names the cache file after the directory list, so overlays get caches of their own.
     static func nameHash(_ directories: [String]) -> UInt64 {
-        // The digest of the list joined by newlines, without `joined`: its generic first use
-        // cost ~80 µs of every `appex run`.
-        var hash = FNV1a()
-        for (i, d) in directories.enumerated() {
-            if i > 0 { hash.mix([0x0a]) }
-            hash.mix(d.utf8)
-        }
-        return hash.value
+        // newlineJoined, not `joined`: its generic first use cost ~80 µs of every `appex run`.
+        FNV1a.of(directories.newlineJoined.utf8)
     }
 }

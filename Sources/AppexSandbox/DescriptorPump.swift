@@ -59,14 +59,16 @@ public final class DescriptorPump: @unchecked Sendable {
             // owner, whose deinit may come back here.
             lock.lock()
             _ = appex_epoll_del(epfd, fd)
-            var released: (() -> Void)?
-            if fd >= 0 && Int(fd) < handlers.count {
-                released = handlers[Int(fd)]
-                handlers[Int(fd)] = nil
-            }
+            let released = handler(for: fd)
+            if released != nil { handlers[Int(fd)] = nil }
             lock.unlock()
             withExtendedLifetime(released) {}
         }
+    }
+
+    /// The handler registered for `fd`, if any; under the lock.
+    private func handler(for fd: Int32) -> (() -> Void)? {
+        fd >= 0 && Int(fd) < handlers.count ? handlers[Int(fd)] : nil
     }
 
     /// Runs `body` on the pump's thread (at once when called from it) and waits for it.
@@ -150,9 +152,9 @@ public final class DescriptorPump: @unchecked Sendable {
                     continue
                 }
                 lock.lock()
-                let handler = fd >= 0 && Int(fd) < handlers.count ? handlers[Int(fd)] : nil
+                let call = handler(for: fd)
                 lock.unlock()
-                handler?()
+                call?()
             }
             lock.lock()
             let pending = commands

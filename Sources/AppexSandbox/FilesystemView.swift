@@ -1,3 +1,4 @@
+import AppexPolicy
 import CAppexLauncher
 #if canImport(Glibc)
 import Glibc
@@ -81,11 +82,6 @@ public enum FilesystemView {
                 }
             }
         }
-        func parent(_ p: String) -> String {
-            guard let i = p.lastIndex(of: "/"), i != p.startIndex else { return "/" }
-            return String(p[..<i])
-        }
-
         // System paths first, shortest first; a path under one already mounted is covered.
         func depth(_ p: String) -> Int { p.split(separator: "/").count }
         let system = Set(spec.readOnlyPaths.map(normalize)).filter { $0 != "/" && !isReserved($0) }
@@ -94,7 +90,7 @@ public enum FilesystemView {
         for path in system {
             if covered.contains(where: { path == $0 || path.hasPrefix($0 + "/") }) { continue }
             guard let st = Sys.lstat(path) else { continue }  // absent on this host: nothing to show
-            mkdirs(parent(path))
+            mkdirs(PolicyLocator.directoryOf(path))  // path is absolute and normalized
             if Sys.isSymlink(st) {
                 let target = try Sys.readlink(path)
                 ops.append(MountOperation(kind: .symlink, source: target, target: path, flags: 0, mode: 0,

@@ -72,7 +72,7 @@ public struct LaunchPlan: Sendable {
     /// APPEX_CHANNEL_FD), the only descriptor beyond stdio the extension inherits. -1: none.
     public var channelFD: Int32 = -1
     /// With `.network` in `namespaces` (and no sandbox entered): a network namespace made
-    /// beforehand (`NetworkNamespace`) that the child enters instead of cloning one. -1: none.
+    /// beforehand (`PreparedNetworkNamespace`) that the child enters instead of cloning one. -1: none.
     public var networkNamespaceFD: Int32 = -1
 
     public init(executable: String, arguments: [String], environment: [String]) {
