@@ -65,38 +65,52 @@ public struct ContainerStore: Sendable {
 
     /// Creates (or re-checks) the container and group directories for one launch.
     public func prepare(bundleIdentifier: String, appGroups: [String] = []) throws -> Container {
+        let container = try plan(bundleIdentifier: bundleIdentifier, appGroups: appGroups)
+        try makeDirectories(for: container)
+        return container
+    }
+
+    /// The container `prepare` makes, before anything is made: its uid and its app groups'
+    /// gids from the uid table (allocated on first use), and the paths. A sandbox can be
+    /// planned on it while `makeDirectories` runs (`ExtensionRun.prepare`).
+    public func plan(bundleIdentifier: String, appGroups: [String] = []) throws -> Container {
         try Self.validate(identifier: bundleIdentifier)
         let uid = try uids.uid(for: bundleIdentifier)
+        let groups = try appGroups.sorted().map { group in
+            GroupDirectory(identifier: group, path: groupPath(for: group), gid: try uids.gid(forGroup: group))
+        }
+        return Container(bundleIdentifier: bundleIdentifier, path: containerPath(for: bundleIdentifier),
+                         uid: uid, gid: uid, groups: groups)
+    }
+
+    /// Makes (or re-checks: owner, mode, no symlink on the way) the directories `container`
+    /// names, beneath the state root: the container and its subdirectories, its app groups'
+    /// directories, the logs and the rootfs mount point.
+    public func makeDirectories(for container: Container) throws {
+        // The value's fields are public and mutable: checked again where they name paths.
+        try Self.validate(identifier: container.bundleIdentifier)
+        for group in container.groups { try Self.validate(identifier: group.identifier) }
         let root = try openStateRoot()
         defer { Sys.close(root) }
 
         let containers = try Self.directory(beneath: root, "containers", mode: 0o711, owner: (0, 0))
         defer { Sys.close(containers) }
-        let container = try Self.directory(beneath: containers, bundleIdentifier, mode: 0o700, owner: (uid, uid))
-        defer { Sys.close(container) }
+        let uid = container.uid
+        let fd = try Self.directory(beneath: containers, container.bundleIdentifier, mode: 0o700, owner: (uid, uid))
+        defer { Sys.close(fd) }
         for sub in Self.containerSubdirectories {
-            let fd = try Self.directory(beneath: container, sub, mode: 0o700, owner: (uid, uid))
-            Sys.close(fd)
+            Sys.close(try Self.directory(beneath: fd, sub, mode: 0o700, owner: (uid, uid)))
         }
 
-        var groups: [GroupDirectory] = []
-        if !appGroups.isEmpty {
+        if !container.groups.isEmpty {
             let groupsFD = try Self.directory(beneath: root, "groups", mode: 0o711, owner: (0, 0))
             defer { Sys.close(groupsFD) }
-            for group in appGroups.sorted() {
-                let gid = try uids.gid(forGroup: group)
-                let fd = try Self.directory(beneath: groupsFD, group, mode: 0o2770, owner: (0, gid))
-                Sys.close(fd)
-                groups.append(GroupDirectory(identifier: group, path: groupPath(for: group), gid: gid))
+            for group in container.groups {
+                Sys.close(try Self.directory(beneath: groupsFD, group.identifier, mode: 0o2770, owner: (0, group.gid)))
             }
         }
-        let logs = try Self.directory(beneath: root, "logs", mode: 0o700, owner: (0, 0))
-        Sys.close(logs)
-        let rootfs = try Self.directory(beneath: root, "rootfs", mode: 0o755, owner: (0, 0))
-        Sys.close(rootfs)
-
-        return Container(bundleIdentifier: bundleIdentifier, path: containerPath(for: bundleIdentifier),
-                         uid: uid, gid: uid, groups: groups)
+        Sys.close(try Self.directory(beneath: root, "logs", mode: 0o700, owner: (0, 0)))
+        Sys.close(try Self.directory(beneath: root, "rootfs", mode: 0o755, owner: (0, 0)))
     }
 
     /// The extension's log (created 0640), written only by Appex: see `ExtensionLog`.

@@ -135,24 +135,37 @@ public final class ExtensionRun {
     public func prepare() throws {
         let start = Sys.monotonicNanos()
         let store = self.store
-        let container = try store.prepare(bundleIdentifier: spec.bundleIdentifier, appGroups: spec.appGroups)
-        self.container = container
-        // A sandbox this run builds is built on a second thread while this one compiles the
-        // filter and makes the cgroup and the log (BackgroundStep). It is joined on every way
-        // out, so whatever either side made is in `self` for cleanup() when the other fails.
-        // The bundle is checked first, here: one that is refused (a hostile RUNPATH, a link
-        // out of the bundle) leaves no cgroup, log or process behind.
+        // The container's uids first (one read of the uid table, which the sandbox's init uid
+        // then finds cached). A sandbox this run builds is built on a second thread while
+        // this one makes the container's directories, compiles the filter and makes the
+        // cgroup and the log (BackgroundStep); that thread waits for the directories
+        // (Handoff) only at the init's clone, whose view mounts them. The step is joined on
+        // every way out, so whatever either side made is in `self` for cleanup() when the
+        // other fails. The bundle is checked first, here: one that is refused (a hostile
+        // RUNPATH, a link out of the bundle) leaves no container, cgroup, log or process behind.
+        let bundle = sandbox == nil ? try CheckedBundle.open(spec) : nil
+        let container = try store.plan(bundleIdentifier: spec.bundleIdentifier, appGroups: spec.appGroups)
         var building: BackgroundStep<ExtensionSandbox>?
-        if sandbox == nil {
+        let containerMade = Handoff<Void>()
+        if let bundle {
             let spec = self.spec, isolateNetwork = options.isolateNetwork, network = options.preparedNetwork
-            let bundle = try CheckedBundle.open(spec)
             building = BackgroundStep.start {
-                try ExtensionSandbox.create(spec: spec, container: container, store: store,
-                                            isolateNetwork: isolateNetwork, preparedNetwork: network,
+                try ExtensionSandbox.create(spec: spec, container: container, containerMade: containerMade.wait,
+                                            store: store, isolateNetwork: isolateNetwork, preparedNetwork: network,
                                             checkedBundle: bundle)
             }
         }
-        defer { if let step = building { sandbox = try? step.join() } }
+        defer {
+            if let step = building {
+                // Never left waiting: directories that were not made stand as an error.
+                containerMade.fail(SandboxError("prepare container", path: container.path, message: "not made"))
+                sandbox = try? step.join()
+            }
+        }
+        try store.makeDirectories(for: container)
+        self.container = container
+        containerMade.deliver(())
+
         // Always a filter: even a policy that denies nothing gets ENOSYS for syscalls Appex does not know.
         let seccomp = try SeccompCompiler.compile(spec.syscallRules)
         let executable = try FilesystemView.executablePath(for: spec)

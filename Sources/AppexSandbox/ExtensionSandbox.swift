@@ -53,6 +53,17 @@ public final class ExtensionSandbox: Sendable {
                               preparedNetwork: PreparedNetworkNamespace? = nil,
                               initExecutable: String? = nil,
                               checkedBundle: CheckedBundle? = nil) throws -> ExtensionSandbox {
+        try create(spec: spec, container: container, containerMade: {}, store: store, isolateNetwork: isolateNetwork,
+                   preparedNetwork: preparedNetwork, initExecutable: initExecutable, checkedBundle: checkedBundle)
+    }
+
+    /// `create` for a container that another thread is still making (`ContainerStore.plan`,
+    /// then `makeDirectories`): everything up to the init's clone is done first, and
+    /// `containerMade` returns (or throws) once the directories the view mounts exist
+    /// (`ExtensionRun.prepare`, `Handoff`).
+    static func create(spec: SandboxSpec, container: Container, containerMade: () throws -> Void,
+                       store: ContainerStore, isolateNetwork: Bool, preparedNetwork: PreparedNetworkNamespace?,
+                       initExecutable: String? = nil, checkedBundle: CheckedBundle?) throws -> ExtensionSandbox {
         let start = Sys.monotonicNanos()
         let bundle = try checkedBundle ?? CheckedBundle.open(spec)
         let tree = try bundle.cloneTree()
@@ -91,6 +102,7 @@ public final class ExtensionSandbox: Sendable {
         plan.noNewPrivileges = true
         let p: LaunchedProcess
         do {
+            try containerMade()
             p = try Launcher.launch(plan)
         } catch {
             Sys.close(pipeFDs[1])

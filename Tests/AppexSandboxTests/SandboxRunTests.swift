@@ -342,6 +342,34 @@ struct LauncherTests {
         }
     }
 
+    /// The sandbox is built on a second thread while the container's directories are made;
+    /// when making them fails (a link the extension planted in its container), the build
+    /// stops before the init's clone: no init, no cgroup, no log pipe left behind.
+    @Test func aContainerThatCannotBeMadeStopsTheSandboxBuildBeforeItsInit() throws {
+        let r = try ProbeRun("planted")
+        let (first, _) = try r.run(["uname"])
+        #expect(first.exitStatus == 0)
+        let container = r.state + "/containers/" + r.id
+        let outside = r.state + "/outside"
+        #expect(mkdir(outside, 0o755) == 0)
+        #expect(rename(container + "/Library", container + "/Library.old") == 0)
+        #expect(symlink(outside, container + "/Library") == 0)
+
+        let run = ExtensionRun(spec: r.spec(["uname"]), options: try r.options())
+        #expect {
+            try run.prepare()
+        } throws: { e in
+            "\(e)".contains("Library")
+        }
+        #expect(run.sandbox == nil, "the sandbox's init was launched for a container that was not made")
+        #expect(run.cgroup == nil)
+        run.cleanup()
+        var st = stat()
+        #expect(stat(outside, &st) == 0 && st.st_uid == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside).isEmpty)
+        Fixture.removeParentCgroups()
+    }
+
     @Test func missingExecutableIsENOENT() throws {
         let plan = LaunchPlan(executable: "/nonexistent/appex-probe", arguments: ["x"], environment: [])
         #expect {
