@@ -159,6 +159,9 @@ public struct CgroupManager: Sendable, CustomStringConvertible {
     /// The real system: v2 when cgroup2 has a usable memory controller (at the root, or
     /// in the delegated subtree this process runs in); otherwise v1 memory (+ pids).
     public static func detect(parentName: String = "appex") throws -> CgroupManager {
+        if let roots = standardV1Roots(parentName: parentName) {
+            return try CgroupManager(version: .v1, roots: roots, parentName: parentName)
+        }
         let p = try probe()
         if let mount = p.unifiedMount, p.hasV2Memory {
             var base = mount

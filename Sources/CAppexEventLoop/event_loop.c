@@ -2,6 +2,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
+#include <sys/vfs.h>
 
 int appex_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
 
@@ -28,3 +29,10 @@ int appex_epoll_wait(int epfd, int *fds, int max, int timeout_ms) {
 int appex_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
 int appex_eventfd_cloexec(int nonblocking) { return eventfd(0, EFD_CLOEXEC | (nonblocking ? EFD_NONBLOCK : 0)); }
 void appex_name_thread(const char *name) { (void)prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0); }
+
+int appex_filesystem_type(const char *path, long *type) {
+    struct statfs fs;
+    if (statfs(path, &fs) != 0) return -1;
+    *type = (long)fs.f_type;
+    return 0;
+}

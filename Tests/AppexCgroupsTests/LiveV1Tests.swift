@@ -22,6 +22,53 @@ struct LiveV1Tests {
         }
     }
 
+    /// detect's statfs fast path (`standardV1Roots`) gives what mountinfo gives, once the
+    /// parent cgroup exists, and only for real hierarchies carrying the right controllers.
+    @Test func theStandardLayoutAgreesWithMountinfo() throws {
+        let live = try LiveV1("layout")
+        defer { live.cleanup() }
+        let parent = live.manager.parentName
+        // No parent yet: the pids hierarchy cannot be told by its root, so no fast answer.
+        #expect(CgroupManager.standardV1Roots(parentName: parent) == nil)
+        try live.manager.prepare()
+        let p = try CgroupManager.probe()
+        let fast = CgroupManager.standardV1Roots(parentName: parent)
+        if p.v2MemoryReason != nil, p.memoryMount == "/sys/fs/cgroup/memory", p.pidsMount == "/sys/fs/cgroup/pids" {
+            #expect(fast == .v1(memory: "/sys/fs/cgroup/memory", pids: "/sys/fs/cgroup/pids"))
+            #expect(try CgroupManager.detect(parentName: parent).roots == fast)
+        } else {
+            #expect(fast == nil)
+        }
+
+        // The same names in plain directories: not cgroupfs, refused.
+        let fake = FileManager.default.temporaryDirectory.appendingPathComponent(Names.unique("layout")).path
+        defer { try? FileManager.default.removeItem(atPath: fake) }
+        for file in ["memory/memory.limit_in_bytes", "pids/\(parent)/pids.max"] {
+            let dir = (fake + "/" + file).split(separator: "/").dropLast().joined(separator: "/")
+            try FileManager.default.createDirectory(atPath: "/" + dir, withIntermediateDirectories: true)
+            #expect(FileManager.default.createFile(atPath: fake + "/" + file, contents: Data("max\n".utf8)))
+        }
+        #expect(CgroupManager.standardV1Roots(parentName: parent, base: fake) == nil)
+        guard fast != nil else { return }
+
+        // Links to the real hierarchies pass; the pids hierarchy in memory's place does not
+        // (no memory.limit_in_bytes there), nor memory's in pids' place.
+        let links = fake + "-links"
+        defer { try? FileManager.default.removeItem(atPath: links) }
+        func link(memory: String, pids: String) throws {
+            try? FileManager.default.removeItem(atPath: links)
+            try FileManager.default.createDirectory(atPath: links, withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(atPath: links + "/memory", withDestinationPath: memory)
+            try FileManager.default.createSymbolicLink(atPath: links + "/pids", withDestinationPath: pids)
+        }
+        try link(memory: "/sys/fs/cgroup/memory", pids: "/sys/fs/cgroup/pids")
+        #expect(CgroupManager.standardV1Roots(parentName: parent, base: links) == .v1(memory: links + "/memory", pids: links + "/pids"))
+        try link(memory: "/sys/fs/cgroup/pids", pids: "/sys/fs/cgroup/pids")
+        #expect(CgroupManager.standardV1Roots(parentName: parent, base: links) == nil)
+        try link(memory: "/sys/fs/cgroup/memory", pids: "/sys/fs/cgroup/memory")
+        #expect(CgroupManager.standardV1Roots(parentName: parent, base: links) == nil)
+    }
+
     @Test func createAppliesLimitsBeforeAnyoneJoinsAndRemoveCleansUp() throws {
         let live = try LiveV1("limits")
         defer { live.cleanup() }

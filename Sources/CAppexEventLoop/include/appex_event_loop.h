@@ -19,5 +19,8 @@ int appex_eventfd(void);
 int appex_eventfd_cloexec(int nonblocking);
 // Names the calling thread (prctl PR_SET_NAME; at most 15 bytes kept): what top -H shows.
 void appex_name_thread(const char *name);
+// statfs(path)'s f_type (the filesystem's magic number), for recognizing cgroup hierarchies;
+// Swift's Glibc module does not export statfs. 0 and the magic, or -1 and errno.
+int appex_filesystem_type(const char *path, long *type);
 
 #endif
