@@ -1,5 +1,9 @@
+import AppexSandbox
 import ArgumentParser
 import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The entry point. Not `AsyncParsableCommand.main()`: that one runs every command, synchronous
 /// or not, from an async `main`, which hands the work to another thread and ends the main
@@ -13,14 +17,20 @@ import Dispatch
 @main
 enum AppexMain {
     static func main() {
-        // `appex run` in its common shapes skips argument-parser's reflection (RunRequest).
-        if let request = RunRequest.parseCommon(Array(CommandLine.arguments.dropFirst())) {
-            do {
-                try request.execute()
-            } catch {
-                Appex.exit(withError: error)
+        // `appex run` in its common shapes skips argument-parser's reflection (RunRequest),
+        // and starts its helper thread first of all, before even the arguments become
+        // Strings: that thread's work (RunRequest.startHelper) is on the launch's critical path.
+        if CommandLine.argc > 1, let first = CommandLine.unsafeArgv[1], strcmp(first, "run") == 0 {
+            let helper = RunRequest.startHelper()
+            if let request = RunRequest.parseCommon(Array(CommandLine.arguments.dropFirst())) {
+                do {
+                    try request.execute(helper: helper)
+                } catch {
+                    Appex.exit(withError: error)
+                }
+                return
             }
-            return
+            // Left to argument-parser, whose RunCommand starts a helper of its own; this one is closed.
         }
         let parsed: ParsableCommand
         do {

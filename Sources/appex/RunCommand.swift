@@ -132,10 +132,17 @@ struct RunCommand: ParsableCommand {
 extension RunRequest {
     /// `appex run`'s work, on options parsed by argument-parser (`RunCommand.run()`) or by
     /// `RunRequest.parseCommon` (AppexMain's fast path for the common shapes).
-    func execute() throws {
-        // The sandbox's network namespace, made on the other CPU while this one reads the
-        // policy (PreparedNetworkNamespace); closed unused if the policy grants the host network.
-        let network = PreparedNetworkNamespace.start(after: RuntimeWarmUp.askFirstQuestions)
+    /// The thread that makes the sandbox's network namespace on the other CPU while this one
+    /// reads the command line and the policy (PreparedNetworkNamespace), asking the runtime's
+    /// first questions before it (RuntimeWarmUp). Its namespace is closed unused if the
+    /// policy grants the host network.
+    static func startHelper() -> PreparedNetworkNamespace {
+        PreparedNetworkNamespace.start(after: RuntimeWarmUp.askFirstQuestions)
+    }
+
+    /// `helper`: one `startHelper()` started earlier (AppexMain); nil starts it here.
+    func execute(helper: PreparedNetworkNamespace? = nil) throws {
+        let network = helper ?? Self.startHelper()
         // stat, not FileManager (its first use is ~40 µs of every run).
         var st = stat()
         guard stat(bundle, &st) == 0 else {
