@@ -10,8 +10,10 @@ func directoryNames(_ dir: String) -> [String]? {
     defer { closedir(d) }
     var names: [String] = []
     while let entry = readdir(d) {
+        // The name as a C string (strlen), not a byte-by-byte prefix of the 256-byte field:
+        // this lists the policy directories on every `appex run`.
         names.append(withUnsafeBytes(of: entry.pointee.d_name) { raw in
-            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
         })
     }
     return names

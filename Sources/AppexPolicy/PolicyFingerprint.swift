@@ -46,27 +46,37 @@ struct PolicyFingerprint: Equatable {
             for sub in ["extension-points", "syscall-groups"] {
                 names += yamlNames(in: dir + "/" + sub).map { sub + "/" + $0 }
             }
+            // Each file's status by its name beneath the directory (fstatat): no path string
+            // per file, and a shorter walk in the kernel.
+            let dirFD = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            defer { if dirFD >= 0 { close(dirFD) } }
             for name in names {
-                let path = dir + "/" + name
                 var st = stat()
-                if stat(path, &st) != 0 {
-                    if errno == ENOENT && name == "defaults.yaml" { hash.mix("no defaults\n".utf8); continue }
+                if dirFD < 0 || fstatat(dirFD, name, &st, 0) != 0 {
+                    if errno == ENOENT && name == "defaults.yaml" {
+                        hash.mix("no defaults\n".utf8)
+                        continue
+                    }
                     return nil
                 }
                 let changed = Int64(st.st_ctim.tv_sec) * 1_000_000_000 + Int64(st.st_ctim.tv_nsec)
-                hash.mix("file \(name)\n".utf8)
-                // The status fields as raw bytes: formatting six integers per file as text cost
-                // more than the stats themselves.
-                for field in [UInt64(st.st_dev), UInt64(st.st_ino), UInt64(st.st_size),
-                              UInt64(bitPattern: Int64(st.st_mtim.tv_sec)), UInt64(st.st_mtim.tv_nsec),
-                              UInt64(bitPattern: Int64(st.st_ctim.tv_sec)), UInt64(st.st_ctim.tv_nsec)] {
-                    withUnsafeBytes(of: field.littleEndian) { hash.mix($0) }
-                }
+                hash.mix("file ".utf8)
+                hash.mix(name.utf8)
+                hash.mix("\n".utf8)
+                // The status fields as raw bytes, from a tuple (no array per file): formatting
+                // six integers per file as text cost more than the stats themselves.
+                let fields = (UInt64(st.st_dev).littleEndian, UInt64(st.st_ino).littleEndian,
+                              UInt64(st.st_size).littleEndian,
+                              UInt64(bitPattern: Int64(st.st_mtim.tv_sec)).littleEndian,
+                              UInt64(st.st_mtim.tv_nsec).littleEndian,
+                              UInt64(bitPattern: Int64(st.st_ctim.tv_sec)).littleEndian,
+                              UInt64(st.st_ctim.tv_nsec).littleEndian)
+                withUnsafeBytes(of: fields) { hash.mix($0) }
                 if now - changed < racyWindow {
-                    guard mixContent(of: path, into: &hash) else { return nil }
+                    guard mixContent(of: dir + "/" + name, into: &hash) else { return nil }
                     read += 1
                 }
-                hash.mix([0xff])
+                withUnsafeBytes(of: UInt8(0xff)) { hash.mix($0) }
                 count += 1
             }
         }

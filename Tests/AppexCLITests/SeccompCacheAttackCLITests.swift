@@ -66,7 +66,7 @@ struct SeccompCacheAttackCLITests {
             permissive.notifyErrnos = claimed.notifyErrnos
             let forged = SeccompProgramCache.encode(permissive)
             var file = Array(bytes[0..<16])
-            withUnsafeBytes(of: FNV1a.of(forged).littleEndian) { file += $0 }
+            withUnsafeBytes(of: PrivateCacheFile.digest(forged[...]).littleEndian) { file += $0 }
             try Data(file + forged).write(to: URL(fileURLWithPath: path))
             chmod(path, 0o600)
         }

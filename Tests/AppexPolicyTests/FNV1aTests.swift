@@ -30,4 +30,24 @@ import Testing
         #expect(PolicyFingerprint.nameHash(["/only"]) == FNV1a.of("/only".utf8))
         #expect(PolicyFingerprint.nameHash([]) == FNV1a.of("".utf8))
     }
+
+    /// The caches' payload digest sees any one changed byte, in the whole words and in the
+    /// tail after them, and the payload's length.
+    @Test func thePayloadDigestSeesEveryOneByteChange() {
+        #expect(PrivateCacheFile.digest([][...]) == 0xcbf2_9ce4_8422_2325)
+        let payload = (0..<37).map { UInt8(truncatingIfNeeded: $0 &* 29 &+ 7) }
+        let reference = PrivateCacheFile.digest(payload[...])
+        for i in payload.indices {
+            for flip: UInt8 in [0x01, 0x80, 0xff] {
+                var changed = payload
+                changed[i] ^= flip
+                #expect(PrivateCacheFile.digest(changed[...]) != reference, "byte \(i) ^ \(flip)")
+            }
+        }
+        #expect(PrivateCacheFile.digest(payload.dropLast()) != reference)
+        #expect(PrivateCacheFile.digest((payload + [0])[...]) != reference)
+        // A slice is digested by its own bytes, wherever it starts.
+        let shifted = [9, 9, 9] + payload
+        #expect(PrivateCacheFile.digest(shifted[3...]) == reference)
+    }
 }

@@ -235,7 +235,7 @@ import Glibc
         let header = try Data(contentsOf: URL(fileURLWithPath: file)).prefix(16)
         func sealed(_ set: PolicySet) -> Data {
             let payload = set.cacheEncoded()
-            return header + withUnsafeBytes(of: FNV1a.of(payload).littleEndian) { Data($0) } + Data(payload)
+            return header + withUnsafeBytes(of: PrivateCacheFile.digest(payload[...]).littleEndian) { Data($0) } + Data(payload)
         }
         try sealed(forged).write(to: URL(fileURLWithPath: file))
         chmod(file, 0o600)
