@@ -2,7 +2,7 @@
 /// they must be safe as a single path component, whatever Apple's tools would tolerate.
 public enum BundleIdentifierRules {
     /// Apple allows A–Z, a–z, 0–9, hyphen and period in bundle identifiers.
-    static func isAllowed(_ scalar: Unicode.Scalar) -> Bool {
+    public static func isAllowed(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar {
         case "a"..."z", "A"..."Z", "0"..."9", "-", ".": true
         default: false
