@@ -294,6 +294,10 @@ public final class ExtensionRun {
         var code: Int32 = 0, status: Int32 = 0
         if appex_wait_pidfd(process.pidfd, 0, &code, &status) < 0 { throw Sys.fail("waitid pidfd") }
         let exitedAt = Sys.monotonicNanos()
+        // A sandbox of this run's own has nothing left to run: its init starts dying now, and
+        // its namespaces come down in the kernel while the report is collected (cleanup()
+        // reaps it).
+        if ownsSandbox { sandbox?.beginClose() }
         let denied = notifier?.stop() ?? []
         // What it wrote before exiting is in the pipe: into the log before the report.
         log?.stop()
@@ -338,8 +342,9 @@ public final class ExtensionRun {
             Sys.close(process.pidfd)
             self.process?.pidfd = -1
         }
-        // A sandbox of this run's own ends with it: its init starts dying now, and its
-        // namespaces come down (~0.1–0.2 ms in the kernel) while the rest is cleaned up.
+        // A sandbox of this run's own ends with it: its init starts dying now (unless
+        // collectExit began that already), and its namespaces come down (~0.1–0.2 ms in the
+        // kernel) while the rest is cleaned up.
         if ownsSandbox { sandbox?.beginClose() }
         notifier?.stop()
         notifier = nil
