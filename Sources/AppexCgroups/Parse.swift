@@ -22,19 +22,22 @@ public enum CgroupParse {
 
     /// Flat keyed files: one `key value` per line (`memory.stat`, `memory.events`,
     /// v1 `memory.oom_control`). Lines that do not parse are skipped: the kernel adds keys over time.
+    /// Split as bytes, like every parser here: cgroupfs text is ASCII, and splitting a
+    /// String by Character runs grapheme breaking over it (several of these files are read
+    /// on every `appex run`).
     public static func keyed(_ text: String) -> [String: Int64] {
         var out: [String: Int64] = [:]
-        for line in text.split(separator: "\n") {
-            let parts = line.split(separator: " ", omittingEmptySubsequences: true)
-            guard parts.count == 2, let v = Int64(parts[1]) else { continue }
-            out[String(parts[0])] = v
+        for line in text.utf8.split(separator: UInt8(ascii: "\n")) {
+            let parts = line.split(separator: UInt8(ascii: " "))
+            guard parts.count == 2, let v = Int64(String(decoding: parts[1], as: UTF8.self)) else { continue }
+            out[String(decoding: parts[0], as: UTF8.self)] = v
         }
         return out
     }
 
     /// `cgroup.procs`: one pid per line.
     public static func pids(_ text: String) -> [Int32] {
-        text.split(separator: "\n").compactMap { Int32($0.trimmingWhitespace) }
+        text.utf8.split(separator: UInt8(ascii: "\n")).compactMap { Int32(String(decoding: $0, as: UTF8.self).trimmingWhitespace) }
     }
 
     /// `cgroup.controllers` / `cgroup.subtree_control`: space separated names.
@@ -49,9 +52,10 @@ public enum CgroupParse {
 
 extension StringProtocol {
     var trimmingWhitespace: String {
-        var s = Substring(self)
-        while let f = s.first, f == " " || f == "\n" || f == "\t" { s.removeFirst() }
-        while let l = s.last, l == " " || l == "\n" || l == "\t" { s.removeLast() }
-        return String(s)
+        let bytes = Substring(self).utf8
+        func blank(_ b: UInt8) -> Bool { b == UInt8(ascii: " ") || b == UInt8(ascii: "\n") || b == UInt8(ascii: "\t") }
+        guard let first = bytes.firstIndex(where: { !blank($0) }) else { return "" }
+        let last = bytes.lastIndex(where: { !blank($0) })!
+        return String(decoding: bytes[first...last], as: UTF8.self)
     }
 }

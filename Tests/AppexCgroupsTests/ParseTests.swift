@@ -21,11 +21,15 @@ struct ParseTests {
         #expect(oom["oom_kill"] == 3)
         // Unknown shapes are skipped, not fatal.
         #expect(CgroupParse.keyed("weird line here\nanon 4096\n") == ["anon": 4096])
+        // Runs of spaces separate as one; a value that is not a number, or no newline at the end.
+        #expect(CgroupParse.keyed("a  5\n\nb x\nc -7") == ["a": 5, "c": -7])
     }
 
     @Test func procsAndControllers() {
         #expect(CgroupParse.pids("12\n345\n\n") == [12, 345])
         #expect(CgroupParse.pids("") == [])
+        #expect(CgroupParse.pids(" 7\t\n8 \nx\n") == [7, 8])
+        #expect(" \t12\n".trimmingWhitespace == "12" && " \n\t".trimmingWhitespace == "")
         #expect(CgroupParse.controllers("cpuset cpu io memory pids\n") == ["cpuset", "cpu", "io", "memory", "pids"])
         #expect(CgroupParse.controllers("\n") == [])
     }
