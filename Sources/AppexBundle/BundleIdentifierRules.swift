@@ -12,13 +12,21 @@ public enum BundleIdentifierRules {
     public static let maximumLength = 255
 
     /// Why `identifier` cannot be a directory name, or nil when it can.
+    /// Checked on the UTF-8 bytes (all that is allowed is ASCII): `String.contains` compares
+    /// Characters, and its first use in a process loads the grapheme tables; this runs several
+    /// times on every `appex run`.
     public static func pathSafetyProblem(_ identifier: String) -> String? {
-        if identifier.isEmpty { return "is empty" }
-        if identifier.utf8.count > maximumLength { return "is longer than \(maximumLength) bytes" }
-        if identifier.contains("\0") { return "contains a NUL byte" }
-        if identifier.contains("/") { return "contains '/'" }
-        if identifier == "." || identifier == ".." || identifier.contains("..") { return "contains '..'" }
-        if identifier.hasPrefix(".") { return "starts with '.'" }
+        let bytes = identifier.utf8
+        if bytes.isEmpty { return "is empty" }
+        if bytes.count > maximumLength { return "is longer than \(maximumLength) bytes" }
+        if bytes.contains(0) { return "contains a NUL byte" }
+        if bytes.contains(UInt8(ascii: "/")) { return "contains '/'" }
+        var previous: UInt8 = 0
+        for b in bytes {
+            if b == UInt8(ascii: "."), previous == b { return "contains '..'" }
+            previous = b
+        }
+        if bytes.first == UInt8(ascii: ".") { return "starts with '.'" }
         if let bad = identifier.unicodeScalars.first(where: { !isAllowed($0) }) {
             return "contains '\(bad.escaped(asASCII: true))' (allowed: letters, digits, '-', '.')"
         }

@@ -49,11 +49,7 @@ public struct ContainerStore: Sendable {
 
     /// Rejects identifiers that are not one safe path component.
     public static func validate(identifier: String) throws {
-        var problem = BundleIdentifierRules.pathSafetyProblem(identifier)
-        if problem == nil, identifier.utf8.contains(0) || identifier.contains("/") || identifier.contains("..") {
-            problem = "is not a single path component"
-        }
-        if let problem {
+        if let problem = BundleIdentifierRules.pathSafetyProblem(identifier) {
             throw SandboxError("validate identifier", path: identifier, errno: .invalidArgument, message: "identifier \(problem)")
         }
     }

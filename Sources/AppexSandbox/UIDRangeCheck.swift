@@ -35,8 +35,8 @@ public enum UIDRangeCheck {
         for file in ["passwd", "group"] {
             let path = etc + "/" + file
             let bytes = (try? Sys.readFile(path)) ?? []
-            for fields in entries(bytes) where fields.count > 2 {
-                if let id = number(bytes, fields[2]), range.contains(id) {
+            forEachEntry(bytes) { fields in
+                if fields.count > 2, let id = number(bytes, fields[2]), range.contains(id) {
                     out.append(Conflict(file: path, what: "\(file == "passwd" ? "uid" : "gid") \(id) of \"\(text(bytes, fields[0]))\" in \(path)"))
                 }
             }
@@ -45,8 +45,8 @@ public enum UIDRangeCheck {
         for file in ["subuid", "subgid"] {
             let path = etc + "/" + file
             let bytes = (try? Sys.readFile(path)) ?? []
-            for fields in entries(bytes) where fields.count > 2 {
-                guard let start = number(bytes, fields[1]), let count = number(bytes, fields[2]), count > 0 else { continue }
+            forEachEntry(bytes) { fields in
+                guard fields.count > 2, let start = number(bytes, fields[1]), let count = number(bytes, fields[2]), count > 0 else { return }
                 let end = start &+ (count - 1) < start ? UInt32.max : start + (count - 1)
                 if start <= range.upperBound && range.lowerBound <= end {
                     out.append(Conflict(file: path, what: "the subordinate ids \(start)-\(end) of \"\(text(bytes, fields[0]))\" in \(path)"))
@@ -66,6 +66,13 @@ public enum UIDRangeCheck {
     /// spaces); a field may be empty.
     static func entries(_ bytes: [UInt8]) -> [[Field]] {
         var out: [[Field]] = []
+        forEachEntry(bytes) { out.append($0) }
+        return out
+    }
+
+    /// `entries`, one line at a time in one reused array: no allocation per line.
+    static func forEachEntry(_ bytes: [UInt8], _ body: ([Field]) -> Void) {
+        var fields: [Field] = []
         var i = 0
         while i < bytes.count {
             var lineEnd = i
@@ -73,7 +80,7 @@ public enum UIDRangeCheck {
             var s = i
             while s < lineEnd && bytes[s] == UInt8(ascii: " ") { s += 1 }
             if s < lineEnd && bytes[s] != UInt8(ascii: "#") {
-                var fields: [Field] = []
+                fields.removeAll(keepingCapacity: true)
                 var fieldStart = s
                 var j = s
                 while j <= lineEnd {
@@ -83,11 +90,10 @@ public enum UIDRangeCheck {
                     }
                     j += 1
                 }
-                out.append(fields)
+                body(fields)
             }
             i = lineEnd + 1
         }
-        return out
     }
 
     /// A field that is a decimal UInt32 (an optional `+`, then digits), as `UInt32(String)`

@@ -39,13 +39,16 @@ import Glibc
 }
 
 @Suite struct ContainerTests {
-    @Test(arguments: ["", "..", "a/b", "a\u{0}b", "../etc", ".hidden", "a..b"])
+    @Test(arguments: ["", ".", "..", "a/b", "a\u{0}b", "../etc", ".hidden", "a..b", "a.\u{301}.b", "\u{e9}t\u{e9}", "a b",
+                      String(repeating: "a", count: 256)])
     func rejectsUnsafeIdentifiers(_ id: String) {
         #expect(throws: SandboxError.self) { try ContainerStore.validate(identifier: id) }
     }
 
     @Test func acceptsBundleIdentifiers() throws {
         try ContainerStore.validate(identifier: "com.example.share-ext")
+        try ContainerStore.validate(identifier: "A.b-9.")
+        try ContainerStore.validate(identifier: String(repeating: "a", count: 255))
     }
 
     @Test func uidsAreStablePerBundleAndDistinct() throws {
