@@ -35,10 +35,10 @@ struct ParseTests {
     }
 
     @Test func names() throws {
-        for bad in ["", ".", "..", "a/b", "../x", "a..b", "a\0b", "cgroup.procs", "a\nb", String(repeating: "x", count: 201)] {
+        for bad in ["", ".", "..", "a/b", "../x", "a..b", "a\0b", "cgroup.procs", "a\nb", "a\r\nb", "x..", String(repeating: "x", count: 201)] {
             #expect(throws: CgroupError.self, "\(bad.debugDescription)") { try CgroupManager.validate(name: bad) }
         }
-        for good in ["com.example.share", "ext-1_2", "a.b.c"] {
+        for good in ["com.example.share", "ext-1_2", "a.b.c", ".x", "x.", "cgroup", String(repeating: "x", count: 200)] {
             try CgroupManager.validate(name: good)
         }
         #expect(throws: CgroupError.self) { try CgroupManager(version: .v1, roots: .systemV1, parentName: "a/../b") }
