@@ -135,33 +135,40 @@ public final class ExtensionRun {
     public func prepare() throws {
         let start = Sys.monotonicNanos()
         let store = self.store
-        // The container's uids first (one read of the uid table, which the sandbox's init uid
-        // then finds cached). A sandbox this run builds is built on a second thread while
-        // this one makes the container's directories, compiles the filter and makes the
-        // cgroup and the log (BackgroundStep); that thread waits for the directories
-        // (Handoff) only at the init's clone, whose view mounts them. The step is joined on
-        // every way out, so whatever either side made is in `self` for cleanup() when the
-        // other fails. The bundle is checked first, here: one that is refused (a hostile
-        // RUNPATH, a link out of the bundle) leaves no container, cgroup, log or process behind.
+        // A sandbox this run builds is built on a second thread (BackgroundStep) while this
+        // one plans the container (its uids: one read of the uid table, whose cache then
+        // answers the init's uid), makes its directories, compiles the filter and makes the
+        // cgroup and the log. That thread waits (Handoff) for the planned container before
+        // the view's plan, and for the directories just before the init's clone, whose view
+        // mounts them. The step is joined on every way out, so whatever either side made is
+        // in `self` for cleanup() when the other fails. The bundle is checked first, here:
+        // one that is refused (a hostile RUNPATH, a link out of the bundle) leaves no
+        // container, cgroup, log or process behind.
         let bundle = sandbox == nil ? try CheckedBundle.open(spec) : nil
-        let container = try store.plan(bundleIdentifier: spec.bundleIdentifier, appGroups: spec.appGroups)
         var building: BackgroundStep<ExtensionSandbox>?
+        let containerPlanned = Handoff<Container>()
         let containerMade = Handoff<Void>()
         if let bundle {
             let spec = self.spec, isolateNetwork = options.isolateNetwork, network = options.preparedNetwork
             building = BackgroundStep.start {
-                try ExtensionSandbox.create(spec: spec, container: container, containerMade: containerMade.wait,
-                                            store: store, isolateNetwork: isolateNetwork, preparedNetwork: network,
+                try ExtensionSandbox.create(spec: spec, containerPlanned: containerPlanned.wait,
+                                            containerMade: containerMade.wait, store: store,
+                                            isolateNetwork: isolateNetwork, preparedNetwork: network,
                                             checkedBundle: bundle)
             }
         }
         defer {
             if let step = building {
-                // Never left waiting: directories that were not made stand as an error.
-                containerMade.fail(SandboxError("prepare container", path: container.path, message: "not made"))
+                // Never left waiting: a container not planned or not made stands as an error.
+                let notMade = SandboxError("prepare container", path: store.containerPath(for: spec.bundleIdentifier),
+                                           message: "not made")
+                containerPlanned.fail(notMade)
+                containerMade.fail(notMade)
                 sandbox = try? step.join()
             }
         }
+        let container = try store.plan(bundleIdentifier: spec.bundleIdentifier, appGroups: spec.appGroups)
+        containerPlanned.deliver(container)
         try store.makeDirectories(for: container)
         self.container = container
         containerMade.deliver(())

@@ -53,15 +53,18 @@ public final class ExtensionSandbox: Sendable {
                               preparedNetwork: PreparedNetworkNamespace? = nil,
                               initExecutable: String? = nil,
                               checkedBundle: CheckedBundle? = nil) throws -> ExtensionSandbox {
-        try create(spec: spec, container: container, containerMade: {}, store: store, isolateNetwork: isolateNetwork,
-                   preparedNetwork: preparedNetwork, initExecutable: initExecutable, checkedBundle: checkedBundle)
+        try create(spec: spec, containerPlanned: { container }, containerMade: {}, store: store,
+                   isolateNetwork: isolateNetwork, preparedNetwork: preparedNetwork, initExecutable: initExecutable,
+                   checkedBundle: checkedBundle)
     }
 
-    /// `create` for a container that another thread is still making (`ContainerStore.plan`,
-    /// then `makeDirectories`): everything up to the init's clone is done first, and
-    /// `containerMade` returns (or throws) once the directories the view mounts exist
-    /// (`ExtensionRun.prepare`, `Handoff`).
-    static func create(spec: SandboxSpec, container: Container, containerMade: () throws -> Void,
+    /// `create` for a container that another thread is still planning and making
+    /// (`ContainerStore.plan`, then `makeDirectories`; `ExtensionRun.prepare`, `Handoff`):
+    /// what needs no container comes first (the bundle's tree, the init's executable, its
+    /// pipe); `containerPlanned` returns the planned container (after which the init's uid is
+    /// found in the uid table's cache), and `containerMade` returns once the directories the
+    /// view mounts exist, just before the init's clone. Either throws when its side failed.
+    static func create(spec: SandboxSpec, containerPlanned: () throws -> Container, containerMade: () throws -> Void,
                        store: ContainerStore, isolateNetwork: Bool, preparedNetwork: PreparedNetworkNamespace?,
                        initExecutable: String? = nil, checkedBundle: CheckedBundle?) throws -> ExtensionSandbox {
         let start = Sys.monotonicNanos()
@@ -69,8 +72,6 @@ public final class ExtensionSandbox: Sendable {
         let tree = try bundle.cloneTree()
         var treeOwned = true
         defer { if treeOwned { Sys.close(tree) } }
-        let initUID = try store.uids.sandboxInitUID(for: spec.bundleIdentifier)
-        let mounts = try FilesystemView.operations(for: spec, container: container, bundle: bundle, bundleTree: tree)
         let initPath = try initExecutable ?? SandboxInitLocator.path()
         // O_PATH: enough for execveat, opens nothing for reading.
         let initFD = try Sys.open(initPath, BundleFileAccess.oPath)
@@ -80,6 +81,9 @@ public final class ExtensionSandbox: Sendable {
         var pipeFDs: [Int32] = [-1, -1]
         guard appex_pipe_cloexec(&pipeFDs) == 0 else { throw Sys.fail("pipe for the sandbox init") }
         defer { Sys.close(pipeFDs[0]) }
+        let container = try containerPlanned()
+        let initUID = try store.uids.sandboxInitUID(for: spec.bundleIdentifier)
+        let mounts = try FilesystemView.operations(for: spec, container: container, bundle: bundle, bundleTree: tree)
 
         var namespaces: LaunchPlan.Namespaces = [.mount, .pid, .ipc, .uts]
         if !spec.hostNetwork && isolateNetwork { namespaces.insert(.network) }
