@@ -16,32 +16,34 @@ import Glibc
 /// and given to exactly one sandbox, and one not taken is closed. So it isolates exactly as
 /// a namespace made by the clone does: an extension gets a namespace no other process is in.
 public final class PreparedNetworkNamespace: @unchecked Sendable {
-    private let making: BackgroundStep<Int32>
-    /// The descriptor once joined (-1: failed or taken); nil until then.
-    private let held = Protected<Int32?>(nil)
+    /// The C maker until joined (appex_netns_maker_start: its thread is started in C, with
+    /// no generic Swift type to instantiate first); then nil and `fd` holds the result.
+    private var maker: OpaquePointer?
+    private var fd: Int32 = -1
+    private let mutex = HeapMutex()
 
-    private init(_ making: BackgroundStep<Int32>) { self.making = making }
+    private init(_ maker: OpaquePointer?) { self.maker = maker }
 
     /// Starts making one. Failing (no CAP_SYS_ADMIN, no namespaces) is not an error here:
     /// `take()` then returns nil and the sandbox's clone makes its own, and reports why not.
     /// `first` runs on the same thread before the namespace is made: other work for the idle
     /// CPU that must be done early (`appex run`'s warm-up of the Swift runtime), with no
     /// thread of its own to start.
-    public static func start(after first: (@Sendable () -> Void)? = nil) -> PreparedNetworkNamespace {
-        PreparedNetworkNamespace(BackgroundStep.start {
-            first?()
-            return appex_netns_create()
-        })
+    public static func start(after first: (@convention(c) () -> Void)? = nil) -> PreparedNetworkNamespace {
+        PreparedNetworkNamespace(appex_netns_maker_start(first))
     }
 
     /// The namespace's descriptor, which the caller now owns and closes; nil when it could
     /// not be made or was taken already. Waits for it when it is still being made.
     public func take() -> Int32? {
-        held.withLock { fd in
-            if fd == nil { fd = (try? making.join()) ?? -1 }
-            defer { fd = -1 }
-            return fd! >= 0 ? fd : nil
+        mutex.lock()
+        defer { mutex.unlock() }
+        if let m = maker {
+            fd = appex_netns_maker_finish(m)
+            maker = nil
         }
+        defer { fd = -1 }
+        return fd >= 0 ? fd : nil
     }
 
     deinit {

@@ -137,7 +137,7 @@ extension RunRequest {
     /// first questions before it (RuntimeWarmUp). Its namespace is closed unused if the
     /// policy grants the host network.
     static func startHelper() -> PreparedNetworkNamespace {
-        PreparedNetworkNamespace.start(after: RuntimeWarmUp.askFirstQuestions)
+        PreparedNetworkNamespace.start(after: { RuntimeWarmUp.askFirstQuestions() })
     }
 
     /// `helper`: one `startHelper()` started earlier (AppexMain); nil starts it here.

@@ -1,0 +1,41 @@
+// A network namespace made ahead on a thread of its own (PreparedNetworkNamespace.swift),
+// started here in C: the first Swift thread of `appex run` used to wait ~0.2 ms for the
+// runtime to instantiate the generic types around it, at the start of the process, before
+// the thread could begin its ~1 ms of work.
+#include "appex_launcher.h"
+#include <stdlib.h>
+
+struct appex_netns_maker {
+    pthread_t thread;
+    int started;
+    int fd;
+    void (*first)(void);
+};
+
+static void *appex_netns_maker_body(void *arg) {
+    struct appex_netns_maker *m = arg;
+    if (m->first != NULL) m->first();
+    m->fd = appex_netns_create();
+    return NULL;
+}
+
+struct appex_netns_maker *appex_netns_maker_start(void (*first)(void)) {
+    struct appex_netns_maker *m = calloc(1, sizeof *m);
+    if (m == NULL) return NULL;
+    m->fd = -1;
+    m->first = first;
+    m->started = appex_thread_start_elsewhere(&m->thread, 1 << 20, appex_netns_maker_body, m) == 0;
+    return m;
+}
+
+int appex_netns_maker_finish(struct appex_netns_maker *m) {
+    if (m == NULL) return -1;
+    if (m->started) {
+        pthread_join(m->thread, NULL);
+    } else {
+        appex_netns_maker_body(m);  // no thread could be made: the work is done here
+    }
+    int fd = m->fd;
+    free(m);
+    return fd;
+}
