@@ -14,25 +14,33 @@ import Glibc
 final class BackgroundStep<Value: Sendable>: @unchecked Sendable {
     private let body: @Sendable () throws -> Value
     // Written by the step's thread before it ends; read after pthread_join, which orders
-    // the two.
-    private var result: Result<Value, any Error>?
+    // the two. Two optionals, not a `Result` (Handoff says why).
+    private var value: Value?
+    private var error: (any Error)?
+    private var ran = false
     private var thread: JoinableThread?
 
     /// Starts `body` on a new thread (or, when none can be made, leaves it for `join()`).
     static func start(_ body: @escaping @Sendable () throws -> Value) -> BackgroundStep {
         let step = BackgroundStep(body)
-        step.thread = JoinableThread.start { step.result = Result { try body() } }
+        step.thread = JoinableThread.start { step.run() }
         return step
     }
 
     private init(_ body: @escaping @Sendable () throws -> Value) { self.body = body }
 
+    private func run() {
+        do { value = try body() } catch { self.error = error }
+        ran = true
+    }
+
     /// Waits for the step and returns its value or throws its error.
     func join() throws -> Value {
         thread?.join()
         thread = nil
-        if result == nil { result = Result { try body() } }
-        return try result!.get()
+        if !ran { run() }
+        if let error { throw error }
+        return value!
     }
 }
 
