@@ -1,7 +1,8 @@
 /// One value (or the error that stands for it) passed once from one thread to another that
-/// waits for it. `ExtensionRun.prepare` tells its sandbox-build thread this way that the
-/// container's directories exist: that thread plans the view meanwhile and waits only at
-/// the init's clone, whose mounts need them.
+/// waits for it. `ExtensionRun.prepare` passes its sandbox-build thread the planned
+/// container this way, then word that the container's directories exist: that thread does
+/// what needs neither meanwhile, and waits only where it needs them (the view's plan, the
+/// init's clone).
 ///
 /// Whoever made a `Handoff` must deliver or fail it on every way out, or a waiter waits
 /// forever; a second delivery is ignored.
