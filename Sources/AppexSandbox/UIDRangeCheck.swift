@@ -62,15 +62,8 @@ public enum UIDRangeCheck {
         var end: Int
     }
 
-    /// The fields of each line that is not empty, blank or a comment (`#` after leading
-    /// spaces); a field may be empty.
-    static func entries(_ bytes: [UInt8]) -> [[Field]] {
-        var out: [[Field]] = []
-        forEachEntry(bytes) { out.append($0) }
-        return out
-    }
-
-    /// `entries`, one line at a time in one reused array: no allocation per line.
+    /// Calls `body` with the fields of each line that is not empty, blank or a comment (`#`
+    /// after leading spaces); a field may be empty. One reused array: no allocation per line.
     static func forEachEntry(_ bytes: [UInt8], _ body: ([Field]) -> Void) {
         var fields: [Field] = []
         var i = 0

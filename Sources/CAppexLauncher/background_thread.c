@@ -1,4 +1,5 @@
-// A joinable thread started on another CPU than its creator's (JoinableThread, Swift).
+// A joinable thread started on another CPU than its creator's (JoinableThread in Swift, the
+// network-namespace maker in prepared_netns.c).
 //
 // Appex starts a helper thread for work meant to overlap the caller's: the sandbox build,
 // the network namespace. Left to itself, the scheduler often queues a new thread on the

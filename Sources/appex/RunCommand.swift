@@ -130,8 +130,6 @@ struct RunCommand: ParsableCommand {
 }
 
 extension RunRequest {
-    /// `appex run`'s work, on options parsed by argument-parser (`RunCommand.run()`) or by
-    /// `RunRequest.parseCommon` (AppexMain's fast path for the common shapes).
     /// The thread that makes the sandbox's network namespace on the other CPU while this one
     /// reads the command line and the policy (PreparedNetworkNamespace), asking the runtime's
     /// first questions before it (RuntimeWarmUp). Its namespace is closed unused if the
@@ -140,7 +138,9 @@ extension RunRequest {
         PreparedNetworkNamespace.start(after: { RuntimeWarmUp.askFirstQuestions() })
     }
 
-    /// `helper`: one `startHelper()` started earlier (AppexMain); nil starts it here.
+    /// `appex run`'s work, on options parsed by argument-parser (`RunCommand.run()`) or by
+    /// `RunRequest.parseCommon` (AppexMain's fast path for the common shapes). `helper`: one
+    /// `startHelper()` started earlier (AppexMain); nil starts it here.
     func execute(helper: PreparedNetworkNamespace? = nil) throws {
         let network = helper ?? Self.startHelper()
         // stat, not FileManager (its first use is ~40 µs of every run).

@@ -224,8 +224,14 @@ do {
 
 // The whole command as people meet it: process start, argument parsing, policies (cached),
 // container, sandbox build, cgroup, launch, teardown. APPEX: the release `appex` executable.
-if let appexPath = ProcessInfo.processInfo.environment["APPEX"] {
-    let argv = [appexPath, "run", truePath, "--extension-point", "com.apple.widget-extension", "--state-dir", state + "-cli"]
+let appexArgv = ProcessInfo.processInfo.environment["APPEX"].map { appexPath in
+    [appexPath, "run", truePath, "--extension-point", "com.apple.widget-extension", "--state-dir", state + "-cli"]
+}
+let bwrapArgv = which("bwrap").map { bwrap in
+    [bwrap, "--unshare-all", "--ro-bind", work + "/rootfs", work + "/rootfs", "--dev", "/dev", "--proc", "/proc", truePath]
+}
+
+if let argv = appexArgv {
     guard spawnAndWait(argv) == 0 else { fail("\(argv.joined(separator: " ")) failed") }
     measure("appex run (process)", note: "the whole `appex run` command, as from a shell") {
         guard spawnAndWait(argv) == 0 else { fail("appex run failed") }
@@ -234,21 +240,15 @@ if let appexPath = ProcessInfo.processInfo.environment["APPEX"] {
     print("appex run (process): set APPEX to the release appex executable (make bench-launch does)")
 }
 
-if let bwrap = which("bwrap") {
-    let dir = work + "/rootfs"
-    measure("bwrap --unshare-all") {
-        _ = spawnAndWait([bwrap, "--unshare-all", "--ro-bind", dir, dir, "--dev", "/dev", "--proc", "/proc", truePath])
-    }
+if let argv = bwrapArgv {
+    measure("bwrap --unshare-all") { _ = spawnAndWait(argv) }
 } else {
     print("bwrap: not installed, skipped")
 }
 
 // The two whole commands again, alternated run by run: on a VM whose speed drifts over
 // minutes, rows measured one after the other can differ by more than the builds do.
-if let appexPath = ProcessInfo.processInfo.environment["APPEX"], let bwrap = which("bwrap") {
-    let dir = work + "/rootfs"
-    let appexArgv = [appexPath, "run", truePath, "--extension-point", "com.apple.widget-extension", "--state-dir", state + "-cli"]
-    let bwrapArgv = [bwrap, "--unshare-all", "--ro-bind", dir, dir, "--dev", "/dev", "--proc", "/proc", truePath]
+if let appexArgv, let bwrapArgv {
     var a = newHistogram(), b = newHistogram()
     for i in 0..<(warmup + iterations) {
         let t0 = now()
