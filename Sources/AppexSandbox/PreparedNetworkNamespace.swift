@@ -26,11 +26,8 @@ public final class PreparedNetworkNamespace: @unchecked Sendable {
 
     /// Starts making one. Failing (no CAP_SYS_ADMIN, no namespaces) is not an error here:
     /// `take()` then returns nil and the sandbox's clone makes its own, and reports why not.
-    /// `first` runs on the same thread before the namespace is made: other work for the idle
-    /// CPU that must be done early (`appex run`'s warm-up of the Swift runtime), with no
-    /// thread of its own to start.
-    public static func start(after first: (@convention(c) () -> Void)? = nil) -> PreparedNetworkNamespace {
-        PreparedNetworkNamespace(appex_netns_maker_start(first))
+    public static func start() -> PreparedNetworkNamespace {
+        PreparedNetworkNamespace(appex_netns_maker_start())
     }
 
     /// The namespace's descriptor, which the caller now owns and closes; nil when it could

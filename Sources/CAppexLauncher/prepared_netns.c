@@ -9,21 +9,18 @@ struct appex_netns_maker {
     pthread_t thread;
     int started;
     int fd;
-    void (*first)(void);
 };
 
 static void *appex_netns_maker_body(void *arg) {
     struct appex_netns_maker *m = arg;
-    if (m->first != NULL) m->first();
     m->fd = appex_netns_create();
     return NULL;
 }
 
-struct appex_netns_maker *appex_netns_maker_start(void (*first)(void)) {
+struct appex_netns_maker *appex_netns_maker_start(void) {
     struct appex_netns_maker *m = calloc(1, sizeof *m);
     if (m == NULL) return NULL;
     m->fd = -1;
-    m->first = first;
     m->started = appex_thread_start_elsewhere(&m->thread, 1 << 20, appex_netns_maker_body, m) == 0;
     return m;
 }

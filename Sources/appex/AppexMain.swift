@@ -1,5 +1,6 @@
 import AppexSandbox
 import ArgumentParser
+import CAppexLauncher
 import Dispatch
 #if canImport(Glibc)
 import Glibc
@@ -21,6 +22,10 @@ enum AppexMain {
         // and starts its helper thread first of all, before even the arguments become
         // Strings: that thread's work (RunRequest.startHelper) is on the launch's critical path.
         if CommandLine.argc > 1, let first = CommandLine.unsafeArgv[1], strcmp(first, "run") == 0 {
+            // One malloc arena for the run's few short-lived threads: glibc would map and
+            // fault in a 64 MiB arena for each thread's first allocation (~10 page faults
+            // per run). Set before the first thread exists.
+            _ = appex_malloc_single_arena()
             let helper = RunRequest.startHelper()
             if let request = RunRequest.parseCommon(Array(CommandLine.arguments.dropFirst())) {
                 do {

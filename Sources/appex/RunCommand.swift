@@ -131,11 +131,10 @@ struct RunCommand: ParsableCommand {
 
 extension RunRequest {
     /// The thread that makes the sandbox's network namespace on the other CPU while this one
-    /// reads the command line and the policy (PreparedNetworkNamespace), asking the runtime's
-    /// first questions before it (RuntimeWarmUp). Its namespace is closed unused if the
-    /// policy grants the host network.
+    /// reads the command line and the policy (PreparedNetworkNamespace). Its namespace is
+    /// closed unused if the policy grants the host network.
     static func startHelper() -> PreparedNetworkNamespace {
-        PreparedNetworkNamespace.start(after: { RuntimeWarmUp.askFirstQuestions() })
+        PreparedNetworkNamespace.start()
     }
 
     /// `appex run`'s work, on options parsed by argument-parser (`RunCommand.run()`) or by

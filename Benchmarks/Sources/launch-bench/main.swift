@@ -36,9 +36,10 @@ func fail(_ message: String) -> Never {
     exit(1)
 }
 
-/// posix_spawn + waitpid; returns the exit status.
+/// posix_spawn + wait4; returns the exit status. `usage`: the child's resource use (its CPU
+/// time and page faults, with those of the descendants it waited for).
 @discardableResult
-func spawnAndWait(_ argv: [String], quiet: Bool = true) -> Int32 {
+func spawnAndWait(_ argv: [String], quiet: Bool = true, usage: UnsafeMutablePointer<rusage>? = nil) -> Int32 {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
@@ -52,8 +53,28 @@ func spawnAndWait(_ argv: [String], quiet: Bool = true) -> Int32 {
     let rc = posix_spawn(&pid, argv[0], &actions, nil, cargs, environ)
     if rc != 0 { return -1 }
     var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    var ru = rusage()
+    while wait4(pid, &status, 0, &ru) < 0 && errno == EINTR {}
+    usage?.pointee = ru
     return status
+}
+
+/// What one whole command cost the machine beyond its time: CPU (user + system) in µs and
+/// minor page faults, from wait4.
+struct CommandCost {
+    var cpuMicros: [Int] = []
+    var pageFaults: [Int] = []
+
+    mutating func add(_ ru: rusage) {
+        cpuMicros.append(Int(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1_000_000
+                         + Int(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec))
+        pageFaults.append(Int(ru.ru_minflt + ru.ru_majflt))
+    }
+
+    var summary: String {
+        func median(_ v: [Int]) -> Int { v.isEmpty ? 0 : v.sorted()[v.count / 2] }
+        return "CPU \(median(cpuMicros)) µs, \(median(pageFaults)) page faults (p50 per run)"
+    }
 }
 
 func which(_ tool: String) -> String? {
@@ -111,6 +132,8 @@ struct Row {
     var note: String
 }
 var rows: [Row] = []
+/// CPU and page faults of the two whole commands, from the alternated rows.
+var costLines: [String] = []
 
 @MainActor func measure(_ name: String, note: String = "", _ body: () throws -> Void) rethrows {
     for _ in 0..<warmup { try body() }
@@ -124,7 +147,7 @@ var rows: [Row] = []
 }
 
 // Bare.
-try measure("bare posix_spawn") {
+measure("bare posix_spawn") {
     guard spawnAndWait([truePath]) == 0 else { fail("bare true failed") }
 }
 
@@ -250,19 +273,24 @@ if let argv = bwrapArgv {
 // minutes, rows measured one after the other can differ by more than the builds do.
 if let appexArgv, let bwrapArgv {
     var a = newHistogram(), b = newHistogram()
+    var appexCost = CommandCost(), bwrapCost = CommandCost()
+    var ruA = rusage(), ruB = rusage()
     for i in 0..<(warmup + iterations) {
         let t0 = now()
-        guard spawnAndWait(appexArgv) == 0 else { fail("appex run failed") }
+        guard spawnAndWait(appexArgv, usage: &ruA) == 0 else { fail("appex run failed") }
         let t1 = now()
-        _ = spawnAndWait(bwrapArgv)
+        _ = spawnAndWait(bwrapArgv, usage: &ruB)
         let t2 = now()
         if i >= warmup {
             _ = a.record(t1 - t0)
             _ = b.record(t2 - t1)
+            appexCost.add(ruA)
+            bwrapCost.add(ruB)
         }
     }
     rows.append(Row(name: "appex run, alternated", histogram: a, note: "alternated run by run with the next row"))
     rows.append(Row(name: "bwrap, alternated", histogram: b, note: "alternated run by run with the row above"))
+    costLines = ["appex run (process): \(appexCost.summary)", "bwrap --unshare-all: \(bwrapCost.summary)"]
 }
 
 if let crun = which("crun"), let unshare = which("unshare") {
@@ -351,3 +379,4 @@ if let a = rows.first(where: { $0.name == "appex run, alternated" }), let b = ro
     print(String(format: "appex run (process) / bwrap, alternated = %.2f× (target ≤ 1.0×, issue 11)",
                  Double(a.histogram.valueAtPercentile(50)) / Double(b.histogram.valueAtPercentile(50))))
 }
+costLines.forEach { print($0) }

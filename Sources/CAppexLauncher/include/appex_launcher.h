@@ -208,14 +208,17 @@ int appex_pipe_cloexec(int fds[2]);
 // A new network namespace as a close-on-exec descriptor, made by the calling thread, which
 // is back in its own namespace on return; -1 with errno on failure.
 int appex_netns_create(void);
-// appex_netns_create on a thread started elsewhere (appex_thread_start_elsewhere), after
-// `first` (NULL: nothing) on that thread. NULL only when out of memory. Every maker is
+// appex_netns_create on a thread started elsewhere (appex_thread_start_elsewhere). NULL
+// only when out of memory. Every maker is
 // finished exactly once: appex_netns_maker_finish joins the thread (or, when none could be
 // started, does its work there), frees the maker and returns the namespace's descriptor
 // (-1: it could not be made).
 struct appex_netns_maker;
-struct appex_netns_maker *appex_netns_maker_start(void (*first)(void));
+struct appex_netns_maker *appex_netns_maker_start(void);
 int appex_netns_maker_finish(struct appex_netns_maker *maker);
+// mallopt(M_ARENA_MAX, 1): every thread allocates from the main arena (1: done). Call it
+// before the process starts a thread.
+int appex_malloc_single_arena(void);
 // pthread_create of body(arg), joinable, with `stack_size` (0: the default), placed on one of
 // the caller's CPUs other than the one it runs on (when it may use several); the thread
 // widens its affinity back to the caller's set before calling body. Returns pthread_create's
