@@ -73,16 +73,32 @@ public enum SeccompCompiler {
     /// Entries in the process-wide cache (for tests and metrics).
     public static var cachedCount: Int { cache.withLock { $0.count } }
 
-    /// Sorted `name action` lines: equal rule sets compile once, whatever their order.
+    /// Sorted `name action` lines: equal rule sets compile once, whatever their order. It is
+    /// the cache key of every `appex run`, so it sorts the rules (stably: of two rules for
+    /// one syscall, the earlier one is named first in the error) and merges neighbours,
+    /// rather than hashing every name into a dictionary and sorting its keys.
     static func canonicalize(_ rules: [SeccompRule]) throws -> String {
-        var seen: [String: SyscallAction] = [:]
-        for r in rules {
-            if let prior = seen[r.syscall], prior != r.action {
-                throw SandboxError("compile seccomp filter", message: "syscall \(r.syscall) has two actions: \(prior) and \(r.action)")
-            }
-            seen[r.syscall] = r.action
+        let order = rules.indices.sorted { a, b in
+            rules[a].syscall == rules[b].syscall ? a < b : rules[a].syscall < rules[b].syscall
         }
-        return seen.keys.sorted().map { $0 + " " + seen[$0]!.description }.newlineJoined
+        var out = ""
+        out.reserveCapacity(rules.count * 24)
+        var kept: SeccompRule?
+        for i in order {
+            let r = rules[i]
+            if let prior = kept, prior.syscall == r.syscall {
+                guard prior.action == r.action else {
+                    throw SandboxError("compile seccomp filter", message: "syscall \(r.syscall) has two actions: \(prior.action) and \(r.action)")
+                }
+                continue
+            }
+            if kept != nil { out += "\n" }
+            out += r.syscall
+            out += " "
+            out += r.action.description
+            kept = r
+        }
+        return out
     }
 
     static func uniqueRules(_ rules: [SeccompRule]) -> [SeccompRule] {
