@@ -166,11 +166,14 @@ func blockingAsync<T: Sendable>(cancel: @escaping @Sendable () -> Void,
 /// conveniences for code without an event loop.
 public final class OOMWatcher: Sendable {
     public let cgroup: ExtensionCgroup
+    /// The cgroup's oom_kill count when the watcher was made: kills are counted from it.
+    public let baseline: Int
     let source: EventSource
     private let lastCount: Locked<Int>
 
     init(cgroup: ExtensionCgroup, source: EventSource, baseline: Int) {
         self.cgroup = cgroup
+        self.baseline = baseline
         self.source = source
         lastCount = Locked(baseline)
     }

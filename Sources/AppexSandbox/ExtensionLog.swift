@@ -1,5 +1,4 @@
 import CAppexLauncher
-import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -184,8 +184,9 @@ public final class ExtensionRun {
             memoryMax: spec.memoryMax, memoryHigh: spec.memoryHigh, pidsMax: spec.pidsMax, swapOff: true))
         self.cgroup = cg
         joinFDs = try cg.openJoinFDs()
-        oomBaseline = try cg.oomKillCount()
+        // The watcher reads the count it starts from; without one, it is read here.
         oomWatcher = try? cg.makeOOMWatcher()
+        oomBaseline = try oomWatcher?.baseline ?? cg.oomKillCount()
 
         let log = try store.openLog(for: spec.bundleIdentifier)
         self.log = log

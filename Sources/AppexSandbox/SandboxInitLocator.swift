@@ -1,5 +1,7 @@
 import AppexPolicy
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Finds the `appex-sandbox-init` executable (`ExtensionSandbox`'s pid 1).
 ///

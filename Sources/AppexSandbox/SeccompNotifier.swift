@@ -1,7 +1,6 @@
 import AppexPolicy
 import CAppexLauncher
 import CSeccomp
-import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
