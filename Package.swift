@@ -101,7 +101,7 @@ let package = Package(
             // name what it needs (CoreFoundation, its ICU), so a plain `swift build -c release`
             // links as well as one with --static-swift-stdlib.
             // lld with BuildSupport/appex-link-order.txt puts the code and data an `appex run`
-            // touches next to each other, so it starts with ~40% fewer page faults
+            // touches next to each other, so it starts with about half the page faults (~160, not ~300)
             // (BuildSupport/make-link-order.sh; Docs/launch-sequence.md, "Laid out for the run").
             swiftSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))],
             linkerSettings: [.unsafeFlags(["-static-stdlib", "-static-executable",

@@ -86,7 +86,7 @@ for round in $(seq "$rounds"); do
     perf script -i "$work/faults" -F comm,trace 2>/dev/null |
         awk '$1 ~ /^appex/ && $1 !~ /^appex-sandbox/ { for (i = 2; i <= NF; i++) if ($i ~ /^address=/) print substr($i, 11) }' |
         symbols "$work/appex" | { grep -vxF -f "$work/order" || true; } >"$work/new"
-    faults=$(perf script -i "$work/faults" -F comm 2>/dev/null | grep -c '^ *appex' || true)
+    faults=$(perf script -i "$work/faults" -F comm 2>/dev/null | awk '$1 ~ /^appex/ && $1 !~ /^appex-sandbox/' | wc -l)
     echo "make-link-order: round $round: $faults page faults, $(wc -l <"$work/new") new symbols"
     [ -s "$work/new" ] || break
     cat "$work/new" >>"$work/order"

@@ -209,10 +209,9 @@ int appex_pipe_cloexec(int fds[2]);
 // is back in its own namespace on return; -1 with errno on failure.
 int appex_netns_create(void);
 // appex_netns_create on a thread started elsewhere (appex_thread_start_elsewhere). NULL
-// only when out of memory. Every maker is
-// finished exactly once: appex_netns_maker_finish joins the thread (or, when none could be
-// started, does its work there), frees the maker and returns the namespace's descriptor
-// (-1: it could not be made).
+// only when out of memory. Every maker is finished exactly once: appex_netns_maker_finish
+// joins the thread (or, when none could be started, does its work there), frees the maker
+// and returns the namespace's descriptor (-1: it could not be made).
 struct appex_netns_maker;
 struct appex_netns_maker *appex_netns_maker_start(void);
 int appex_netns_maker_finish(struct appex_netns_maker *maker);
