@@ -143,7 +143,7 @@ let package = Package(
         ),
         .testTarget(name: "AppexCgroupsTests", dependencies: ["AppexCgroups"]),
         .testTarget(name: "AppexSandboxTests", dependencies: ["AppexSandbox", "AppexPolicy", "AppexCgroups", "AppexTestSupport"]),
-        .testTarget(name: "AppexWireTests", dependencies: ["AppexWire", "AppexWireIO", "AppexWireListener"]),
+        .testTarget(name: "AppexWireTests", dependencies: ["AppexWire", "AppexWireIO", "AppexWireListener", "AppexTestSupport"]),
         .testTarget(name: "AppexCLITests", dependencies: ["appex", "AppexCgroups", "AppexPolicy", "AppexSandbox", "AppexTestSupport"]),
 
         // The extension registry: installed copies under <state>/bundles, rows in SQLite (GRDB).

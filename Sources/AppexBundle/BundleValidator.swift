@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Apple-style checks on an `Info.plist` and, for a bundle on disk, on its files.
 ///

@@ -1,5 +1,3 @@
-import Foundation
-
 /// A containing app directory (`Host.app/`) whose `PlugIns/` holds `.appex` bundles.
 public struct ContainingApp: Sendable {
     public var path: String
@@ -9,15 +7,15 @@ public struct ContainingApp: Sendable {
     public var plugIns: [(path: String, result: Result<ExtensionBundle, PropertyListFileError>)]
 
     public static func load(path: String, buildSettings: [String: String] = [:]) throws -> ContainingApp {
-        let standardized = (path as NSString).standardizingPath
-        let info = try InfoPlist.load(path: (standardized as NSString).appendingPathComponent("Info.plist"),
+        let standardized = BundlePath.standardized(path)
+        let info = try InfoPlist.load(path: BundlePath.join(standardized, "Info.plist"),
                                       buildSettings: buildSettings)
-        let plugInsDir = (standardized as NSString).appendingPathComponent("PlugIns")
-        let names = ((try? FileManager.default.contentsOfDirectory(atPath: plugInsDir)) ?? [])
+        let plugInsDir = BundlePath.join(standardized, "PlugIns")
+        let names = BundlePath.entries(of: plugInsDir)
             .filter { $0.hasSuffix(".appex") }.sorted()
         var plugIns: [(String, Result<ExtensionBundle, PropertyListFileError>)] = []
         for name in names {
-            let bundlePath = (plugInsDir as NSString).appendingPathComponent(name)
+            let bundlePath = BundlePath.join(plugInsDir, name)
             do {
                 let bundle = try ExtensionBundle.load(path: bundlePath, buildSettings: buildSettings,
                                                       containingAppIdentifier: info.bundleIdentifier)
@@ -31,7 +29,6 @@ public struct ContainingApp: Sendable {
 
     /// True when `path` looks like a containing app: it has a `PlugIns/` directory.
     public static func isContainingApp(_ path: String) -> Bool {
-        var isDir: ObjCBool = false
-        return FileManager.default.fileExists(atPath: (path as NSString).appendingPathComponent("PlugIns"), isDirectory: &isDir) && isDir.boolValue
+        BundlePath.isDirectory(BundlePath.join(path, "PlugIns"))
     }
 }

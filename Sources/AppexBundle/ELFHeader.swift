@@ -1,5 +1,3 @@
-import Foundation
-
 /// The few ELF header fields that tell whether an executable can run on this machine.
 public struct ELFHeader: Sendable, Equatable {
     public var is64Bit: Bool

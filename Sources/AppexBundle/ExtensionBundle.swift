@@ -1,5 +1,3 @@
-import Foundation
-
 /// A `Name.appex/` directory: `Info.plist`, the executable it names, optional entitlements.
 ///
 /// Entitlements live in the code signature on Apple systems; on Linux a bundle carries them as
@@ -13,12 +11,12 @@ public struct ExtensionBundle: Sendable {
     /// The containing app's bundle identifier, when loaded from its `PlugIns/`.
     public var containingAppIdentifier: String?
 
-    public var infoPlistPath: String { (path as NSString).appendingPathComponent("Info.plist") }
+    public var infoPlistPath: String { BundlePath.join(path, "Info.plist") }
 
     /// The executable's path, when `CFBundleExecutable` names one without escaping the bundle.
     public var executablePath: String? {
         guard let name = info.executable, !name.isEmpty, !name.contains("/"), name != "..", name != "." else { return nil }
-        return (path as NSString).appendingPathComponent(name)
+        return BundlePath.join(path, name)
     }
 
     public init(path: String, info: InfoPlist, entitlements: Entitlements = Entitlements(),
@@ -34,8 +32,8 @@ public struct ExtensionBundle: Sendable {
     /// everything else is a validation finding.
     public static func load(path: String, buildSettings: [String: String] = [:],
                             containingAppIdentifier: String? = nil) throws -> ExtensionBundle {
-        let standardized = (path as NSString).standardizingPath
-        let info = try InfoPlist.load(path: (standardized as NSString).appendingPathComponent("Info.plist"),
+        let standardized = BundlePath.standardized(path)
+        let info = try InfoPlist.load(path: BundlePath.join(standardized, "Info.plist"),
                                       buildSettings: buildSettings)
         var entitlements = Entitlements()
         let entitlementsPath = findEntitlements(in: standardized)
@@ -47,10 +45,9 @@ public struct ExtensionBundle: Sendable {
     }
 
     static func findEntitlements(in bundle: String) -> String? {
-        let fm = FileManager.default
-        let fixed = (bundle as NSString).appendingPathComponent("Entitlements.plist")
-        if fm.fileExists(atPath: fixed) { return fixed }
-        let candidates = ((try? fm.contentsOfDirectory(atPath: bundle)) ?? []).filter { $0.hasSuffix(".entitlements") }.sorted()
-        return candidates.first.map { (bundle as NSString).appendingPathComponent($0) }
+        let fixed = BundlePath.join(bundle, "Entitlements.plist")
+        if BundlePath.exists(fixed) { return fixed }
+        let candidates = BundlePath.entries(of: bundle).filter { $0.hasSuffix(".entitlements") }.sorted()
+        return candidates.first.map { BundlePath.join(bundle, $0) }
     }
 }

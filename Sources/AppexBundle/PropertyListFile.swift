@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Errors reading a property-list file. They name the file; the plist parser's own message
 /// says where inside it the syntax broke.
@@ -18,7 +20,8 @@ public enum PropertyListFileError: Error, Sendable, CustomStringConvertible, Equ
     }
 }
 
-/// Reads XML or binary property lists with Foundation, returning a typed top-level dictionary.
+/// Reads XML, binary or OpenStep property lists (`PropertyListReader`), returning a typed
+/// top-level dictionary.
 public enum PropertyListFile {
     /// Property lists larger than this are refused before parsing: Info.plists are kilobytes.
     public static let maximumSize = 4 << 20
@@ -36,7 +39,7 @@ public enum PropertyListFile {
         } catch {
             throw PropertyListFileError.unreadable(path: path, reason: "\(error)")
         }
-        return try parseDictionary(Data(bytes), path: path)
+        return try parseDictionary(bytes, path: path)
     }
 
     /// Reads `path` and substitutes Xcode build settings in every string (see `BuildVariables`).
@@ -45,17 +48,13 @@ public enum PropertyListFile {
         return buildSettings.isEmpty ? dict : dict.mapValues { BuildVariables.substitute($0, with: buildSettings) }
     }
 
-    public static func parseDictionary(_ data: Data, path: String) throws -> [String: PlistValue] {
-        let object: Any
+    public static func parseDictionary(_ bytes: [UInt8], path: String) throws -> [String: PlistValue] {
+        let value: PlistValue
         do {
-            object = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
+            value = try PropertyListReader.parse(bytes)
         } catch {
-            let ns = error as NSError
-            let detail = (ns.userInfo[NSDebugDescriptionErrorKey] as? String) ?? ns.localizedDescription
-            throw PropertyListFileError.malformed(path: path, reason: detail)
-        }
-        guard let value = PlistValue(foundation: object) else {
-            throw PropertyListFileError.unsupportedValue(path: path)
+            if error.unsupportedValue { throw PropertyListFileError.unsupportedValue(path: path) }
+            throw PropertyListFileError.malformed(path: path, reason: error.message)
         }
         guard case .dictionary(let dictionary) = value else {
             throw PropertyListFileError.notADictionary(path: path, found: value.typeName)

@@ -87,14 +87,14 @@ import Testing
     }
 
     @Test func backgroundModesAreRejected() throws {
-        let info = InfoPlist(try PropertyListFile.parseDictionary(Data(infoPlistXML(
+        let info = InfoPlist(try PropertyListFile.parseDictionary(Array(infoPlistXML(
             extra: "<key>UIBackgroundModes</key><array><string>audio</string></array>").utf8), path: "x"))
         let f = BundleValidator.validate(info: info).filter { $0.code == "bundle.background-modes" }
         #expect(f.count == 1 && f[0].severity == .error && f[0].keyPath.description == "UIBackgroundModes")
     }
 
     @Test func unknownExtensionPoint() throws {
-        let info = InfoPlist(try PropertyListFile.parseDictionary(Data(infoPlistXML(point: "com.example.not-a-point").utf8), path: "x"))
+        let info = InfoPlist(try PropertyListFile.parseDictionary(Array(infoPlistXML(point: "com.example.not-a-point").utf8), path: "x"))
         #expect(BundleValidator.validate(info: info).contains { $0.code == "extension.unknown-point" && $0.keyPath.description == "NSExtension:NSExtensionPointIdentifier" })
         // A platform's own extension point is known once a policy covers it.
         #expect(!BundleValidator.validate(info: info, extraExtensionPoints: ["com.example.not-a-point"]).contains { $0.code == "extension.unknown-point" })

@@ -1,0 +1,47 @@
+/// Why a property list could not be read, and where: a line for the text formats, a byte
+/// offset for the binary one. The reader never guesses past a fault.
+public struct PropertyListSyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var message: String
+    /// The file is well formed but holds something that is not a plist value (a keyed-archiver UID).
+    public var unsupportedValue: Bool
+    public init(_ message: String, unsupportedValue: Bool = false) {
+        self.message = message
+        self.unsupportedValue = unsupportedValue
+    }
+    public var description: String { message }
+}
+
+/// Reads a property list in any of the three formats CoreFoundation reads (XML, binary
+/// `bplist00`, OpenStep text) into a `PlistValue`, without Foundation: `appex run` loads
+/// bundles and does not link it (Docs/launch-sequence.md, "A run without Foundation").
+///
+/// Everything in the file is hostile input: nesting is bounded (`maximumDepth`), a binary
+/// plist's shared objects may not expand past `maximumValues` nor refer to themselves, and
+/// every offset is checked before it is read.
+public enum PropertyListReader {
+    /// Deeper nesting is refused instead of recursing further; Info.plists nest < 10 deep.
+    public static let maximumDepth = 256
+    /// Values a binary plist may expand to (its objects may be shared, so a small file could
+    /// otherwise describe an exponentially large tree).
+    public static let maximumValues = 1 << 20
+
+    public static func parse(_ bytes: [UInt8]) throws(PropertyListSyntaxError) -> PlistValue {
+        if bytes.starts(with: Array("bplist".utf8)) {
+            var parser = BinaryPropertyListParser(bytes)
+            return try parser.parse()
+        }
+        var start = 0
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { start = 3 }
+        if bytes.starts(with: [0xFE, 0xFF]) || bytes.starts(with: [0xFF, 0xFE]) {
+            throw PropertyListSyntaxError("UTF-16 text property lists are not read; write it as UTF-8 XML or binary")
+        }
+        var i = start
+        while i < bytes.count, XMLPropertyListParser.isSpace(bytes[i]) { i += 1 }
+        if i < bytes.count, bytes[i] == UInt8(ascii: "<") {
+            var parser = XMLPropertyListParser(bytes, from: start)
+            return try parser.parse()
+        }
+        var parser = OpenStepPropertyListParser(bytes, from: start)
+        return try parser.parse()
+    }
+}
