@@ -51,10 +51,13 @@ let package = Package(
 
         // Bundles, Info.plist model, entitlements and validation.
         .target(name: "AppexBundle"),
-        // Extension-point policies and syscall groups (YAML), effective-policy resolution.
+        // Extension-point policies and syscall groups: the model, effective-policy resolution,
+        // the compiled cache and the locator, with no Foundation (`appex run` links it) ...
+        .target(name: "AppexPolicyCore", dependencies: ["AppexBundle", "CSeccomp"]),
+        // ... and reading the YAML files (Yams, which needs Foundation). Re-exports the core.
         .target(
             name: "AppexPolicy",
-            dependencies: ["AppexBundle", "CSeccomp", .product(name: "Yams", package: "Yams")]
+            dependencies: ["AppexPolicyCore", .product(name: "Yams", package: "Yams")]
         ),
         // The extension-safe API check (Docs/extension-safe-api.md): a bounds-checked ELF reader
         // (ELF/) and the lint of an executable's imports against its policy. No Foundation.
@@ -70,7 +73,7 @@ let package = Package(
         .target(
             name: "AppexSandbox",
             dependencies: [
-                "AppexBundle", "AppexPolicy", "AppexCgroups", "CSeccomp", "CAppexLauncher", "CAppexEventLoop",
+                "AppexBundle", "AppexPolicyCore", "AppexCgroups", "CSeccomp", "CAppexLauncher", "CAppexEventLoop",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -128,7 +131,7 @@ let package = Package(
         // Where tests find Tests/Fixtures and the optional real-world corpus (APPEX_CORPUS).
         .target(name: "AppexTestSupport", path: "Tests/AppexTestSupport"),
         .testTarget(name: "AppexBundleTests", dependencies: ["AppexBundle", "AppexTestSupport"]),
-        .testTarget(name: "AppexPolicyTests", dependencies: ["AppexPolicy", "AppexTestSupport"]),
+        .testTarget(name: "AppexPolicyTests", dependencies: ["AppexPolicy", "AppexPolicyCore", "AppexTestSupport"]),
         // Also the extension-unavailable markers: it compiles against AppexHostClient's sources.
         .testTarget(
             name: "AppexBinaryLintTests",

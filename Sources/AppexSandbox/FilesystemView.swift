@@ -1,4 +1,4 @@
-import AppexPolicy
+import AppexPolicyCore
 import CAppexLauncher
 #if canImport(Glibc)
 import Glibc

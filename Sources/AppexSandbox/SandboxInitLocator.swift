@@ -1,4 +1,4 @@
-import AppexPolicy
+import AppexPolicyCore
 #if canImport(Glibc)
 import Glibc
 #endif

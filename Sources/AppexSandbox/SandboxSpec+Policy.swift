@@ -1,5 +1,5 @@
 import AppexBundle
-import AppexPolicy
+import AppexPolicyCore
 
 extension SandboxSpec {
     /// The sandbox of a loaded bundle under its effective policy.

@@ -1,4 +1,4 @@
-import AppexPolicy
+import AppexPolicyCore
 
 /// Everything the sandbox needs to run one extension, as plain data.
 ///

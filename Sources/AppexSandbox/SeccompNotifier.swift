@@ -1,4 +1,4 @@
-import AppexPolicy
+import AppexPolicyCore
 import CAppexLauncher
 import CSeccomp
 #if canImport(Glibc)

@@ -1,4 +1,4 @@
-import AppexPolicy
+import AppexPolicyCore
 import CSeccomp
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,6 @@
 import AppexCgroups
 @testable import AppexPolicy
+@testable import AppexPolicyCore
 @testable import AppexSandbox
 import AppexTestSupport
 import Foundation

@@ -1,4 +1,5 @@
 @testable import AppexPolicy
+@testable import AppexPolicyCore
 import Testing
 
 /// Each broken policy is refused with the file, the line and the key that are wrong.

@@ -1,4 +1,5 @@
 @testable import AppexPolicy
+@testable import AppexPolicyCore
 import Testing
 
 /// FNV-1a 64 keys the caches on disk: every entry point gives the published digests.

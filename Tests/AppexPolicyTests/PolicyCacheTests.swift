@@ -1,5 +1,6 @@
 import Foundation
 @testable import AppexPolicy
+@testable import AppexPolicyCore
 import Testing
 import AppexTestSupport
 #if canImport(Glibc)

@@ -1,5 +1,6 @@
 import Foundation
 @testable import AppexPolicy
+@testable import AppexPolicyCore
 
 /// The shipped Policies/ directory of this checkout.
 let shippedPolicies: String = URL(fileURLWithPath: #filePath)

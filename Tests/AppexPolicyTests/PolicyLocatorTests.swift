@@ -2,6 +2,7 @@ import AppexTestSupport
 import Foundation
 import Testing
 @testable import AppexPolicy
+@testable import AppexPolicyCore
 #if canImport(Glibc)
 import Glibc
 #endif

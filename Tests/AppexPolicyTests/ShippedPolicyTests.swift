@@ -1,5 +1,6 @@
 import AppexBundle
 @testable import AppexPolicy
+@testable import AppexPolicyCore
 import Testing
 
 @Suite struct ShippedPolicyTests {

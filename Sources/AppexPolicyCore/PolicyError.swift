@@ -28,4 +28,8 @@ public struct PolicyError: Error, Sendable, CustomStringConvertible, Equatable {
 public struct PolicyErrors: Error, Sendable, CustomStringConvertible {
     public var errors: [PolicyError]
     public var description: String { errors.map(\.description).joined(separator: "\n") }
+
+    package init(errors: [PolicyError]) {
+        self.errors = errors
+    }
 }

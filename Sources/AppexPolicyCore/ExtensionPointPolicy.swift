@@ -10,12 +10,26 @@ public struct MemoryPolicy: Sendable, Hashable {
     public var pageCacheAllowance: ByteSize
     /// Where the numbers come from (Apple's published or reported limits), for people.
     public var source: String
+
+    package init(activeHardLimit: ByteSize, activeSoftLimit: ByteSize, inactiveHardLimit: ByteSize, inactiveSoftLimit: ByteSize, pageCacheAllowance: ByteSize, source: String) {
+        self.activeHardLimit = activeHardLimit
+        self.activeSoftLimit = activeSoftLimit
+        self.inactiveHardLimit = inactiveHardLimit
+        self.inactiveSoftLimit = inactiveSoftLimit
+        self.pageCacheAllowance = pageCacheAllowance
+        self.source = source
+    }
 }
 
 /// A denied syscall group and what the filter does with its calls.
 public struct SyscallDenial: Sendable, Hashable {
     public var group: String
     public var action: SyscallAction
+
+    package init(group: String, action: SyscallAction) {
+        self.group = group
+        self.action = action
+    }
 }
 
 /// Whether the extension shares the host's network.
@@ -54,4 +68,26 @@ public struct ExtensionPointPolicy: Sendable, Hashable {
     public var deniedSyscalls: [SyscallDenial]
     /// Files that made this policy, defaults first.
     public var files: [String]
+
+    package init(extensionPoints: [String], title: String, memory: MemoryPolicy, jetsamBand: JetsamBand, idleBand: JetsamBand, launchDeadline: Duration, requestTimeout: Duration, idleTimeout: Duration, maxInstances: Int, pingInterval: Duration, idlePingInterval: Duration, unresponsiveTimeout: Duration, pidsLimit: Int, openFilesLimit: Int, grantableEntitlements: [String], readOnlyPaths: [String], network: NetworkAccess, deniedSyscalls: [SyscallDenial], files: [String]) {
+        self.extensionPoints = extensionPoints
+        self.title = title
+        self.memory = memory
+        self.jetsamBand = jetsamBand
+        self.idleBand = idleBand
+        self.launchDeadline = launchDeadline
+        self.requestTimeout = requestTimeout
+        self.idleTimeout = idleTimeout
+        self.maxInstances = maxInstances
+        self.pingInterval = pingInterval
+        self.idlePingInterval = idlePingInterval
+        self.unresponsiveTimeout = unresponsiveTimeout
+        self.pidsLimit = pidsLimit
+        self.openFilesLimit = openFilesLimit
+        self.grantableEntitlements = grantableEntitlements
+        self.readOnlyPaths = readOnlyPaths
+        self.network = network
+        self.deniedSyscalls = deniedSyscalls
+        self.files = files
+    }
 }

@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Finds the shipped `Policies/` directory.
 ///
@@ -33,16 +35,12 @@ public enum PolicyLocator {
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
-    static func hasDefaults(_ dir: String) -> Bool { access(dir + "/defaults.yaml", F_OK) == 0 }
+    package static func hasDefaults(_ dir: String) -> Bool { access(dir + "/defaults.yaml", F_OK) == 0 }
 
-    /// The shipped policies with `overlays` layered on top, compiled once and then taken from
-    /// the cache while no file changes (PolicyCache). `appex policy check` parses everything
-    /// every time instead (`PolicySet.load`). `only`: just what that extension point needs
-    /// (`PolicySet.narrowed(to:)`), which is all `appex run` reads.
-    public static func load(overlays: [String] = [], only extensionPoint: String? = nil) throws -> PolicySet {
-        guard let shipped = shippedDirectory() else {
-            throw PolicyError(file: "Policies", message: "shipped policy directory not found; set APPEX_POLICIES")
-        }
-        return try PolicyCache.load(directories: [shipped] + overlays, only: extensionPoint)
+    /// The shipped policies with `overlays` layered on top, when the cache holds them as the
+    /// files are now (`PolicyCache.cached`); nil sends the caller to `load`, which compiles.
+    public static func cached(overlays: [String] = [], only extensionPoint: String? = nil) -> PolicySet? {
+        guard let shipped = shippedDirectory() else { return nil }
+        return PolicyCache.cached(directories: [shipped] + overlays, only: extensionPoint)
     }
 }

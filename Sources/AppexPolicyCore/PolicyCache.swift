@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The compiled policy set, kept between runs so that `appex run` does not parse ~35 YAML
 /// files each time.
@@ -18,32 +20,26 @@ import Foundation
 /// Where: `$APPEX_POLICY_CACHE` when it is a path; `off` (or `0`) disables caching. Otherwise
 /// `/var/cache/appex` for root, `$XDG_CACHE_HOME/appex` or `~/.cache/appex` for others.
 public enum PolicyCache {
-    static let magic = Array("APXPOLC4".utf8)
+    package static let magic = Array("APXPOLC4".utf8)
 
-    /// The policies of `directories`: from the cache when it holds them, else parsed (and
-    /// cached). Throws what `PolicySet.load` throws.
-    /// `only`: just what resolving that extension point needs (`PolicySet.narrowed(to:)`);
-    /// from the cache, the rest is not decoded. Every file is still checked, and a parse
-    /// still validates and caches the whole set.
-    public static func load(directories: [String], only extensionPoint: String? = nil) throws -> PolicySet {
-        try load(directories: directories, only: extensionPoint, cacheDirectory: directory())
+    /// The policies of `directories` when the cache holds them as the files are now; nil
+    /// when it does not (no cache, a file changed, another build wrote it), and the caller
+    /// compiles them (`PolicyCache.load`, in AppexPolicy). What `appex run` reads.
+    /// `only`: just what resolving that extension point needs (`PolicySet.narrowed(to:)`).
+    public static func cached(directories: [String], only extensionPoint: String? = nil) -> PolicySet? {
+        cached(directories: directories, only: extensionPoint, cacheDirectory: directory()).set
     }
 
-    /// The same with the cache in `cacheDirectory` (nil: no cache), used only when private.
-    /// `now`: the wall clock the fingerprint's racy window is measured from (tests).
-    static func load(directories: [String], only extensionPoint: String? = nil, cacheDirectory: String?,
-                     now: Int64? = nil) throws -> PolicySet {
-        func narrowed(_ set: PolicySet) -> PolicySet { extensionPoint.map { set.narrowed(to: $0) } ?? set }
+    /// The cache file for `directories` in a private `cacheDirectory` and the fingerprint of
+    /// the files now (nil when there is no usable cache), and the set when it holds it.
+    package static func cached(directories: [String], only extensionPoint: String?, cacheDirectory: String?,
+                               now: Int64? = nil) -> (set: PolicySet?, file: String?, fingerprint: PolicyFingerprint?) {
         guard let dir = cacheDirectory, PrivateCacheFile.isPrivate(dir, directory: true),
               let fingerprint = PolicyFingerprint.of(directories: directories, now: now) else {
-            return narrowed(try PolicySet.load(directories: directories))
+            return (nil, nil, nil)
         }
         let file = dir + "/policies-" + PrivateCacheFile.hex(PolicyFingerprint.nameHash(directories)) + ".cache"
-        if let set = readCache(file, expecting: fingerprint, only: extensionPoint) { return set }
-        let set = try PolicySet.load(directories: directories)
-        writeCache(set, fingerprint: fingerprint, to: file)
-        PrivateCacheFile.prune(dir, prefix: "policies-", suffix: ".cache", keeping: file, limit: 16)
-        return narrowed(set)
+        return (readCache(file, expecting: fingerprint, only: extensionPoint), file, fingerprint)
     }
 
     /// The cache directory, created (0700) when missing; nil when caching is off or there is
@@ -68,27 +64,27 @@ public enum PolicyCache {
         }
         if mkdir(dir, 0o700) != 0 && errno == ENOENT {
             // The parent (e.g. ~/.cache) is missing: make it as the user's own, then ours.
-            let parent = (dir as NSString).deletingLastPathComponent
+            let parent = PolicyLocator.directoryOf(dir)
             if mkdir(parent, 0o700) != 0 && errno != EEXIST { return nil }
             _ = mkdir(dir, 0o700)
         }
         return dir
     }
 
-    static func readCache(_ file: String, expecting fingerprint: PolicyFingerprint, only extensionPoint: String? = nil) -> PolicySet? {
+    package static func readCache(_ file: String, expecting fingerprint: PolicyFingerprint, only extensionPoint: String? = nil) -> PolicySet? {
         guard let payload = PrivateCacheFile.read(file, magic: magic, key: fingerprint.value) else { return nil }
         var reader = CacheReader(payload, from: 0)
         return PolicySet.cacheDecoded(&reader, only: extensionPoint)
     }
 
-    static func writeCache(_ set: PolicySet, fingerprint: PolicyFingerprint, to file: String) {
+    package static func writeCache(_ set: PolicySet, fingerprint: PolicyFingerprint, to file: String) {
         PrivateCacheFile.write(file, magic: magic, key: fingerprint.value, payload: set.cacheEncoded())
     }
 }
 
 extension PolicyFingerprint {
     /// Names the cache file after the directory list, so overlays get caches of their own.
-    static func nameHash(_ directories: [String]) -> UInt64 {
+    package static func nameHash(_ directories: [String]) -> UInt64 {
         // newlineJoined, not `joined`: its generic first use cost ~80 µs of every `appex run`.
         FNV1a.of(directories.newlineJoined.utf8)
     }

@@ -20,8 +20,8 @@ import Glibc
 /// This takes ~35 `stat`s instead of reading and hashing every file on each `appex run`.
 ///
 /// Plain POSIX calls, no Foundation: it runs on every `appex run`.
-struct PolicyFingerprint: Equatable {
-    var value: UInt64
+package struct PolicyFingerprint: Equatable {
+    package var value: UInt64
     var files: Int
     /// Files read for their content (racy ones), for tests.
     var filesRead: Int
@@ -32,7 +32,7 @@ struct PolicyFingerprint: Equatable {
 
     /// nil when a file cannot be read: then the loader's own error should be reported. `now`
     /// (wall clock, ns since the epoch; the clock change times come from) is for tests.
-    static func of(directories: [String], now: Int64? = nil) -> PolicyFingerprint? {
+    package static func of(directories: [String], now: Int64? = nil) -> PolicyFingerprint? {
         let now = now ?? wallClockNanos()
         var hash = FNV1a()
         var count = 0, read = 0

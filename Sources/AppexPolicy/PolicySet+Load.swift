@@ -1,34 +1,7 @@
 import Foundation
 
-/// Every policy Appex knows: the defaults, each extension point's policy and the syscall
-/// groups, loaded from one or more policy directories (shipped first, overlays after).
-public struct PolicySet: Sendable, Equatable {
-    public var defaults: ExtensionPointPolicy
-    /// Resolved policy per extension-point identifier.
-    public var byExtensionPoint: [String: ExtensionPointPolicy]
-    public var groups: [String: SyscallGroup]
-    public var directories: [String]
-
-    public func policy(for extensionPoint: String) -> ExtensionPointPolicy? { byExtensionPoint[extensionPoint] }
-
-    /// Only what resolving `extensionPoint` reads (`EffectivePolicy`): the defaults, that
-    /// point's policy if one covers it, and the syscall groups the applying policy names.
-    /// What `appex run` loads from the cache (`PolicyLocator.load(overlays:only:)`).
-    public func narrowed(to extensionPoint: String) -> PolicySet {
-        let found = byExtensionPoint[extensionPoint]
-        var kept: [String: SyscallGroup] = [:]
-        for denial in (found ?? defaults).deniedSyscalls { kept[denial.group] = groups[denial.group] }
-        return PolicySet(defaults: defaults, byExtensionPoint: found.map { [extensionPoint: $0] } ?? [:],
-                         groups: kept, directories: directories)
-    }
-
-    /// Distinct extension-point policies, ordered by their first identifier.
-    public var extensionPointPolicies: [ExtensionPointPolicy] {
-        var seen = Set<[String]>()
-        return byExtensionPoint.values.filter { seen.insert($0.extensionPoints).inserted }
-            .sorted { ($0.extensionPoints.first ?? "") < ($1.extensionPoints.first ?? "") }
-    }
-
+/// Reading policy directories: YAML (Yams, which needs Foundation), so not in AppexPolicyCore.
+extension PolicySet {
     /// Loads `directories` in order: each holds optional `defaults.yaml`, `extension-points/*.yaml`
     /// and `syscall-groups/*.yaml`. Throws `PolicyErrors` listing every problem found.
     public static func load(directories: [String]) throws -> PolicySet {

@@ -1,12 +1,5 @@
-/// A named set of system calls that policies deny together, from `Policies/syscall-groups/`.
-public struct SyscallGroup: Sendable, Hashable {
-    public var name: String
-    public var summary: String
-    /// The Apple APIs or capabilities this group stands in for, for people reading a denial.
-    public var appleCounterpart: String?
-    public var syscalls: [String]
-    public var file: String
-
+/// A syscall group file (`Policies/syscall-groups/*.yaml`), read with the YAML loader.
+extension SyscallGroup {
     static let keys: Set<String> = ["name", "summary", "appleCounterpart", "syscalls"]
 
     static func parse(_ text: String, file: String) throws -> SyscallGroup {

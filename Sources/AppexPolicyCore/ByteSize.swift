@@ -18,7 +18,7 @@ public struct ByteSize: Sendable, Hashable, Comparable, CustomStringConvertible 
 
     /// Parses `text`, or returns nil with no guess: `12 apples` is not a size.
     public init?(parsing text: String) {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let trimmed = text.trimmingBlanks()
         var digits = Substring(trimmed)
         var multiplier: Int64 = 1
         for (suffix, factor) in Self.units where trimmed.hasSuffix(suffix) {
@@ -26,7 +26,7 @@ public struct ByteSize: Sendable, Hashable, Comparable, CustomStringConvertible 
             multiplier = factor
             break
         }
-        let number = digits.trimmingCharacters(in: .whitespaces)
+        let number = digits.trimmingBlanks()
         guard !number.isEmpty, number.allSatisfy(\.isNumber), let n = Int64(number) else { return nil }
         let (product, overflow) = n.multipliedReportingOverflow(by: multiplier)
         guard !overflow else { return nil }
@@ -42,5 +42,3 @@ public struct ByteSize: Sendable, Hashable, Comparable, CustomStringConvertible 
         return "\(bytes)B"
     }
 }
-
-import Foundation
