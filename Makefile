@@ -24,6 +24,7 @@ examples: deps
 
 demo: deps examples
 	$(SWIFT) build --product appex
+	$(SWIFT) build --product appex-commands
 	$(SWIFT) build --product appexd
 	$(SWIFT) build --product appex-sandbox-init
 	@scripts/demo.sh $(EXAMPLES)/ExampleHost.app $(DEMO_STATE)
@@ -42,6 +43,7 @@ bench-activation: deps bench-replan
 bench-launch: deps bench-replan
 	$(SWIFT) build -c release --product appex-sandbox-init
 	$(SWIFT) build -c release --static-swift-stdlib --product appex
+	$(SWIFT) build -c release --static-swift-stdlib --product appex-commands
 	cd Benchmarks && $(SWIFT) build -c release --product launch-bench && \
 	  APPEX_SANDBOX_INIT=$$(cd .. && $(SWIFT) build -c release --show-bin-path)/appex-sandbox-init \
 	  APPEX=$$(cd .. && $(SWIFT) build -c release --show-bin-path)/appex \

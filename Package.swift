@@ -10,6 +10,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "appex", targets: ["appex"]),
+        .executable(name: "appex-commands", targets: ["appex-commands"]),
         .executable(name: "appexd", targets: ["appexd"]),
         .library(name: "AppexBundle", targets: ["AppexBundle"]),
         .library(name: "AppexPolicy", targets: ["AppexPolicy"]),
@@ -86,10 +87,32 @@ let package = Package(
         .target(name: "AppexWireIO", dependencies: ["AppexWire"]),
         // appexd's listening socket (bind, listen, accept4): only the supervisor links it.
         .target(name: "AppexWireListener", dependencies: ["AppexWireIO", "CAppexWireIO"]),
+        // `appex run` from a command line: the request, its preparation and its report, with no
+        // Foundation, shared by the `appex` front and the full tool.
+        .target(name: "AppexRun", dependencies: ["AppexBundle", "AppexPolicyCore", "AppexSandbox"]),
+        // `appex`: runs `appex run` itself and hands every other command line to appex-commands.
+        // It links no Foundation, argument-parser, Yams or SQLite (Docs/launch-sequence.md,
+        // "A run without Foundation").
         .executableTarget(
             name: "appex",
+            dependencies: ["AppexRun", "AppexPolicyCore", "AppexSandbox", "CAppexLauncher"],
+            // A release appex is one static executable (Swift runtime, libseccomp, glibc): no
+            // dynamic loader, so 0.6 ms from exec to main instead of 3.5 ms
+            // (Docs/launch-sequence.md, "Start-up"). -static-stdlib when compiling too, so a
+            // plain `swift build -c release` links as well as one with --static-swift-stdlib.
+            // lld with BuildSupport/appex-link-order.txt puts the code and data an `appex run`
+            // touches next to each other, so it starts with about half the page faults
+            // (BuildSupport/make-link-order.sh; Docs/launch-sequence.md, "Laid out for the run").
+            swiftSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))],
+            linkerSettings: [.unsafeFlags(["-static-stdlib", "-static-executable",
+                                           "-use-ld=lld", "-Xlinker", "--symbol-ordering-file=\(linkOrder)",
+                                           "-Xlinker", "--no-warn-symbol-ordering"], .when(configuration: .release))]
+        ),
+        // The full tool: every command, with argument-parser (`appex --help` is its help).
+        .executableTarget(
+            name: "appex-commands",
             dependencies: [
-                "AppexBundle", "AppexPolicy", "AppexActivation", "AppexSandbox", "AppexSupervisor", "AppexHostClient",
+                "AppexRun", "AppexBundle", "AppexPolicy", "AppexActivation", "AppexSandbox", "AppexSupervisor", "AppexHostClient",
                 "AppexBinaryLint", "AppexWire", "AppexCgroups", "AppexRegistry",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -97,19 +120,10 @@ let package = Package(
                 // appex top: SIGINT/SIGTERM/SIGHUP end it with the terminal restored, SIGWINCH redraws.
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
-            // A release appex is one static executable (Swift runtime, Foundation, libseccomp,
-            // SQLite, glibc): no dynamic loader, so 0.6 ms from exec to main instead of 3.5 ms
-            // and 11 MiB resident instead of 18. Docs/launch-sequence.md, "Start-up".
-            // -static-stdlib when compiling too: the static Foundation module's link entries
-            // name what it needs (CoreFoundation, its ICU), so a plain `swift build -c release`
-            // links as well as one with --static-swift-stdlib.
-            // lld with BuildSupport/appex-link-order.txt puts the code and data an `appex run`
-            // touches next to each other, so it starts with about half the page faults (~160, not ~300)
-            // (BuildSupport/make-link-order.sh; Docs/launch-sequence.md, "Laid out for the run").
+            // Static in release too (Foundation, SQLite and all): `appex validate` and the
+            // others start without the dynamic loader's ~3 ms.
             swiftSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))],
-            linkerSettings: [.unsafeFlags(["-static-stdlib", "-static-executable",
-                                           "-use-ld=lld", "-Xlinker", "--symbol-ordering-file=\(linkOrder)",
-                                           "-Xlinker", "--no-warn-symbol-ordering"], .when(configuration: .release))]
+            linkerSettings: [.unsafeFlags(["-static-stdlib", "-static-executable"], .when(configuration: .release))]
         ),
 
         // Shipped example extensions (their bundles live in Examples/).
@@ -147,7 +161,7 @@ let package = Package(
         .testTarget(name: "AppexCgroupsTests", dependencies: ["AppexCgroups"]),
         .testTarget(name: "AppexSandboxTests", dependencies: ["AppexSandbox", "AppexPolicy", "AppexCgroups", "AppexTestSupport"]),
         .testTarget(name: "AppexWireTests", dependencies: ["AppexWire", "AppexWireIO", "AppexWireListener", "AppexTestSupport"]),
-        .testTarget(name: "AppexCLITests", dependencies: ["appex", "AppexCgroups", "AppexPolicy", "AppexSandbox", "AppexTestSupport"]),
+        .testTarget(name: "AppexCLITests", dependencies: ["appex", "appex-commands", "AppexRun", "AppexBinaryLint", "AppexCgroups", "AppexPolicy", "AppexSandbox", "AppexTestSupport"]),
 
         // The extension registry: installed copies under <state>/bundles, rows in SQLite (GRDB).
         .target(

@@ -24,9 +24,12 @@ command -v perf >/dev/null || { echo "make-link-order: needs perf (Debian: linux
 work=$(mktemp -d /tmp/appex-link-order.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
-# The release build, and the command that links it (SwiftPM prints it with -v).
+# The release build, and the command that links it (SwiftPM prints it with -v). The copy run
+# from $work hands its first run (policies not yet cached) to the full tool beside the build.
+swift build -c release --static-swift-stdlib --product appex-commands >/dev/null
 swift build -c release --static-swift-stdlib --product appex >/dev/null
 bin=$(swift build -c release --show-bin-path)/appex
+export APPEX_COMMANDS=$(swift build -c release --show-bin-path)/appex-commands
 rm -f "$bin"
 swift build -c release --static-swift-stdlib --product appex -v 2>&1 |
     grep -E "^/[^ ]*swiftc .* -o $bin " | tail -1 >"$work/link"

@@ -111,9 +111,15 @@ package enum PrivateCacheFile {
     /// every key, so the build that reads a cache is the build that wrote it.
     package static func executableIdentity() -> String? { runningExecutable }
 
+    /// Set by the `appex` front to its own identity when it hands a command line to the full
+    /// tool (`appex-commands`), so both executables of one build key the caches alike. It only
+    /// names a key: what a cache file may be trusted for is still decided by who owns it.
+    package static let identityVariable = "APPEX_EXECUTABLE_IDENTITY"
+
     // Once per process: both caches' keys ask (the policy fingerprint, the seccomp program's
     // key), and /proc/self/exe names the mapped file, which stays what it was.
     private static let runningExecutable: String? = {
+        if let handedOver = ProcessEnvironment.value(identityVariable), !handedOver.isEmpty { return handedOver }
         var exe = stat()
         guard stat("/proc/self/exe", &exe) == 0 else { return nil }
         return "exe \(exe.st_dev) \(exe.st_ino) \(exe.st_size) \(exe.st_mtim.tv_sec).\(exe.st_mtim.tv_nsec)\n"

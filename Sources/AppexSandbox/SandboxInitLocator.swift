@@ -26,6 +26,14 @@ public enum SandboxInitLocator {
         return stat(path, &st) == 0 && st.st_mode & S_IFMT == S_IFREG && access(path, X_OK) == 0
     }
 
+    /// Where an executable of Appex's own sits next to the running one: beside it, and in
+    /// `../libexec/appex/` beside it (the installed layout).
+    public static func installedCandidates(named name: String) -> [String] {
+        guard let exe = PolicyLocator.resolved("/proc/self/exe") else { return [] }
+        let directory = PolicyLocator.directoryOf(exe)
+        return [directory + "/" + name, PolicyLocator.directoryOf(directory) + "/libexec/appex/" + name]
+    }
+
     static func candidates() -> [String] {
         var list: [String] = []
         if let env = ProcessEnvironment.value("APPEX_SANDBOX_INIT"), !env.isEmpty { list.append(env) }
@@ -33,11 +41,7 @@ public enum SandboxInitLocator {
         // the shipped policies the same way), not Foundation's URL (its first use costs
         // ~0.2 ms, AbsolutePath) nor FilePath's removingLastComponent (a conformance scan,
         // ~0.1 ms): this runs on every `appex run`.
-        if let exe = PolicyLocator.resolved("/proc/self/exe") {
-            let directory = PolicyLocator.directoryOf(exe)
-            list.append(directory + "/" + name)
-            list.append(PolicyLocator.directoryOf(directory) + "/libexec/appex/" + name)
-        }
+        list += installedCandidates(named: name)
         // This file is <checkout>/Sources/AppexSandbox/SandboxInitLocator.swift.
         let checkout = PolicyLocator.directoryOf(PolicyLocator.directoryOf(PolicyLocator.directoryOf(#filePath)))
         for config in ["release", "debug"] {

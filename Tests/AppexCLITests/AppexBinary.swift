@@ -23,9 +23,12 @@ enum AppexBinary {
         func json() throws -> Any { try JSONSerialization.jsonObject(with: Data(stdout.utf8)) }
     }
 
-    static func run(_ arguments: [String], environment: [String: String]? = nil) throws -> Result {
+    /// `appex-commands`, the full tool the front hands command lines to, beside it.
+    static var commandsPath: String { URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent("appex-commands").path }
+
+    static func run(_ arguments: [String], environment: [String: String]? = nil, executable: String? = nil) throws -> Result {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
+        process.executableURL = URL(fileURLWithPath: executable ?? path)
         process.arguments = arguments
         if let environment { process.environment = environment }
         let out = Pipe(), err = Pipe()

@@ -1,4 +1,5 @@
-@testable import appex
+import AppexRun
+@testable import appex_commands
 import ArgumentParser
 import Testing
 

@@ -11,23 +11,37 @@ import AppexSandbox
 /// option, a value that looks like an option, a second positional argument), which then goes
 /// through argument-parser as before: so errors and help stay argument-parser's.
 /// `RunRequestTests` checks both agree on every line it accepts.
-struct RunRequest: Equatable {
-    static let defaultStateDir = "/var/lib/appex"
-    static let defaultUIDRange = "\(UIDAllocator.defaultRange.lowerBound)-\(UIDAllocator.defaultRange.upperBound)"
+public struct RunRequest: Equatable, Sendable {
+    public static let defaultStateDir = "/var/lib/appex"
+    public static let defaultUIDRange = "\(UIDAllocator.defaultRange.lowerBound)-\(UIDAllocator.defaultRange.upperBound)"
 
-    var bundle: String
-    var arguments: [String] = []
-    var json = false
-    var extensionPoint: String?
-    var policyDirs: [String] = []
-    var stateDir = Self.defaultStateDir
-    var uidRange = Self.defaultUIDRange
-    var timeout: Double?
-    var launches = 1
+    public var bundle: String
+    public var arguments: [String] = []
+    public var json = false
+    public var extensionPoint: String?
+    public var policyDirs: [String] = []
+    public var stateDir = Self.defaultStateDir
+    public var uidRange = Self.defaultUIDRange
+    public var timeout: Double?
+    public var launches = 1
+
+    public init(bundle: String, arguments: [String] = [], json: Bool = false, extensionPoint: String? = nil,
+                policyDirs: [String] = [], stateDir: String = Self.defaultStateDir, uidRange: String = Self.defaultUIDRange,
+                timeout: Double? = nil, launches: Int = 1) {
+        self.bundle = bundle
+        self.arguments = arguments
+        self.json = json
+        self.extensionPoint = extensionPoint
+        self.policyDirs = policyDirs
+        self.stateDir = stateDir
+        self.uidRange = uidRange
+        self.timeout = timeout
+        self.launches = launches
+    }
 
     /// The request for `arguments` (the command line without the program's name) when it is
     /// `run` in a shape read here; nil to leave it to argument-parser.
-    static func parseCommon(_ arguments: [String]) -> RunRequest? {
+    public static func parseCommon(_ arguments: [String]) -> RunRequest? {
         guard arguments.first == "run" else { return nil }
         var bundle: String?
         var request = RunRequest(bundle: "")
