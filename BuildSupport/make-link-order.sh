@@ -72,24 +72,24 @@ for line in sys.stdin:
 
 # Seeds: the functions that take time, sampled over many runs (with and without --json).
 : >"$work/order"
-eval "$link" 2>/dev/null
+eval "$link" >/dev/null 2>&1
 for _ in 1 2 3; do "$work/run"; done
 perf record -q -e cycles:u -c 3000 -o "$work/samples" -- \
     sh -c "for i in \$(seq 60); do $work/run; $work/run --json; done" >/dev/null 2>&1
 perf script -i "$work/samples" -F comm,ip 2>/dev/null |
-    awk '$1 ~ /^appex/ && $1 !~ /^appex-sandbox/ { print $2 }' | sort -u |
+    awk '$1 ~ /^appex/ && $1 !~ /^appex-(sandbox|commands)/ { print $2 }' | sort -u |
     symbols "$work/appex" >"$work/order"
 echo "make-link-order: $(wc -l <"$work/order") symbols from samples"
 
 # Rounds: relink, run, add the symbols at the run's page faults.
 for round in $(seq "$rounds"); do
-    eval "$link" 2>/dev/null
+    eval "$link" >/dev/null 2>&1
     "$work/run"; "$work/run"
     perf record -q -e exceptions:page_fault_user -o "$work/faults" -- "$work/run" >/dev/null 2>&1
     perf script -i "$work/faults" -F comm,trace 2>/dev/null |
-        awk '$1 ~ /^appex/ && $1 !~ /^appex-sandbox/ { for (i = 2; i <= NF; i++) if ($i ~ /^address=/) print substr($i, 11) }' |
+        awk '$1 ~ /^appex/ && $1 !~ /^appex-(sandbox|commands)/ { for (i = 2; i <= NF; i++) if ($i ~ /^address=/) print substr($i, 11) }' |
         symbols "$work/appex" | { grep -vxF -f "$work/order" || true; } >"$work/new"
-    faults=$(perf script -i "$work/faults" -F comm 2>/dev/null | awk '$1 ~ /^appex/ && $1 !~ /^appex-sandbox/' | wc -l)
+    faults=$(perf script -i "$work/faults" -F comm 2>/dev/null | awk '$1 ~ /^appex/ && $1 !~ /^appex-(sandbox|commands)/' | wc -l)
     echo "make-link-order: round $round: $faults page faults, $(wc -l <"$work/new") new symbols"
     [ -s "$work/new" ] || break
     cat "$work/new" >>"$work/order"
