@@ -122,29 +122,29 @@ struct BinaryPropertyListParser {
 
     /// An integer object: 1, 2 and 4 bytes unsigned, 8 bytes signed, 16 bytes only when its
     /// value fits a signed 64-bit integer.
-    private func integer(at at: Int) throws(PropertyListSyntaxError) -> Int64 {
-        let low = Int(b[at] & 0x0F)
-        guard low <= 4 else { throw fault("integer of \(1 << low) bytes", at: at) }
+    private func integer(at offset: Int) throws(PropertyListSyntaxError) -> Int64 {
+        let low = Int(b[offset] & 0x0F)
+        guard low <= 4 else { throw fault("integer of \(1 << low) bytes", at: offset) }
         let size = 1 << low
-        try need(at + 1, size, at)
+        try need(offset + 1, size, offset)
         if size == 16 {
-            guard unsigned(at: at + 1, size: 8) == 0, let v = Int64(exactly: unsigned(at: at + 9, size: 8)) else {
-                throw fault("integer out of the signed 64-bit range", at: at)
+            guard unsigned(at: offset + 1, size: 8) == 0, let v = Int64(exactly: unsigned(at: offset + 9, size: 8)) else {
+                throw fault("integer out of the signed 64-bit range", at: offset)
             }
             return v
         }
-        let v = unsigned(at: at + 1, size: size)
+        let v = unsigned(at: offset + 1, size: size)
         return size == 8 ? Int64(bitPattern: v) : Int64(v)
     }
 
     /// A collection's or string's count: in the marker, or in an integer object after it.
-    private func length(_ low: Int, at at: Int) throws(PropertyListSyntaxError) -> (Int, Int) {
-        if low != 0x0F { return (low, at + 1) }
-        try need(at + 1, 1, at)
-        guard b[at + 1] >> 4 == 0x1 else { throw fault("length is not an integer", at: at) }
-        let n = try integer(at: at + 1)
-        guard n >= 0, n < Int64(b.count) else { throw fault("length \(n) out of range", at: at) }
-        return (Int(n), at + 2 + (1 << Int(b[at + 1] & 0x0F)))
+    private func length(_ low: Int, at offset: Int) throws(PropertyListSyntaxError) -> (Int, Int) {
+        if low != 0x0F { return (low, offset + 1) }
+        try need(offset + 1, 1, offset)
+        guard b[offset + 1] >> 4 == 0x1 else { throw fault("length is not an integer", at: offset) }
+        let n = try integer(at: offset + 1)
+        guard n >= 0, n < Int64(b.count) else { throw fault("length \(n) out of range", at: offset) }
+        return (Int(n), offset + 2 + (1 << Int(b[offset + 1] & 0x0F)))
     }
 
     private func need(_ start: Int, _ count: Int, _ object: Int) throws(PropertyListSyntaxError) {
@@ -153,9 +153,9 @@ struct BinaryPropertyListParser {
         }
     }
 
-    private func unsigned(at at: Int, size: Int) -> UInt64 {
+    private func unsigned(at offset: Int, size: Int) -> UInt64 {
         var v: UInt64 = 0
-        for k in 0..<size { v = v << 8 | UInt64(b[at + k]) }
+        for k in 0..<size { v = v << 8 | UInt64(b[offset + k]) }
         return v
     }
 
