@@ -29,9 +29,20 @@ public enum SandboxInitLocator {
     /// Where an executable of Appex's own sits next to the running one: beside it, and in
     /// `../libexec/appex/` beside it (the installed layout).
     public static func installedCandidates(named name: String) -> [String] {
-        guard let exe = PolicyLocator.resolved("/proc/self/exe") else { return [] }
+        guard let exe = runningExecutable() else { return [] }
         let directory = PolicyLocator.directoryOf(exe)
         return [directory + "/" + name, PolicyLocator.directoryOf(directory) + "/libexec/appex/" + name]
+    }
+
+    /// The running executable's path as the kernel keeps it (absolute, links resolved): the
+    /// target of `/proc/self/exe`, read with readlink, not realpath. realpath checks every
+    /// directory on the way, which fails for a user who may run a binary in a directory it
+    /// cannot search (a root-owned 0700 build tree run through `setpriv`, as the tests do).
+    static func runningExecutable() -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard n > 0, n < buffer.count - 1 else { return PolicyLocator.resolved("/proc/self/exe") }
+        return String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     static func candidates() -> [String] {

@@ -59,7 +59,12 @@ import Glibc
 
         func appex(_ args: [String], asUID uid: UInt32? = nil, socket useSocket: Bool = true) throws -> (status: Int32, out: String, err: String) {
             let p = Process()
-            var command = [DaemonTests.bin + "/appex"] + args + (useSocket ? ["--socket", socket] : [])
+            // As another uid, the full tool itself: the `appex` front finds it beside its own
+            // file, and this uid may not be able to search the build tree (a root-owned 0700
+            // checkout; setpriv's exec passes only because setpriv still holds root's
+            // capabilities then). Installed, both sit in a directory everyone may search.
+            let tool = uid == nil ? "/appex" : "/appex-commands"
+            var command = [DaemonTests.bin + tool] + args + (useSocket ? ["--socket", socket] : [])
             if let uid { command = ["/usr/bin/setpriv", "--reuid=\(uid)", "--regid=\(uid)", "--clear-groups"] + command }
             p.executableURL = URL(fileURLWithPath: command[0])
             p.arguments = Array(command.dropFirst())
