@@ -22,8 +22,9 @@ public enum PropertyListReader {
     /// Deeper nesting is refused instead of recursing further; Info.plists nest < 10 deep.
     public static let maximumDepth = 256
     /// Values a binary plist may expand to (its objects may be shared, so a small file could
-    /// otherwise describe an exponentially large tree).
-    public static let maximumValues = 1 << 20
+    /// otherwise describe an exponentially large tree). Info.plists hold hundreds; this bounds
+    /// what one hostile bundle can make a reader (appexd's installer among them) allocate.
+    public static let maximumValues = 1 << 17
 
     public static func parse(_ bytes: [UInt8]) throws(PropertyListSyntaxError) -> PlistValue {
         if bytes.starts(with: Array("bplist".utf8)) {
