@@ -70,6 +70,23 @@ static int cgroup2(int argc, char **argv) {
     return probe_fail(ENOENT, NULL);
 }
 
+static int cpus(int argc, char **argv) {
+    (void)argc, (void)argv;
+    // The CPUs this process may run on (Cpus_allowed_list of /proc/self/status).
+    FILE *f = fopen("/proc/self/status", "re");
+    if (!f) return probe_result(-1);
+    char line[512];
+    while (fgets(line, sizeof(line), f)) {
+        if (!strncmp(line, "Cpus_allowed_list:", 18)) {
+            line[strcspn(line, "\n")] = 0;
+            fclose(f);
+            return probe_ok("%s", line + 18 + strspn(line + 18, " \t"));
+        }
+    }
+    fclose(f);
+    return probe_fail(ENOENT, NULL);
+}
+
 const struct probe_action probe_system_actions[] = {
     {"uname", 0, 0, uname_action, ""},
     {"getuid", 0, 0, getuid_action, ""},
@@ -79,5 +96,6 @@ const struct probe_action probe_system_actions[] = {
     {"env", 1, 1, env, "NAME"},
     {"setrlimit-raise", 0, 0, setrlimit_raise, ""},
     {"cgroup2", 0, 0, cgroup2, ""},
+    {"cpus", 0, 0, cpus, ""},
     {0, 0, 0, 0, 0},
 };

@@ -19,6 +19,23 @@ struct SandboxRunTests {
         #expect(report.phases["launch"] != nil && report.phases["sandbox"] != nil)
     }
 
+    /// The launcher pins its thread to its CPU for the clone so the child starts there
+    /// (cpu_handoff in launcher.c): the extension must still get every CPU its launcher had,
+    /// and the launching thread its own set back.
+    @Test func theExtensionAndTheLauncherKeepEveryCPU() throws {
+        func allowed(_ path: String) throws -> String {
+            let status = try String(contentsOfFile: path, encoding: .utf8)
+            let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("Cpus_allowed_list:") })
+            return line.dropFirst("Cpus_allowed_list:".count).trimmingCharacters(in: .whitespaces)
+        }
+        let before = try allowed("/proc/thread-self/status")
+        let r = try ProbeRun("cpus")
+        let (report, out) = try r.run(["cpus"])
+        #expect(report.exitStatus == 0)
+        #expect(out == "ok \(before)")
+        #expect(try allowed("/proc/thread-self/status") == before)
+    }
+
     @Test func deniedSyscallReturnsEPERM() throws {
         let r = try ProbeRun("errno")
         // Control: without the rule the kernel answers ESRCH (no such pid).
