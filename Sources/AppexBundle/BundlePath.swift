@@ -36,16 +36,7 @@ public enum BundlePath {
 
     /// The names in a directory (not `.` or `..`), unsorted; empty when it cannot be read.
     public static func entries(of directory: String) -> [String] {
-        guard let dir = opendir(directory) else { return [] }
-        defer { closedir(dir) }
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
-            }
-            if name != ".", name != ".." { names.append(name) }
-        }
-        return names
+        (directoryNames(directory) ?? []).filter { $0 != "." && $0 != ".." }
     }
 
     /// What `stat` (following links, as `FileManager.fileExists` does) says is there.

@@ -199,9 +199,6 @@ struct OpenStepPropertyListParser {
     }
 
     private func fault(_ message: String, at offset: Int? = nil) -> PropertyListSyntaxError {
-        let at = min(offset ?? i, b.count)
-        var line = 1
-        for c in b[0..<at] where c == 0x0A { line += 1 }
-        return PropertyListSyntaxError("line \(line): \(message) (OpenStep-format property list)")
+        .atLine(of: offset ?? i, in: b, message + " (OpenStep-format property list)")
     }
 }

@@ -9,6 +9,14 @@ public struct PropertyListSyntaxError: Error, Sendable, Equatable, CustomStringC
         self.unsupportedValue = unsupportedValue
     }
     public var description: String { message }
+
+    /// A fault in a text format, named by its line: `message` prefixed with the line of
+    /// `offset` in `bytes` (the XML and OpenStep readers).
+    static func atLine(of offset: Int, in bytes: [UInt8], _ message: String) -> PropertyListSyntaxError {
+        var line = 1
+        for c in bytes[0..<min(offset, bytes.count)] where c == 0x0A { line += 1 }
+        return PropertyListSyntaxError("line \(line): \(message)")
+    }
 }
 
 /// Reads a property list in any of the three formats CoreFoundation reads (XML, binary

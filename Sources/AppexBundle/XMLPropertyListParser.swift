@@ -329,9 +329,6 @@ struct XMLPropertyListParser {
     // MARK: Errors
 
     private func fault(_ message: String, at offset: Int? = nil) -> PropertyListSyntaxError {
-        let at = min(offset ?? i, b.count)
-        var lineNumber = 1
-        for c in b[0..<at] where c == 0x0A { lineNumber += 1 }
-        return PropertyListSyntaxError("line \(lineNumber): \(message)")
+        .atLine(of: offset ?? i, in: b, message)
     }
 }

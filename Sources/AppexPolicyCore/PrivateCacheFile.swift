@@ -1,3 +1,4 @@
+import AppexBundle
 #if canImport(Glibc)
 import Glibc
 #endif

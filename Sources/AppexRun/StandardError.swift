@@ -1,18 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import AppexSandbox
 
-/// A line to standard error with write(2): no stdio `FILE` (a shared mutable global) and no
-/// Foundation `FileHandle`.
+/// A line to standard error with write(2) (`Sys.writeAll`): no stdio `FILE` (a shared
+/// mutable global) and no Foundation `FileHandle`.
 public enum StandardError {
     public static func line(_ text: String) {
-        var bytes = Array((text + "\n").utf8)
-        var done = 0
-        while done < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { Glibc.write(2, $0.baseAddress! + done, $0.count - done) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return }
-            done += n
-        }
+        try? Sys.writeAll(fd: 2, Array((text + "\n").utf8))
     }
 }

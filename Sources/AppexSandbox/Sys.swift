@@ -6,7 +6,7 @@ import SystemPackage
 import Glibc
 #endif
 
-enum Sys {
+package enum Sys {
     static var errno: Errno { Errno(rawValue: Glibc.errno) }
 
     static func fail(_ op: String, _ path: String? = nil) -> SandboxError {
@@ -51,7 +51,7 @@ enum Sys {
         return try readAll(fd: fd)
     }
 
-    static func writeAll(fd: Int32, _ bytes: [UInt8], path: String? = nil) throws {
+    package static func writeAll(fd: Int32, _ bytes: [UInt8], path: String? = nil) throws {
         var off = 0
         while off < bytes.count {
             let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + off, bytes.count - off) }

@@ -2,9 +2,6 @@ import AppexPolicy
 import AppexRun
 import AppexSandbox
 import ArgumentParser
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `appex run BUNDLE [-- ARGS]`: one extension under its effective policy, to its exit.
 struct RunCommand: ParsableCommand {

@@ -3,9 +3,9 @@ import Glibc
 #endif
 
 /// The entry names of a directory, `.` and `..` included, in the order the kernel gives them;
-/// nil when it cannot be opened. Plain `readdir`, no Foundation: the policy fingerprint and
-/// the cache pruning run on every `appex run`.
-func directoryNames(_ dir: String) -> [String]? {
+/// nil when it cannot be opened. Plain `readdir`, no Foundation: the policy fingerprint, the
+/// cache pruning and a bundle's entitlements lookup run on every `appex run`.
+package func directoryNames(_ dir: String) -> [String]? {
     guard let d = opendir(dir) else { return nil }
     defer { closedir(d) }
     var names: [String] = []
