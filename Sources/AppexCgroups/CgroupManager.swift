@@ -377,7 +377,7 @@ public struct CgroupManager: Sendable, CustomStringConvertible {
     /// Names of the extension cgroups under the parent, across hierarchies.
     public func list() throws -> [String] {
         var names = Set<String>()
-        for p in parentPaths where Sys.isDirectory(p) {
+        for p in parentPaths {
             names.formUnion(try Sys.subdirectories(p))
         }
         // v2 delegation may have parked the supervisor here; it is not an extension.

@@ -103,9 +103,14 @@ enum Sys {
         return lstat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
     }
 
-    /// Names of the subdirectories of `path` (cgroups are directories; control files are not).
+    /// Names of the subdirectories of `path` (cgroups are directories; control files are not);
+    /// none when `path` does not exist (a parent cgroup may be removed at any moment: asked
+    /// first and opened after, it could vanish in between).
     static func subdirectories(_ path: String) throws -> [String] {
-        guard let dir = opendir(path) else { throw fail("opendir", path) }
+        guard let dir = opendir(path) else {
+            if Glibc.errno == ENOENT { return [] }
+            throw fail("opendir", path)
+        }
         defer { closedir(dir) }
         var names: [String] = []
         while let ent = readdir(dir) {

@@ -108,6 +108,16 @@ struct FakeV2Tests {
         #expect(back == limits)
     }
 
+    /// The parent cgroup may be removed at any moment (tests share one and remove it when
+    /// done): listing a parent that is not there is an empty list, not an error.
+    @Test func listingAParentThatIsGoneIsEmpty() throws {
+        let fake = try FakeCgroup2()
+        let m = try fake.manager(parent: "gone")
+        try? FileManager.default.removeItem(atPath: fake.path("gone"))
+        #expect(!FileManager.default.fileExists(atPath: fake.path("gone")))
+        #expect(try m.list() == [])
+    }
+
     @Test func unsetLimitsAreLeftAtMaxAndSwapFileOptional() throws {
         let fake = try FakeCgroup2(hasSwap: false)
         let m = try fake.manager()
