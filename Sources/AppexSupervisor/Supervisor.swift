@@ -96,6 +96,8 @@ public final class Supervisor: @unchecked Sendable {
     /// What the last scrape was given, kept while nothing it shows changed (Metrics/).
     var metricsCache = MetricsSnapshotCache()
     var slots: [String: ExtensionSlot] = [:]
+    /// Each host's open requests (Host/OpenRequests.swift).
+    var openRequests = OpenRequests()
     var instanceCounter = 0
     /// Every termination the supervisor caused or observed, oldest first (bounded).
     var terminations: [TerminationRecord] = []

@@ -109,6 +109,37 @@ import Glibc
         }
     }
 
+    /// A host that goes away: its request still waiting ends cancelled at once, the one at the
+    /// instance ends too, and another host's request queued behind them is served. The
+    /// supervisor forgets every request once it has ended.
+    @Test func aHostThatGoesAwayCancelsOnlyItsOwnRequests() async throws {
+        try await withProbe { f, id in
+            let gone = RecordingSink(), other = RecordingSink()
+            let sleep = [AppexWire.ExtensionItem(attributedContentText: "x", userInfo: Self.action("sleep", "300"))]
+            let echo = [AppexWire.ExtensionItem(attributedContentText: "echo")]
+            // One instance at most (the defaults): request 1 launches it, 2 and 3 wait.
+            let admitted = await f.supervisor.onLoop { s in
+                [s.begin(HostBeginRequest(requestID: 1, bundleIdentifier: id, items: sleep), descriptors: [], sink: gone),
+                 s.begin(HostBeginRequest(requestID: 2, bundleIdentifier: id, items: echo), descriptors: [], sink: gone),
+                 s.begin(HostBeginRequest(requestID: 1, bundleIdentifier: id, items: echo), descriptors: [], sink: other)]
+                    .map { $0 == nil }
+            }
+            #expect(admitted == [true, true, true])
+            #expect(await f.supervisor.openRequestCount() == 3)
+            await f.supervisor.onLoop { $0.sinkClosed(gone) }
+            // The waiting one has ended by the time the loop is done with the host's going away.
+            let waiting = try #require(gone.outcomes.value.first { $0.requestID == 2 }, "the waiting request did not end when its host went away")
+            #expect(waiting.requestID == 2 && waiting.outcome == .cancelled, "\(waiting)")
+            #expect(waiting.error?.message == "cancelled by the host")
+            // The other host's request, the same id as the gone host's first: served.
+            let served = try #require(await other.outcome(1))
+            #expect(served.outcome == .completed && served.items.first?.attributedContentText == "echo", "\(served)")
+            #expect(await gone.outcome(1) != nil)
+            #expect(other.outcomes.value.count == 1 && gone.outcomes.value.count == 2)
+            #expect(await f.supervisor.openRequestCount() == 0)
+        }
+    }
+
     @Test func openURLReachesTheHost() async throws {
         try await withProbe { f, id in
             let seen = Locked<[String]>([])

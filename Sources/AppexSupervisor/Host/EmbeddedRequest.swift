@@ -29,11 +29,13 @@ extension Supervisor {
     /// Cancels an in-process request by its id (from any thread).
     public func cancelRequest(_ requestID: UInt64) {
         loop.post { [self] in
-            for slot in slots.values {
-                let sinks = slot.queue.map(\.sink) + slot.instances.compactMap { $0.ticket?.sink }
-                for sink in sinks where sink is EmbeddedSink { cancel(hostRequestID: requestID, sink: sink) }
-            }
+            for sink in openRequests.sinks where sink is EmbeddedSink { cancel(hostRequestID: requestID, sink: sink) }
         }
+    }
+
+    /// How many requests are open (admitted, not ended), every host's together.
+    public func openRequestCount() async -> Int {
+        await onLoop { $0.openRequests.count }
     }
 
     /// The terminations recorded so far, oldest first.

@@ -23,7 +23,11 @@ extension Supervisor {
         }
         let ticket = RequestTicket(request: request, descriptors: descriptors, sink: sink)
         let bundleIdentifier = request.bundleIdentifier
-        ticket.onEnd = { [unowned self] outcome in rememberRequest(outcome, bundleIdentifier: bundleIdentifier) }
+        ticket.onEnd = { [unowned self, unowned ticket] outcome in
+            openRequests.remove(ticket)
+            rememberRequest(outcome, bundleIdentifier: bundleIdentifier)
+        }
+        openRequests.add(ticket)
         let slot = slot(for: request.bundleIdentifier)
         slot.queue.append(ticket)
         pump(slot)
@@ -34,37 +38,33 @@ extension Supervisor {
     /// at once; one at an extension is cancelled there, and ends when the extension answers
     /// (or with the extension, if it dies first).
     public func cancel(hostRequestID: UInt64, sink: RequestSink) {
-        for slot in slots.values {
-            if let i = slot.queue.firstIndex(where: { $0.hostRequestID == hostRequestID && $0.sink === sink }) {
-                let ticket = slot.queue.remove(at: i)
-                ticket.end(.cancelled, error: Self.hostCancelled)
-                return
-            }
-            for instance in slot.instances where instance.ticket?.hostRequestID == hostRequestID && instance.ticket?.sink === sink {
-                guard let ticket = instance.ticket, !ticket.cancelRequested else { return }
-                ticket.cancelRequested = true
-                if instance.state == .busy {
-                    send(.cancelRequest(CancelRequest(requestID: instance.channelRequestID, error: Self.hostCancelled)),
-                         to: instance)
-                } else {
-                    // Not sent yet (the instance is still launching): it ends here; the
-                    // instance stays, warm for the next request.
-                    instance.ticket = nil
-                    ticket.end(.cancelled, error: Self.hostCancelled)
-                }
-                return
-            }
+        if let ticket = openRequests.ticket(hostRequestID, of: sink) { cancel(ticket) }
+    }
+
+    /// Loop only. Cancels `ticket` where it is: its extension's queue, or the instance serving
+    /// it (or launching for it).
+    private func cancel(_ ticket: RequestTicket) {
+        guard let slot = slots[ticket.bundleIdentifier] else { return }
+        if let i = slot.queue.firstIndex(where: { $0 === ticket }) {
+            slot.queue.remove(at: i)
+            ticket.end(.cancelled, error: Self.hostCancelled)
+            return
+        }
+        guard let instance = slot.instances.first(where: { $0.ticket === ticket }), !ticket.cancelRequested else { return }
+        ticket.cancelRequested = true
+        if instance.state == .busy {
+            send(.cancelRequest(CancelRequest(requestID: instance.channelRequestID, error: Self.hostCancelled)), to: instance)
+        } else {
+            // Not sent yet (the instance is still launching): it ends here; the instance
+            // stays, warm for the next request.
+            instance.ticket = nil
+            ticket.end(.cancelled, error: Self.hostCancelled)
         }
     }
 
     /// Loop only. The host went away: its requests are cancelled as if it had asked.
     public func sinkClosed(_ sink: RequestSink) {
-        for slot in slots.values {
-            for ticket in slot.queue where ticket.sink === sink { cancel(hostRequestID: ticket.hostRequestID, sink: sink) }
-            for instance in slot.instances where instance.ticket?.sink === sink {
-                if let id = instance.ticket?.hostRequestID { cancel(hostRequestID: id, sink: sink) }
-            }
-        }
+        for ticket in openRequests.tickets(of: sink) { cancel(ticket) }
     }
 
     static let hostCancelled = RequestError(domain: RequestTicket.errorDomain, code: 2, message: "cancelled by the host")
