@@ -21,6 +21,7 @@ enum LaunchPhaseCatalog {
     }
 
     static let phases: [Phase] = [
+        Phase(name: "handOff", share: .sandbox, meaning: "decision → the slot's launch worker starts on it"),
         Phase(name: "view", share: .sandbox, meaning: "building the extension's sandbox (first launch only)"),
         Phase(name: "prepare", share: .sandbox, meaning: "container, uid, cgroup, seccomp program, log"),
         Phase(name: "clone", share: .sandbox, meaning: "clone → first instruction of the child"),

@@ -146,8 +146,8 @@ struct ProfileOutput {
         func mean(_ phase: String) -> Double {
             Double(run.samples.reduce(UInt64(0)) { $0 + ($1[phase] ?? 0) }) / Double(run.samples.count)
         }
-        let parts = ["view", "prepare", "clone", "sandbox", "exec"]
-        let colors = ["#2c5282", "#2b6cb0", "#3182ce", "#4299e1", "#63b3ed"]
+        let parts = ["handOff", "view", "prepare", "clone", "sandbox", "exec"]
+        let colors = ["#1a365d", "#2c5282", "#2b6cb0", "#3182ce", "#4299e1", "#63b3ed"]
         var segments = zip(parts, colors).map { SVGChart.Segment(name: $0, micros: mean($0), color: $1) }.filter { $0.micros > 0 }
         let rest = mean("spawn") - segments.reduce(0) { $0 + $1.micros }
         segments.append(SVGChart.Segment(name: "appexd (other)", micros: Swift.max(rest, 0), color: "#90cdf4"))

@@ -70,6 +70,7 @@ extension Supervisor {
             let t2 = MonotonicTime.now
             let process = try r.launch()
             let t3 = MonotonicTime.now
+            outcome.phases.append(("handOff", t0 - started))
             if built { outcome.phases.append(("view", t1 - t0)) }
             outcome.phases.append(("prepare", t2 - t1))
             outcome.phases.append(("clone", process.phases.cloneNanos))

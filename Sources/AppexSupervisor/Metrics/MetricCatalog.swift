@@ -46,7 +46,7 @@ public enum MetricCatalog {
 
     public static let launchDuration = MetricDefinition(
         "appex_launch_duration_seconds", .histogram, labels: ["phase", "extension_point", "start"], buckets: launchBuckets,
-        help: "Launch time by phase: view, prepare, clone, sandbox, exec, spawn (the sandbox's), checkIn (decision to Hello), firstRequest (its round trip; start=warm for a reused instance).")
+        help: "Launch time by phase: handOff (decision to the launch worker), view, prepare, clone, sandbox, exec, spawn (the sandbox's), checkIn (decision to Hello), firstRequest (its round trip; start=warm for a reused instance).")
     public static let sandboxBuilds = MetricDefinition(
         "appex_sandbox_build_duration_seconds", .histogram, labels: ["trigger"], buckets: launchBuckets,
         help: "Extension sandboxes built (namespaces, view, init), by what built them: a first launch (trigger=launch), or appexd ahead of it (trigger=prebuild, appexd --prebuild-sandboxes).")
