@@ -28,11 +28,11 @@ final class Daemon {
         }
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = ["--state-dir", state, "--socket", socket, "--policies", policies,
-                             "--cgroup-parent", "appex-metrics-bench-\(getpid())", "--log-level", "warning",
+                             "--cgroup-parent", "appex-metrics-bench-\(getpid())-\(name)", "--log-level", "warning",
                              "--uid-range", uids, "--metrics", metrics ? "127.0.0.1:0" : "off"]
             + (prebuild ? ["--prebuild-sandboxes"] : [])
         do { try process.run() } catch { fail("cannot start appexd: \(error)") }
-        running = self
+        running.append(self)
         if HostClient.waitUntilServing(socketPath: socket, attempts: 1000, interval: .milliseconds(10)) { return }
         stop()
         fail("appexd did not start answering on \(socket)")
@@ -78,13 +78,13 @@ final class Daemon {
     }
 }
 
-/// The appexd to stop and the directory to remove when the benchmark fails half-way.
-nonisolated(unsafe) var running: Daemon?
+/// The appexds to stop and the directory to remove when the benchmark fails half-way.
+nonisolated(unsafe) var running: [Daemon] = []
 nonisolated(unsafe) var scratch: String?
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("metrics-bench: \(message)\n".utf8))
-    running?.stop()
+    for daemon in running { daemon.stop() }
     if let scratch { try? FileManager.default.removeItem(atPath: scratch) }
     exit(1)
 }

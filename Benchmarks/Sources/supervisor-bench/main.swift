@@ -67,7 +67,7 @@ for e in extensions { _ = try await supervisor.enable(e.id) }
 let cold = ColdLaunch(supervisor: supervisor)
 var warmCacheRows: [Row] = [], coldCacheRows: [Row] = [], firstLaunches: [String] = []
 for e in extensions {
-    let bare = BareLaunch(executable: e.executable, bundleIdentifier: e.id, home: root)
+    let bare = BareLaunch(executable: e.executable, bundleIdentifier: e.id, home: root, fail: fail)
     for _ in 0..<5 { _ = bare.once() }   // the page cache holds it, as it holds the sandboxed one
     var bareHistogram = newHistogram()
     for _ in 0..<coldIterations { bareHistogram.record(bare.once()) }

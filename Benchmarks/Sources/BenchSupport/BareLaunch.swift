@@ -1,4 +1,3 @@
-import BenchSupport
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -7,13 +6,22 @@ import Glibc
 /// The cold floor: the extension's executable started with plain posix_spawn, no sandbox, its
 /// socketpair end at fd 3 as the launcher leaves it, timed until its Hello arrives. What is
 /// left is the extension's own start-up (loader, runtime, SDK) plus one fork+exec.
-struct BareLaunch {
+public struct BareLaunch: Sendable {
     let executable: String
     let bundleIdentifier: String
     let home: String
+    /// The harness's own way to stop with a message.
+    let fail: @Sendable (String) -> Never
+
+    public init(executable: String, bundleIdentifier: String, home: String, fail: @escaping @Sendable (String) -> Never) {
+        self.executable = executable
+        self.bundleIdentifier = bundleIdentifier
+        self.home = home
+        self.fail = fail
+    }
 
     /// Nanoseconds from posix_spawn to the Hello record being readable.
-    func once() -> UInt64 {
+    public func once() -> UInt64 {
         var fds: [Int32] = [0, 0]
         guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
             fail("socketpair: \(String(cString: strerror(errno)))")
