@@ -164,6 +164,12 @@ struct Side {
     var checkIn = newHistogram()
     var phases: [String: Histogram<UInt64>] = [:]
     var bare = newHistogram()
+
+    /// One launch's check-in and phases.
+    mutating func record(_ launch: (checkIn: UInt64, phases: [String: UInt64])) {
+        checkIn.record(launch.checkIn)
+        for (k, v) in launch.phases { phases[k, default: newHistogram()].record(v) }
+    }
 }
 
 let bareProbe = BareLaunch(executable: probePath, bundleIdentifier: "dev.appex.bench.bare", home: root, fail: fail)
@@ -177,9 +183,7 @@ func measure(_ ids: [String], through client: HostClient = client) async throws 
     var side = Side()
     for id in ids {
         side.bare.record(bareProbe.once() / 1000)
-        let l = try await launch(id, through: client)
-        side.checkIn.record(l.checkIn)
-        for (k, v) in l.phases { side.phases[k, default: newHistogram()].record(v) }
+        side.record(try await launch(id, through: client))
     }
     return side
 }
@@ -268,16 +272,11 @@ func interleaved(_ crowdedIDs: [String], through crowded: HostClient, beside alo
     try await Task.sleep(for: .seconds(1))
     _ = try await waitForQuietMachine()
     var crowdedSide = Side(), aloneSide = Side()
-    func record(_ id: String, through client: HostClient, into side: inout Side) async throws {
-        let l = try await launch(id, through: client)
-        side.checkIn.record(l.checkIn)
-        for (k, v) in l.phases { side.phases[k, default: newHistogram()].record(v) }
-    }
     for i in 0..<min(crowdedIDs.count, aloneIDs.count) {
         let crowdedFirst = i % 2 == 0
-        if crowdedFirst { try await record(crowdedIDs[i], through: crowded, into: &crowdedSide) }
-        try await record(aloneIDs[i], through: twinClient, into: &aloneSide)
-        if !crowdedFirst { try await record(crowdedIDs[i], through: crowded, into: &crowdedSide) }
+        if crowdedFirst { crowdedSide.record(try await launch(crowdedIDs[i], through: crowded)) }
+        aloneSide.record(try await launch(aloneIDs[i], through: twinClient))
+        if !crowdedFirst { crowdedSide.record(try await launch(crowdedIDs[i], through: crowded)) }
     }
     return (crowdedSide, aloneSide)
 }
