@@ -85,7 +85,8 @@ let package = Package(
         .target(name: "AppexWire"),
         .target(name: "CAppexWireIO"),
         .target(name: "AppexWireIO", dependencies: ["AppexWire"]),
-        // appexd's listening socket (bind, listen, accept4): only the supervisor links it.
+        // appexd's listening socket (bind, listen, accept4) and what each client may hold there:
+        // only the supervisor and appexd's configuration link it.
         .target(name: "AppexWireListener", dependencies: ["AppexWireIO", "CAppexWireIO"]),
         // `appex run` from a command line: the request, its preparation and its report, with no
         // Foundation, shared by the `appex` front and the full tool.
@@ -202,9 +203,9 @@ let package = Package(
         .testTarget(name: "AppexHostClientTests", dependencies: ["AppexHostClient", "AppexWire", "AppexWireIO", "AppexWireListener"]),
         .target(
             name: "AppexDaemon",
-            dependencies: ["AppexPolicy", "AppexWire", "AppexWireIO", .product(name: "Yams", package: "Yams")]
+            dependencies: ["AppexPolicy", "AppexWire", "AppexWireIO", "AppexWireListener", .product(name: "Yams", package: "Yams")]
         ),
-        .testTarget(name: "AppexDaemonTests", dependencies: ["AppexDaemon", "AppexPolicy", "AppexWireIO", "AppexTestSupport"]),
+        .testTarget(name: "AppexDaemonTests", dependencies: ["AppexDaemon", "AppexPolicy", "AppexWireIO", "AppexWireListener", "AppexTestSupport"]),
 
         // appexd's metrics endpoint (Docs/metrics.md): the Prometheus backend behind
         // swift-metrics, the gauges read at scrape time, and `GET /metrics` on NIO's HTTP/1

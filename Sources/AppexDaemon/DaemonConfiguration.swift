@@ -1,5 +1,6 @@
 import AppexPolicy
 import AppexWire
+import AppexWireListener
 
 /// appexd's configuration file (default `/etc/appex/appexd.yaml`, `appexd --config PATH`):
 ///
@@ -12,6 +13,12 @@ import AppexWire
 /// memoryBudget: 512MiB            # optional: for the jetsam
 /// metrics: 127.0.0.1:9464         # optional: the Prometheus endpoint, or off
 /// prebuildSandboxes: true         # optional: build enabled extensions' sandboxes ahead
+/// clients:                        # optional: what each control-socket client may hold
+///   helloTimeout: 5s
+///   connections: 256              #   of all users but administrators together
+///   connectionsPerUser: 16
+///   requestsPerConnection: 32
+///   descriptorsPerConnection: 64
 /// ```
 ///
 /// Every key is optional. A mistake (unknown key, wrong type, unknown user name, bad or
@@ -38,6 +45,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// Whether enabled extensions' sandboxes are built before their first launch
     /// (`SupervisorOptions.prebuildSandboxes`).
     public var prebuildSandboxes = false
+    /// What each control-socket client may hold (Docs/security-model.md, "The daemon's boundary").
+    public var clients = ClientLimits()
     /// The file this was read from; nil when no file was read (defaults).
     public var file: String?
 
@@ -82,7 +91,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         var configuration = DaemonConfiguration(file: file)
         guard let root = try YAMLNode.parseDocument(text, file: file) else { return configuration }
         let keys: Set<String> = ["hosts", "admins", "stateDirectory", "socket", "shutdownGrace", "memoryBudget", "metrics",
-                                "prebuildSandboxes"]
+                                "prebuildSandboxes", "clients"]
         for (key, node) in try root.mapping(allowed: keys) {
             switch key {
             case "hosts": configuration.hosts = try ConfigurationValues.uids(node)
@@ -93,9 +102,29 @@ public struct DaemonConfiguration: Sendable, Equatable {
             case "memoryBudget": configuration.memoryBudget = try ConfigurationValues.positiveSize(node)
             case "metrics": configuration.metrics = try ConfigurationValues.metricsEndpoint(node)
             case "prebuildSandboxes": configuration.prebuildSandboxes = try node.bool()
+            case "clients": configuration.clients = try clientLimits(node)
             default: break
             }
         }
         return configuration
+    }
+
+    private static func clientLimits(_ node: YAMLNode) throws -> ClientLimits {
+        var limits = ClientLimits()
+        let keys: Set<String> = ["helloTimeout", "connections", "connectionsPerUser", "requestsPerConnection",
+                                 "descriptorsPerConnection"]
+        for (key, value) in try node.mapping(allowed: keys) {
+            switch key {
+            case "helloTimeout":
+                limits.helloTimeout = try ConfigurationValues.nonNegativeDuration(value)
+                if limits.helloTimeout == .zero { throw value.error("helloTimeout must be longer than 0") }
+            case "connections": limits.connections = try value.int(in: 1...1_000_000)
+            case "connectionsPerUser": limits.connectionsPerUID = try value.int(in: 1...1_000_000)
+            case "requestsPerConnection": limits.requestsPerConnection = try value.int(in: 1...1_000_000)
+            case "descriptorsPerConnection": limits.descriptorsPerConnection = try value.int(in: 0...1_000_000)
+            default: break
+            }
+        }
+        return limits
     }
 }

@@ -122,7 +122,7 @@ struct Appexd: AsyncParsableCommand {
                                                                   supervisor: supervisor, stateDirectory: state, logger: logger)
         }
         supervisor.start()
-        let server = ControlServer(supervisor: supervisor, path: socketPath, authorization: settings,
+        let server = ControlServer(supervisor: supervisor, path: socketPath, authorization: settings, limits: settings.clients,
                                    logger: Logger(label: "appexd.control"))
         // The control socket opens inside the service, once the group traps SIGTERM and SIGINT:
         // a client that sees appexd answer may signal it at once, and that must be graceful.

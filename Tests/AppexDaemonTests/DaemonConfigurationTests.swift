@@ -1,6 +1,7 @@
 import Testing
 @testable import AppexDaemon
 import AppexPolicy
+import AppexWireListener
 import AppexTestSupport
 import Glibc
 
@@ -102,6 +103,26 @@ struct ConfigurationDirectory {
         #expect(c.memoryBudget == .mebibytes(512))
         #expect(!c.prebuildSandboxes)
         #expect(!DaemonConfiguration().prebuildSandboxes)
+        #expect(c.clients == ClientLimits(), "the example states the defaults")
+    }
+
+    @Test func clientLimitsAreReadAndFittedToTheDescriptorLimit() throws {
+        let c = try DaemonConfiguration.parse("""
+            clients:
+              helloTimeout: 750ms
+              connections: 100
+              connectionsPerUser: 4
+              requestsPerConnection: 8
+              descriptorsPerConnection: 15
+            """, file: "appexd.yaml")
+        #expect(c.clients.helloTimeout == .milliseconds(750))
+        #expect(c.clients.connections == 100 && c.clients.connectionsPerUID == 4)
+        #expect(c.clients.requestsPerConnection == 8 && c.clients.descriptorsPerConnection == 15)
+        // A quarter of 4,096 descriptors at 16 a connection: 64 connections.
+        let fitted = c.clients.fitted(toDescriptorLimit: 4096)
+        #expect(fitted.connections == 64 && fitted.connectionsPerUID == 4)
+        #expect(c.clients.fitted(toDescriptorLimit: 1_000_000).connections == 100)
+        #expect(c.clients.fitted(toDescriptorLimit: 10).connections == 1)
     }
 
     /// A bad file: its text, and where and what the error must say.
@@ -132,6 +153,9 @@ struct ConfigurationDirectory {
         Bad(text: "memoryBudget: 0MiB\n", line: 1, key: "memoryBudget", message: "expected a size above 0"),
         Bad(text: "memoryBudget: lots\n", line: 1, key: "memoryBudget", message: "expected a size such as 120MiB"),
         Bad(text: "hosts: [0]\nprebuildSandboxes: often\n", line: 2, key: "prebuildSandboxes", message: "expected true or false"),
+        Bad(text: "clients:\n  connections: 0\n", line: 2, key: "clients.connections", message: "0 is out of range 1…1000000"),
+        Bad(text: "clients:\n  helloTimeout: 0s\n", line: 2, key: "clients.helloTimeout", message: "helloTimeout must be longer than 0"),
+        Bad(text: "clients:\n  connectionsPerUid: 3\n", line: 2, key: "clients.connectionsPerUid", message: "unknown key"),
         Bad(text: "admins: [0]\nhosts: [0]\nhosts: [1]\n", line: 2, key: "hosts", message: "duplicate key"),
         Bad(text: "- hosts\n- admins\n", line: 1, key: nil, message: "expected a mapping, found a list"),
         Bad(text: "hosts: [1000\nadmins: [0]\n", line: 2, key: nil, message: "not valid YAML"),

@@ -19,14 +19,27 @@ public final class ControlServer: @unchecked Sendable {
     public let path: String
     let supervisor: Supervisor
     let authorization: PeerAuthorization
+    let limits: ClientLimits
     let logger: Logger
     private var listener: WireListener?
     var sessions: [Int32: HostSession] = [:]
+    /// Open connections by uid, and of all non-administrators together (ClientLimits).
+    private var connectionsByUID: [UInt32: Int] = [:]
+    private var unprivilegedConnections = 0
+    /// Held open so that, out of descriptors, appexd can still accept a connection in order
+    /// to close it (a pending connection keeps the listener readable and the loop spinning).
+    private var reserveFD: Int32 = -1
+    private var acceptPaused = false
+    private var acceptBackoff: Duration = .zero
+    var refusals = RateLimitedLog()
 
-    public init(supervisor: Supervisor, path: String, authorization: PeerAuthorization, logger: Logger) {
+    /// `limits` are fitted to the process's descriptor limit at `start`.
+    public init(supervisor: Supervisor, path: String, authorization: PeerAuthorization,
+                limits: ClientLimits = ClientLimits(), logger: Logger) {
         self.supervisor = supervisor
         self.path = path
         self.authorization = authorization
+        self.limits = ClientLimits.currentDescriptorLimit.map { limits.fitted(toDescriptorLimit: $0) } ?? limits
         self.logger = logger
     }
 
@@ -46,6 +59,7 @@ public final class ControlServer: @unchecked Sendable {
         let listener = try WireListener.bind(path: path, nonblocking: true)
         chmod(path, 0o666)
         self.listener = listener
+        reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
         let result: Result<Void, Error> = await supervisor.onLoop { [self] s in
             Result { try s.loop.register(listener.fd) { [self] in acceptPending() } }
         }
@@ -64,35 +78,114 @@ public final class ControlServer: @unchecked Sendable {
             }
             for session in sessions.values { session.close() }
             sessions.removeAll()
+            if reserveFD >= 0 { Glibc.close(reserveFD) }
+            reserveFD = -1
         }
     }
 
     private func acceptPending() {
-        guard let listener else { return }
+        guard let listener, !acceptPaused else { return }
+        let socket: WireSocket
         do {
-            guard let socket = try listener.accept(nonblockingConnection: true) else { return }
-            let peer: PeerCredentials
-            do {
-                peer = try socket.peerCredentials()
-            } catch {
-                logger.warning("control: no peer credentials, closing: \(error)")
-                socket.close()
-                return
-            }
-            let session = HostSession(server: self, socket: socket, peer: peer)
-            do {
-                try supervisor.loop.register(socket.fd) { [weak session] in session?.readable() }
-                sessions[socket.fd] = session
-            } catch {
-                socket.close()
-                logger.error("control: cannot watch a new connection: \(error)")
-            }
+            guard let accepted = try listener.accept(nonblockingConnection: true) else { return }
+            socket = accepted
+        } catch where error.errno == EMFILE || error.errno == ENFILE {
+            shedOneConnection(listener, error)
+            return
         } catch {
-            logger.error("control: accept failed: \(error)")
+            refusals.warning(logger, key: "control: accept failed", "control: accept failed: \(error)")
+            return
+        }
+        acceptBackoff = .zero
+        let peer: PeerCredentials
+        do {
+            peer = try socket.peerCredentials()
+        } catch {
+            refusals.warning(logger, key: "control: no peer credentials", "control: no peer credentials, closing: \(error)")
+            socket.close()
+            return
+        }
+        if let refusal = admissionRefusal(peer) {
+            refusals.warning(logger, key: "control: refused uid \(peer.uid)",
+                             "control: refused a connection of pid \(peer.pid) uid \(peer.uid): \(refusal)")
+            supervisor.metrics.refusal(reason: Reason.busy.rawValue)
+            WireConnection(socket: socket, role: .service).refuseAndClose(.busy, message: refusal)
+            return
+        }
+        let session = HostSession(server: self, socket: socket, peer: peer)
+        do {
+            try supervisor.loop.register(socket.fd) { [weak session] in session?.readable() }
+            sessions[socket.fd] = session
+            opened(session)
+        } catch {
+            socket.close()
+            logger.error("control: cannot watch a new connection: \(error)")
+        }
+    }
+
+    /// Whether administrators are exempt from the others' bounds.
+    func isAdministrator(_ uid: UInt32) -> Bool { authorization.mayAdminister(uid: uid) }
+
+    /// Why a new connection of `peer` is refused, or nil when it may stay.
+    private func admissionRefusal(_ peer: PeerCredentials) -> String? {
+        let open = connectionsByUID[peer.uid, default: 0]
+        if isAdministrator(peer.uid) {
+            guard open < limits.connectionsPerAdministrator else {
+                return "uid \(peer.uid) has \(open) connections open, the most an administrator may"
+            }
+            return nil
+        }
+        guard open < limits.connectionsPerUID else {
+            return "uid \(peer.uid) has \(open) connections open, the most one user may (appexd configuration: clients.connectionsPerUser)"
+        }
+        guard unprivilegedConnections < limits.connections else {
+            return "appexd has \(unprivilegedConnections) connections open, the most it takes (clients.connections); try again later"
+        }
+        return nil
+    }
+
+    private func opened(_ session: HostSession) {
+        let uid = session.peer.uid
+        connectionsByUID[uid, default: 0] += 1
+        if !isAdministrator(uid) { unprivilegedConnections += 1 }
+        session.helloTimer = supervisor.loop.schedule(after: limits.helloTimeout) { [weak session, self] in
+            guard let session else { return }
+            session.helloTimer = nil
+            refusals.warning(logger, key: "control: no Hello", "control: \(session.label) sent no Hello in time, closing")
+            session.close(refusal: (.protocolError, "no Hello within \(limits.helloTimeout)"))
+        }
+    }
+
+    /// Out of descriptors: the pending connection is accepted on the reserve descriptor and
+    /// closed at once, and accepting pauses (doubling up to 2 s) so the loop does not spin
+    /// while the descriptors stay taken.
+    private func shedOneConnection(_ listener: WireListener, _ error: SocketError) {
+        refusals.warning(logger, key: "control: out of descriptors",
+                         "control: out of descriptors (\(error)); refusing connections for a while")
+        if reserveFD >= 0 {
+            Glibc.close(reserveFD)
+            if let shed = try? listener.accept(nonblockingConnection: true) { shed.close() }
+            reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        }
+        acceptBackoff = min(max(acceptBackoff * 2, .milliseconds(50)), .seconds(2))
+        acceptPaused = true
+        supervisor.loop.unregister(listener.fd)
+        _ = supervisor.loop.schedule(after: acceptBackoff) { [self] in
+            acceptPaused = false
+            guard let current = self.listener, current.fd == listener.fd else { return }
+            do {
+                try supervisor.loop.register(listener.fd) { [self] in acceptPending() }
+            } catch {
+                logger.error("control: cannot watch the control socket again: \(error)")
+            }
         }
     }
 
     func sessionClosed(_ session: HostSession, fd: Int32) {
-        sessions.removeValue(forKey: fd)
+        guard sessions.removeValue(forKey: fd) != nil else { return }
+        let uid = session.peer.uid
+        let open = connectionsByUID[uid, default: 1] - 1
+        connectionsByUID[uid] = open > 0 ? open : nil
+        if !isAdministrator(uid) { unprivilegedConnections -= 1 }
     }
 }

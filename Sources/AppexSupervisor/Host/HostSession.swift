@@ -18,6 +18,8 @@ final class HostSession: RequestSink, @unchecked Sendable {
     private let fd: Int32
     /// Open-URL questions waiting for the host's answer, by the host's request id.
     private var openURLReplies: [UInt64: (Bool) -> Void] = [:]
+    /// Closes the connection if Hello has not come by then (ClientLimits.helloTimeout).
+    var helloTimer: EventLoop.TimerID?
 
     init(server: ControlServer, socket: WireSocket, peer: PeerCredentials) {
         self.server = server
@@ -27,7 +29,7 @@ final class HostSession: RequestSink, @unchecked Sendable {
     }
 
     private var supervisor: Supervisor { server.supervisor }
-    private var label: String { "host pid \(peer.pid) uid \(peer.uid)" }
+    var label: String { "host pid \(peer.pid) uid \(peer.uid)" }
 
     func readable() {
         guard let connection else { return }
@@ -59,6 +61,8 @@ final class HostSession: RequestSink, @unchecked Sendable {
                 close(refusal: (.notAuthorized, "uid \(peer.uid) may neither host nor administer (appexd configuration)"))
                 return
             }
+            supervisor.loop.cancel(helloTimer)
+            helloTimer = nil
             send(.hello(Hello(bundleIdentifier: "appexd", pid: getpid())))
         case .ping(let sequence):
             send(.pong(sequence: sequence))
@@ -68,6 +72,12 @@ final class HostSession: RequestSink, @unchecked Sendable {
                 server.supervisor.metrics.refusal(reason: Reason.notAuthorized.rawValue)
                 send(.refusal(Refusal(reason: .notAuthorized, message: "uid \(peer.uid) may not act as a host",
                                       requestID: request.requestID)))
+                return
+            }
+            if let refusal = boundsRefusal(request, descriptors: frame.descriptors) {
+                frame.closeDescriptors()
+                server.supervisor.metrics.refusal(reason: refusal.reason.rawValue)
+                send(.refusal(refusal))
                 return
             }
             if let refusal = supervisor.begin(request, descriptors: frame.descriptors, sink: self) {
@@ -87,6 +97,23 @@ final class HostSession: RequestSink, @unchecked Sendable {
         default:
             frame.closeDescriptors()
         }
+    }
+
+    /// A request this connection may not add (ClientLimits); nil when it may be begun.
+    private func boundsRefusal(_ request: HostBeginRequest, descriptors: [Int32]) -> Refusal? {
+        guard !server.isAdministrator(peer.uid) else { return nil }
+        let open = supervisor.openRequests.tickets(of: self)
+        let limits = server.limits
+        if open.count >= limits.requestsPerConnection {
+            return Refusal(reason: .busy, message: "this connection has \(open.count) requests open, the most one may (clients.requestsPerConnection)",
+                           requestID: request.requestID)
+        }
+        let held = open.reduce(0) { $0 + $1.descriptors.count }
+        if held + descriptors.count > limits.descriptorsPerConnection {
+            return Refusal(reason: .busy, message: "this connection's open requests hold \(held) descriptors; \(descriptors.count) more would pass the \(limits.descriptorsPerConnection) one may (clients.descriptorsPerConnection)",
+                           requestID: request.requestID)
+        }
+        return nil
     }
 
     // MARK: administration
@@ -179,6 +206,8 @@ final class HostSession: RequestSink, @unchecked Sendable {
     func close(refusal: (Reason, String)? = nil) {
         guard let connection else { return }
         self.connection = nil
+        supervisor.loop.cancel(helloTimer)
+        helloTimer = nil
         supervisor.loop.unregister(fd)
         if let (reason, message) = refusal {
             connection.refuseAndClose(reason, message: message)
