@@ -18,6 +18,8 @@ public struct Reason: RawRepresentable, Hashable, Sendable, ExpressibleByStringL
     public static let invalidBundle: Reason = "invalid-bundle"
     public static let launchFailed: Reason = "launch-failed"
     public static let busy: Reason = "busy"
+    /// An attachment's descriptor is not a read-only regular file or a pipe.
+    public static let invalidAttachment: Reason = "invalid-attachment"
 
     // Kill and termination reasons (the same names as the jetsam and life-cycle records).
     public static let launchTimeout: Reason = "launch-timeout"

@@ -36,3 +36,10 @@ int appex_filesystem_type(const char *path, long *type) {
     *type = (long)fs.f_type;
     return 0;
 }
+
+int appex_descriptor_filesystem_type(int fd, long *type) {
+    struct statfs fs;
+    if (fstatfs(fd, &fs) != 0) return -1;
+    *type = (long)fs.f_type;
+    return 0;
+}

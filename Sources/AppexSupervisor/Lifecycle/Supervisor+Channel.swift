@@ -68,10 +68,12 @@ extension Supervisor {
         case .pong(let sequence):
             pongReceived(instance, sequence: sequence)
         case .completeRequest(let complete):
+            if refusedAttachments(frame, items: complete.items, from: instance, requestID: complete.requestID) { return }
             answered(instance, requestID: complete.requestID, descriptors: frame.descriptors) { ticket in
                 ticket.end(.completed, items: complete.items, returned: frame.descriptors)
             }
         case .cancelRequest(let cancel):
+            if refusedAttachments(frame, items: [], from: instance, requestID: cancel.requestID) { return }
             answered(instance, requestID: cancel.requestID, descriptors: frame.descriptors) { ticket in
                 ticket.end(.cancelled, returned: frame.descriptors, error: cancel.error)
             }
@@ -90,6 +92,19 @@ extension Supervisor {
             frame.closeDescriptors()
             logger.debug("\(instance.label): ignored \(frame.message.type.name)")
         }
+    }
+
+    /// An answer whose descriptors may not go to the host (AttachmentDescriptors) ends its
+    /// request failed, `invalid-attachment`, without them; the instance goes on.
+    private func refusedAttachments(_ frame: ReceivedFrame, items: [AppexWire.ExtensionItem],
+                                    from instance: ExtensionInstance, requestID: UInt64) -> Bool {
+        guard let problem = AttachmentDescriptors.problem(frame.descriptors, items: items) else { return false }
+        frame.closeDescriptors()
+        logger.warning("\(instance.label): answer refused: \(problem)")
+        answered(instance, requestID: requestID, descriptors: []) { ticket in
+            ticket.fail(.invalidAttachment, "the extension returned \(problem)")
+        }
+        return true
     }
 
     /// The extension answered its request: the host gets the outcome, the instance idles.

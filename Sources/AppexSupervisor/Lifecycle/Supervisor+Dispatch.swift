@@ -14,6 +14,11 @@ extension Supervisor {
             metrics.refusal(reason: Reason.shutdown.rawValue)
             return Refusal(reason: .shutdown, message: "appexd is shutting down", requestID: request.requestID)
         }
+        if let problem = AttachmentDescriptors.problem(descriptors, items: request.items) {
+            descriptors.forEach { _ = close($0) }
+            metrics.refusal(reason: Reason.invalidAttachment.rawValue)
+            return Refusal(reason: .invalidAttachment, message: problem, requestID: request.requestID)
+        }
         let entry = catalog[request.bundleIdentifier]
         if let refusal = RequestAdmission.refusal(for: request, entry: entry) {
             descriptors.forEach { _ = close($0) }

@@ -22,5 +22,7 @@ void appex_name_thread(const char *name);
 // statfs(path)'s f_type (the filesystem's magic number), for recognizing cgroup hierarchies;
 // Swift's Glibc module does not export statfs. 0 and the magic, or -1 and errno.
 int appex_filesystem_type(const char *path, long *type);
+// The same for an open descriptor (fstatfs), for telling what a received descriptor is.
+int appex_descriptor_filesystem_type(int fd, long *type);
 
 #endif
