@@ -8,6 +8,7 @@
 #include "syscalls.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -296,6 +297,31 @@ static int act_fds(struct probe *p, const struct instruction *in, const struct w
     return wire_send(p->sock, &out);
 }
 
+/* Answers with one descriptor attachment of the kind asked for: what a hostile extension
+ * might try to hand its host. appexd must refuse all but `readonly` (Docs/protocol.md). */
+static int act_return_fd(struct probe *p, const struct instruction *in, const struct wire_frame *frame) {
+    (void)frame;
+    if (!in->has_arg) return refuse_arg(p, in, "directory, socket, writable or readonly");
+    int fd;
+    if (strcmp(in->arg, "directory") == 0) fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    else if (strcmp(in->arg, "socket") == 0) fd = dup(p->sock);
+    else if (strcmp(in->arg, "writable") == 0) fd = open("/tmp", O_RDWR | O_TMPFILE | O_CLOEXEC, 0600);
+    else if (strcmp(in->arg, "readonly") == 0) fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+    else return refuse_arg(p, in, "directory, socket, writable or readonly");
+    if (fd < 0) return probe_cancel(p, in->id, errno, "opening the descriptor to return failed");
+    wire_begin(&out, WIRE_COMPLETE_REQUEST);
+    wire_put_u64(&out, 1, in->id);
+    size_t item = wire_open(&out, 2);
+    size_t attachment = wire_open(&out, 3);
+    wire_put_string(&out, 1, "public.data");
+    wire_put_u32(&out, 3, 0);
+    wire_close(&out, attachment);
+    wire_close(&out, item);
+    int r = wire_send_fd(p->sock, &out, fd);
+    close(fd);
+    return r;
+}
+
 static int act_ignore_pings(struct probe *p, const struct instruction *in, const struct wire_frame *frame) {
     (void)frame;
     p->ignore_pings = 1;
@@ -367,6 +393,7 @@ static const struct {
     { "echo", act_echo }, { "sleep", act_sleep }, { "allocate", act_allocate }, { "spin", act_spin },
     { "hang", act_hang }, { "crash", act_crash }, { "abort", act_abort }, { "exit", act_exit },
     { "syscall", act_syscall }, { "cancel", act_cancel }, { "open-url", act_open_url }, { "fds", act_fds },
+    { "return-fd", act_return_fd },
     { "ignore-pings", act_ignore_pings }, { "memory-warnings", act_memory_warnings }, { "stat", act_stat },
     { "send-frame", act_send_frame }, { "grow", act_grow }, { "allocate-shared", act_allocate_shared },
 };

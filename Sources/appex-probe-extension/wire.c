@@ -375,6 +375,28 @@ int wire_send(int sock, struct wire_out *out) {
     return 0;
 }
 
+int wire_send_fd(int sock, struct wire_out *out, int fd) {
+    if (out->overflow) return fail("a frame over %d bytes", WIRE_MAX_FRAME);
+    out->bytes[10] = 1;   /* the header's descriptor count (little-endian u16 at offset 10) */
+    out->bytes[11] = 0;
+    wire_seal(out);
+    union { struct cmsghdr header; char space[CMSG_SPACE(sizeof(int))]; } control;
+    memset(&control, 0, sizeof control);
+    struct iovec iov = { .iov_base = out->bytes, .iov_len = out->length };
+    struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.space,
+                          .msg_controllen = sizeof control.space };
+    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &fd, sizeof fd);
+    ssize_t n;
+    do n = sendmsg(sock, &msg, MSG_NOSIGNAL);
+    while (n < 0 && errno == EINTR);
+    if (n < 0) return fail("sendmsg: %s", strerror(errno));
+    return 0;
+}
+
 void wire_refuse(int sock, const char *message) {
     static struct wire_out out;
     wire_begin(&out, WIRE_REFUSAL);

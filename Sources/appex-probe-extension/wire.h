@@ -67,6 +67,8 @@ void wire_close(struct wire_out *out, size_t at);
 void wire_seal(struct wire_out *out);
 /* 0, or -1 with wire_problem set (frame too big, socket failure). */
 int wire_send(int sock, struct wire_out *out);
+/* wire_send with one descriptor (SCM_RIGHTS), counted in the header. */
+int wire_send_fd(int sock, struct wire_out *out, int fd);
 /* Section 8: a Refusal(wire_refusal_reason, message) sent without blocking, then the socket
  * closed. */
 void wire_refuse(int sock, const char *message);
