@@ -24,6 +24,11 @@ import Glibc
         var process: Process?
         /// More appexd arguments (e.g. --memory-budget).
         var extraArguments: [String] = []
+        /// Where appexd's log goes; nil: the test's own standard error.
+        var logPath: String?
+        /// A command appexd is started through (e.g. prlimit), which execs it.
+        var commandPrefix: [String] = []
+        var pid: Int32? { process?.processIdentifier }
 
         init() throws {
             var template = Array((NSTemporaryDirectory() + "appexd-test-XXXXXX").utf8CString)
@@ -38,12 +43,16 @@ import Glibc
 
         func start() throws {
             let p = Process()
-            p.executableURL = URL(fileURLWithPath: DaemonTests.bin + "/appexd")
-            p.arguments = ["--state-dir", root + "/state", "--socket", socket, "--config", root + "/appexd.yaml",
+            p.executableURL = URL(fileURLWithPath: commandPrefix.first ?? DaemonTests.bin + "/appexd")
+            p.arguments = (commandPrefix.isEmpty ? [] : commandPrefix.dropFirst() + [DaemonTests.bin + "/appexd"]) + ["--state-dir", root + "/state", "--socket", socket, "--config", root + "/appexd.yaml",
                            "--cgroup-parent", cgroupParent, "--log-level", "warning",
                            // Uids of its own, so processes of other tests running meanwhile are
                            // never taken for this appexd's.
                            "--uid-range", "310000-310999", "--metrics", "127.0.0.1:0"] + extraArguments
+            if let logPath {
+                FileManager.default.createFile(atPath: logPath, contents: nil)
+                p.standardError = FileHandle(forWritingAtPath: logPath)
+            }
             try p.run()
             process = p
             try #require(HostClient.waitUntilServing(socketPath: socket), "appexd did not start answering")
