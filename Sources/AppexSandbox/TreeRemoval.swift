@@ -36,27 +36,29 @@ public enum TreeRemoval {
         defer { for level in levels { Sys.close(level.fd) } }
         var hoisted = 0
 
-        while let top = levels.last {
-            if top.pending.isEmpty {
-                let subdirectories = try scan(top.fd, display: path(display, levels))
+        // The top's fields are read in place: a copy of it would copy its pending names.
+        while let last = levels.indices.last {
+            let fd = levels[last].fd
+            if levels[last].pending.isEmpty {
+                let subdirectories = try scan(fd, display: path(display, levels))
                 if subdirectories.isEmpty {
-                    levels.removeLast()
-                    Sys.close(top.fd)
+                    let done = levels.removeLast()
+                    Sys.close(done.fd)
                     let above = levels.last?.fd ?? parent
-                    if rmdir(top.name, in: above) != 0 && errno != ENOENT {
-                        throw fail("rmdir") { levels.isEmpty ? display : path(display, levels, top.name) }
+                    if rmdir(done.name, in: above) != 0 && errno != ENOENT {
+                        throw fail("rmdir") { levels.isEmpty ? display : path(display, levels, done.name) }
                     }
                     continue
                 }
-                levels[levels.count - 1].pending = subdirectories
+                levels[last].pending = subdirectories
             }
-            let child = levels[levels.count - 1].pending.removeLast()
+            let child = levels[last].pending.removeLast()
             if levels.count >= maximumOpenDirectories {
-                try hoist(child, from: top.fd, to: levels[0].fd, counter: &hoisted, display: path(display, levels, child))
+                try hoist(child, from: fd, to: levels[0].fd, counter: &hoisted, display: path(display, levels, child))
                 continue
             }
-            if let (fd, _) = try openDirectory(child, in: top.fd, device: device, display: path(display, levels, child)) {
-                levels.append(Level(name: child, fd: fd))
+            if let (childFD, _) = try openDirectory(child, in: fd, device: device, display: path(display, levels, child)) {
+                levels.append(Level(name: child, fd: childFD))
             }
         }
     }
