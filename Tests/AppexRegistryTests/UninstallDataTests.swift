@@ -11,14 +11,20 @@ import Glibc
 /// 30, finding 7), and what the registry holds when removing the data fails.
 @Suite("Registry uninstall with hostile data")
 struct UninstallDataTests {
-    @Test("a container holding a deep tree, odd names and links out is removed whole")
-    func hostileTree() throws {
+    /// `com.example.share` installed from `source`, and its (empty) data container.
+    func installed() throws -> (scratch: Scratch, source: String, registry: Registry, container: String) {
         let scratch = try Scratch()
         let source = try scratch.makeAppex("src/Share.appex", identifier: "com.example.share")
         let registry = try Registry(stateDirectory: scratch.state)
         try registry.install(path: source)
         let container = ContainerStore(stateRoot: scratch.state).containerPath(for: "com.example.share")
         try FileManager.default.createDirectory(atPath: container, withIntermediateDirectories: true)
+        return (scratch, source, registry, container)
+    }
+
+    @Test("a container holding a deep tree, odd names and links out is removed whole")
+    func hostileTree() throws {
+        let (scratch, source, registry, container) = try installed()
         try HostileTree.plant(in: container, depth: 300, linkTargets: [source, scratch.path])
 
         #expect(try registry.uninstall("com.example.share", removeData: true) == ["com.example.share"])
@@ -33,11 +39,7 @@ struct UninstallDataTests {
     @Test("a failed data removal leaves the extension uninstalled and is finished at the next open",
           .enabled(if: geteuid() == 0, "mounting needs root (CI runs as root)"))
     func failedRemovalIsConsistent() throws {
-        let scratch = try Scratch()
-        let source = try scratch.makeAppex("src/Share.appex", identifier: "com.example.share")
-        let registry = try Registry(stateDirectory: scratch.state)
-        try registry.install(path: source)
-        let container = ContainerStore(stateRoot: scratch.state).containerPath(for: "com.example.share")
+        let (scratch, _, registry, container) = try installed()
         let mountPoint = container + "/Documents/mnt"
         try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
         #expect(mount("tmpfs", mountPoint, "tmpfs", 0, "size=1m") == 0)
