@@ -5,7 +5,7 @@ SWIFT      ?= swift
 EXAMPLES   := .build/examples
 DEMO_STATE := .build/demo-state
 
-.PHONY: all deps build test demo examples bench bench-replan bench-launch bench-activation bench-supervisor bench-policy bench-metrics bench-jetsam fuzz fuzz-wire clean
+.PHONY: all deps build test demo examples bench bench-replan bench-launch bench-activation bench-supervisor bench-policy bench-metrics bench-jetsam fuzz fuzz-wire fuzz-plist clean
 
 all: build
 
@@ -106,9 +106,22 @@ FUZZ_WIRE    := .build/fuzz-wire
 fuzz-wire:
 	mkdir -p $(FUZZ_WIRE)/corpus
 	swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name AppexWireFuzz \
-	  Sources/AppexWire/*.swift Fuzz/WireDecoderFuzz.swift -o $(FUZZ_WIRE)/fuzz-wire
+	  Sources/AppexWire/*.swift Fuzz/FuzzEntry.swift Fuzz/WireDecoderFuzz.swift -o $(FUZZ_WIRE)/fuzz-wire
 	APPEX_FUZZ_SEEDS=$(FUZZ_WIRE)/corpus $(FUZZ_WIRE)/fuzz-wire -max_total_time=$(FUZZ_SECONDS) \
 	  -max_len=4096 -artifact_prefix=$(FUZZ_WIRE)/ $(FUZZ_WIRE)/corpus
+
+# libFuzzer run of the property-list readers (Docs/bundles.md, "Limits on a property list").
+FUZZ_PLIST   := .build/fuzz-plist
+PLIST_SOURCES := $(addprefix Sources/AppexBundle/,PropertyListReader.swift PropertyListBudget.swift \
+  BinaryPropertyListParser.swift XMLPropertyListParser.swift OpenStepPropertyListParser.swift \
+  PlistValue.swift PlistDate.swift Base64.swift)
+fuzz-plist:
+	mkdir -p $(FUZZ_PLIST)/corpus
+	swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name AppexPlistFuzz \
+	  $(PLIST_SOURCES) Tests/AppexTestSupport/BinaryPlistBuilder.swift Fuzz/FuzzEntry.swift Fuzz/PropertyListFuzz.swift \
+	  -o $(FUZZ_PLIST)/fuzz-plist
+	APPEX_FUZZ_SEEDS=$(FUZZ_PLIST)/corpus $(FUZZ_PLIST)/fuzz-plist -max_total_time=$(FUZZ_SECONDS) \
+	  -max_len=8192 -rss_limit_mb=512 -artifact_prefix=$(FUZZ_PLIST)/ $(FUZZ_PLIST)/corpus
 
 clean:
 	rm -rf .build Benchmarks/.build

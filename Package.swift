@@ -173,7 +173,7 @@ let package = Package(
         .executableTarget(name: "appex-registry-crash-helper", dependencies: ["AppexRegistry"]),
         .testTarget(
             name: "AppexRegistryTests",
-            dependencies: ["AppexRegistry", "appex-registry-crash-helper", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["AppexRegistry", "appex-registry-crash-helper", "AppexTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
 
 
@@ -247,7 +247,7 @@ let package = Package(
         .testTarget(
             name: "AppexdTests",
             dependencies: ["appexd", "appex", "appex-probe-extension", "AppexHostClient", "AppexCgroups", "AppexWire", "AppexWireIO", "CAppexLauncher",
-                           "AppexRegistry"]
+                           "AppexRegistry", "AppexTestSupport"]
         ),
         // C extensions, written from Docs/protocol.md with no Appex code: the example
         // (HelloC.appex, executable hello-c) and the probe that misbehaves on instruction

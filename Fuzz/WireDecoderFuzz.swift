@@ -1,13 +1,14 @@
-// libFuzzer entry point for the AppexWire decoder and connection state machine. Built with
-// the AppexWire sources into one module by `make fuzz-wire` (see Docs/protocol.md, "Fuzzing").
+// libFuzzer harness for the AppexWire decoder and connection state machine. Built with
+// the AppexWire sources and FuzzEntry.swift into one module by `make fuzz-wire` (see
+// Docs/protocol.md, "Fuzzing").
 // Any input must decode to a message that re-encodes canonically, or fail with a WireError;
 // a crash, a trap or a sanitizer report is a bug.
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Frames to start from, written into the corpus directory named by APPEX_FUZZ_SEEDS.
-private func seeds() -> [[UInt8]] {
+/// Frames to start from.
+func fuzzSeeds() -> [[UInt8]] {
     let item = ExtensionItem(
         attributedTitle: "t", attributedContentText: "text",
         attachments: [Attachment(typeIdentifiers: ["public.url"], content: .inline(Array("https://e.x".utf8))),
@@ -27,27 +28,13 @@ private func seeds() -> [[UInt8]] {
     return messages.compactMap { try? WireCodec.encode($0) }
 }
 
-@_cdecl("LLVMFuzzerInitialize")
-public func fuzzInitialize(_ argc: UnsafeMutablePointer<Int32>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>) -> Int32 {
-    guard let dir = getenv("APPEX_FUZZ_SEEDS") else { return 0 }
-    let base = String(cString: dir)
-    for (i, frame) in seeds().enumerated() {
-        guard let f = fopen(base + "/seed-\(i)", "w") else { continue }
-        _ = frame.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, f) }
-        fclose(f)
-    }
-    return 0
-}
-
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
-    let bytes = size == 0 ? [] : Array(UnsafeBufferPointer(start: data, count: size))
+func fuzzInput(_ bytes: [UInt8]) {
     let message: Message
     do {
         message = try WireCodec.decode(bytes)
     } catch {
         precondition(!error.detail.isEmpty)
-        return 0
+        return
     }
     // What decodes must re-encode, and re-encoding must be canonical.
     do {
@@ -63,5 +50,4 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         _ = try? s.didReceive(message)
         _ = try? s.willSend(message)
     }
-    return 0
 }

@@ -1,17 +1,20 @@
 /// The binary property-list format, `bplist00`: a header, objects, an offset table and a
 /// 32-byte trailer. Every size and offset is the file author's, so each is checked before
-/// use; objects may be shared (keys usually are) but not contain themselves, and the whole
-/// tree may not expand past `PropertyListReader.maximumValues` values.
+/// use; objects may be shared (keys usually are) but not contain themselves, and every copy
+/// of a shared object is charged to the budget before it is made.
 struct BinaryPropertyListParser {
     private let b: [UInt8]
     private var offsetSize = 0
     private var referenceSize = 0
     private var objectCount = 0
     private var tableStart = 0
-    private var values = 0
+    private var budget: PropertyListBudget
     private var open: [Bool] = []
 
-    init(_ bytes: [UInt8]) { b = bytes }
+    init(_ bytes: [UInt8], budget: PropertyListBudget = PropertyListBudget()) {
+        b = bytes
+        self.budget = budget
+    }
 
     mutating func parse() throws(PropertyListSyntaxError) -> PlistValue {
         guard b.count >= 8 + 32 else { throw PropertyListSyntaxError("binary property list: \(b.count) bytes is too short") }
@@ -39,16 +42,13 @@ struct BinaryPropertyListParser {
 
     private mutating func object(_ ref: Int, depth: Int) throws(PropertyListSyntaxError) -> PlistValue {
         guard ref < objectCount else { throw fault("object reference \(ref) out of range", at: nil) }
-        values += 1
-        guard values <= PropertyListReader.maximumValues else {
-            throw fault("expands to more than \(PropertyListReader.maximumValues) values", at: nil)
-        }
         guard depth <= PropertyListReader.maximumDepth else {
             throw fault("nested deeper than \(PropertyListReader.maximumDepth) levels", at: nil)
         }
         let raw = unsigned(at: tableStart + ref * offsetSize, size: offsetSize)
         guard raw >= 8, raw < UInt64(tableStart) else { throw fault("object \(ref) has offset \(raw) outside the objects", at: nil) }
         let at = Int(raw)
+        if let refusal = budget.chargeValue() { throw fault(refusal, at: at) }
         let marker = b[at]
         let low = Int(marker & 0x0F)
         switch marker >> 4 {
@@ -72,10 +72,12 @@ struct BinaryPropertyListParser {
         case 0x4:
             let (n, start) = try length(low, at: at)
             try need(start, n, at)
+            if let refusal = budget.chargeBytes(n) { throw fault(refusal, at: at) }
             return .data(Array(b[start..<(start + n)]))
         case 0x5:
             let (n, start) = try length(low, at: at)
             try need(start, n, at)
+            if let refusal = budget.chargeBytes(n) { throw fault(refusal, at: at) }
             let bytes = b[start..<(start + n)]
             guard bytes.allSatisfy({ $0 < 0x80 }) else { throw fault("ASCII string holds a byte over 0x7F", at: at) }
             return .string(String(decoding: bytes, as: UTF8.self))
@@ -83,6 +85,8 @@ struct BinaryPropertyListParser {
             let (n, start) = try length(low, at: at)
             guard n <= (b.count - start) / 2 else { throw fault("UTF-16 string of \(n) units runs past the objects", at: at) }
             try need(start, n * 2, at)
+            // Charged as the most UTF-8 its units can make.
+            if let refusal = budget.chargeBytes(n * 3) { throw fault(refusal, at: at) }
             var units: [UInt16] = []
             units.reserveCapacity(n)
             for k in 0..<n { units.append(UInt16(b[start + 2 * k]) << 8 | UInt16(b[start + 2 * k + 1])) }

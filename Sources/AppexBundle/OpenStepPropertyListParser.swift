@@ -6,10 +6,12 @@ struct OpenStepPropertyListParser {
     private let b: [UInt8]
     private var i: Int
     private var depth = 0
+    private var budget: PropertyListBudget
 
-    init(_ bytes: [UInt8], from start: Int = 0) {
+    init(_ bytes: [UInt8], from start: Int = 0, budget: PropertyListBudget = PropertyListBudget()) {
         b = bytes
         i = start
+        self.budget = budget
     }
 
     mutating func parse() throws(PropertyListSyntaxError) -> PlistValue {
@@ -35,6 +37,8 @@ struct OpenStepPropertyListParser {
     private mutating func value() throws(PropertyListSyntaxError) -> PlistValue {
         try skipSpace()
         guard i < b.count else { throw fault("the property list ends where a value was expected") }
+        let start = i
+        if let refusal = budget.chargeValue() { throw fault(refusal, at: start) }
         switch b[i] {
         case UInt8(ascii: "{"):
             i += 1
@@ -59,13 +63,17 @@ struct OpenStepPropertyListParser {
                 if i < b.count, b[i] == UInt8(ascii: ")") { i += 1; return .array(out) }
             }
         case UInt8(ascii: "<"):
-            return .data(try data())
+            let bytes = try data()
+            if let refusal = budget.chargeBytes(bytes.count) { throw fault(refusal, at: start) }
+            return .data(bytes)
         case 0x22, 0x27:
-            return .string(try quoted())
+            let s = try quoted()
+            if let refusal = budget.chargeBytes(s.utf8.count) { throw fault(refusal, at: start) }
+            return .string(s)
         default:
-            let start = i
             while i < b.count, Self.isBare(b[i]) { i += 1 }
             guard i > start else { throw fault("unexpected character '\(Character(Unicode.Scalar(b[i])))'") }
+            if let refusal = budget.chargeBytes(i - start) { throw fault(refusal, at: start) }
             return .string(String(decoding: b[start..<i], as: UTF8.self))
         }
     }

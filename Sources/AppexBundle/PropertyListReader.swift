@@ -23,9 +23,10 @@ public struct PropertyListSyntaxError: Error, Sendable, Equatable, CustomStringC
 /// `bplist00`, OpenStep text) into a `PlistValue`, without Foundation: `appex run` loads
 /// bundles and does not link it (Docs/launch-sequence.md, "A run without Foundation").
 ///
-/// Everything in the file is hostile input: nesting is bounded (`maximumDepth`), a binary
-/// plist's shared objects may not expand past `maximumValues` nor refer to themselves, and
-/// every offset is checked before it is read.
+/// Everything in the file is hostile input: nesting is bounded (`maximumDepth`), what a file
+/// expands to is bounded in values and bytes (`PropertyListBudget`: a binary plist's shared
+/// objects are counted at every reference) before it is built, a binary plist's objects may
+/// not refer to themselves, and every offset is checked before it is read.
 public enum PropertyListReader {
     /// Deeper nesting is refused instead of recursing further; Info.plists nest < 10 deep.
     public static let maximumDepth = 256
@@ -33,10 +34,15 @@ public enum PropertyListReader {
     /// otherwise describe an exponentially large tree). Info.plists hold hundreds; this bounds
     /// what one hostile bundle can make a reader (appexd's installer among them) allocate.
     public static let maximumValues = 1 << 17
+    /// Bytes a property list may expand to (`PropertyListBudget` counts them): twice the
+    /// largest file read (`PropertyListFile.maximumSize`), so a file that shares nothing is
+    /// never refused for its bytes, while a small binary one repeating a large string is.
+    public static let maximumExpandedBytes = 8 << 20
 
-    public static func parse(_ bytes: [UInt8]) throws(PropertyListSyntaxError) -> PlistValue {
+    public static func parse(_ bytes: [UInt8], budget: PropertyListBudget = PropertyListBudget())
+        throws(PropertyListSyntaxError) -> PlistValue {
         if bytes.starts(with: Array("bplist".utf8)) {
-            var parser = BinaryPropertyListParser(bytes)
+            var parser = BinaryPropertyListParser(bytes, budget: budget)
             return try parser.parse()
         }
         var start = 0
@@ -47,10 +53,10 @@ public enum PropertyListReader {
         var i = start
         while i < bytes.count, XMLPropertyListParser.isSpace(bytes[i]) { i += 1 }
         if i < bytes.count, bytes[i] == UInt8(ascii: "<") {
-            var parser = XMLPropertyListParser(bytes, from: start)
+            var parser = XMLPropertyListParser(bytes, from: start, budget: budget)
             return try parser.parse()
         }
-        var parser = OpenStepPropertyListParser(bytes, from: start)
+        var parser = OpenStepPropertyListParser(bytes, from: start, budget: budget)
         return try parser.parse()
     }
 }

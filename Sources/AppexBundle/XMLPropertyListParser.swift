@@ -5,10 +5,12 @@ struct XMLPropertyListParser {
     private let b: [UInt8]
     private var i: Int
     private var depth = 0
+    private var budget: PropertyListBudget
 
-    init(_ bytes: [UInt8], from start: Int = 0) {
+    init(_ bytes: [UInt8], from start: Int = 0, budget: PropertyListBudget = PropertyListBudget()) {
         b = bytes
         i = start
+        self.budget = budget
     }
 
     static func isSpace(_ c: UInt8) -> Bool { c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D }
@@ -35,13 +37,17 @@ struct XMLPropertyListParser {
     // MARK: Values
 
     private mutating func value(_ tag: (name: String, empty: Bool)) throws(PropertyListSyntaxError) -> PlistValue {
+        let start = i
+        if let refusal = budget.chargeValue() { throw fault(refusal, at: start) }
         switch tag.name {
         case "dict":
             return try dictionary(empty: tag.empty)
         case "array":
             return try array(empty: tag.empty)
         case "string":
-            return .string(tag.empty ? "" : try text(closing: "string"))
+            let text = tag.empty ? "" : try text(closing: "string")
+            if let refusal = budget.chargeBytes(text.utf8.count) { throw fault(refusal, at: start) }
+            return .string(text)
         case "integer":
             let t = tag.empty ? "" : try text(closing: "integer")
             guard let n = Self.integer(t) else { throw fault("<integer> \"\(t)\" is not an integer in range") }
@@ -65,6 +71,7 @@ struct XMLPropertyListParser {
         case "data":
             let t = tag.empty ? "" : try text(closing: "data")
             guard let bytes = Base64.decode(t) else { throw fault("<data> is not base64") }
+            if let refusal = budget.chargeBytes(bytes.count) { throw fault(refusal, at: start) }
             return .data(bytes)
         case "key":
             throw fault("<key> outside a <dict>")
@@ -86,7 +93,10 @@ struct XMLPropertyListParser {
             }
             let keyTag = try startTag()
             guard keyTag.name == "key" else { throw fault("<\(keyTag.name)> where a <dict> expects a <key>") }
+            let keyStart = i
+            if let refusal = budget.chargeValue() { throw fault(refusal, at: keyStart) }
             let key = keyTag.empty ? "" : try text(closing: "key")
+            if let refusal = budget.chargeBytes(key.utf8.count) { throw fault(refusal, at: keyStart) }
             try skipMarkup()
             if lookingAt("</") || i >= b.count { throw fault("key \"\(key)\" has no value") }
             let valueTag = try startTag()

@@ -1,3 +1,4 @@
+import AppexSandbox
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -99,20 +100,13 @@ enum DirectoryFD {
         throw fail("stat", path)
     }
 
-    /// `rm -r` of `name` beneath `parent`, never following a symlink; a missing name is fine.
+    /// `rm -r` of `name` beneath `parent`, never following a symlink, at any depth
+    /// (`TreeRemoval`); a missing name is fine.
     static func removeTree(_ name: EntryName, in parent: Int32, path: String) throws {
-        guard let st = try lstat(name, in: parent, path: path) else { return }
-        if (st.st_mode & S_IFMT) == S_IFDIR {
-            let fd = try open(name, in: parent, path: path)
-            defer { close(fd) }
-            for child in try names(in: fd, path: path) ?? [] {
-                try removeTree(child, in: fd, path: path + "/" + child.display)
-            }
-            if name.withCString({ unlinkat(parent, $0, AT_REMOVEDIR) }) != 0 && errno != ENOENT {
-                throw fail("rmdir", path)
-            }
-        } else if name.withCString({ unlinkat(parent, $0, 0) }) != 0 && errno != ENOENT {
-            throw fail("unlink", path)
+        do {
+            try TreeRemoval.remove(name.bytes, in: parent, display: path)
+        } catch let error as SandboxError {
+            throw RegistryError.system(operation: error.operation, path: error.path ?? path, errno: error.errno?.rawValue ?? EIO)
         }
     }
 

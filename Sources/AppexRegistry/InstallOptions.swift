@@ -38,6 +38,12 @@ public struct RecoveryReport: Sendable, Hashable {
     /// Rows whose installed copy is missing: something outside the registry deleted it.
     /// They stay listed; `Registry.integrityProblems()` names them too.
     public var missingCopies: [String] = []
+    /// Data containers an uninstall detached but did not finish removing, removed now.
+    public var removedData: [String] = []
+    /// Why removing such a container failed again; it is tried at the next open.
+    public var dataLeftBehind: String?
 
-    public var isEmpty: Bool { removedStaging.isEmpty && removedOrphans.isEmpty && missingCopies.isEmpty }
+    public var isEmpty: Bool {
+        removedStaging.isEmpty && removedOrphans.isEmpty && missingCopies.isEmpty && removedData.isEmpty && dataLeftBehind == nil
+    }
 }

@@ -1,11 +1,12 @@
+import AppexSandbox
 import GRDB
 #if canImport(Glibc)
 import Glibc
 #endif
 
 extension Registry {
-    /// Removes what an interrupted install or uninstall left: everything in staging, and any
-    /// copy no row refers to. Runs under the bundles lock, so it never takes a live install's
+    /// Removes what an interrupted install or uninstall left: everything in staging, any copy
+    /// no row refers to, and data containers an uninstall detached. Runs under the bundles lock, so it never takes a live install's
     /// files: that install holds the lock until its row is committed and its old copy gone.
     static func recover(stateDirectory: String, database: DatabasePool) throws -> RecoveryReport {
         var report = RecoveryReport()
@@ -48,6 +49,13 @@ extension Registry {
                 try DirectoryFD.removeTree(child, in: idFD, path: path + "/" + child.display)
                 report.removedOrphans.append(path + "/" + child.display)
             }
+        }
+        // Data containers an uninstall detached and could not finish removing. A failure here
+        // must not keep the registry from opening: what is left is tried again next time.
+        do {
+            report.removedData = try ContainerStore(stateRoot: stateDirectory).removeDetachedContainers()
+        } catch {
+            report.dataLeftBehind = "\(error)"
         }
         for record in generations.values.sorted(by: { $0.bundleIdentifier < $1.bundleIdentifier }) {
             var st = stat()

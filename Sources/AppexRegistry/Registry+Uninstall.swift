@@ -5,11 +5,14 @@ extension Registry {
     /// Uninstalls the extension `identifier`, or every extension of the containing app
     /// `identifier`. Returns the extension identifiers removed.
     ///
-    /// The data container (`<state>/containers/<id>`) is removed only when `removeData` is
-    /// true, and first: if that fails the extension stays installed and the call can be
-    /// repeated. Then the rows go (an app's row with its last extension), then the copies; a
-    /// crash after the commit leaves copies that the next open removes. Stopping a running
-    /// instance first is the supervisor's job.
+    /// With `removeData` each data container is first renamed out of use
+    /// (`ContainerStore.detachContainer`), one step each. Then the rows go in one commit (an
+    /// app's row with its last extension); if a rename or the commit fails, the renames are
+    /// undone and the extensions stay installed with all their data. After the commit the
+    /// copies go, then the detached containers. A container that cannot be removed then is
+    /// reported (`RegistryError.dataLeftBehind`: the extensions are uninstalled all the same)
+    /// and removed when the registry next opens. Stopping a running instance first is the
+    /// supervisor's job.
     @discardableResult
     public func uninstall(_ identifier: String, removeData: Bool) throws -> [String] {
         try withBundlesLocked { bundles in
@@ -20,27 +23,44 @@ extension Registry {
             }
             guard let targets else { throw RegistryError.unknownExtension(identifier) }
 
+            let containers = ContainerStore(stateRoot: stateDirectory)
+            var detached: [DetachedContainer] = []
+            func undoDetach() { for d in detached.reversed() { try? containers.reattach(d) } }
             if removeData {
-                let containers = ContainerStore(stateRoot: stateDirectory)
                 for record in targets {
                     do {
-                        try containers.removeContainer(for: record.bundleIdentifier)
+                        if let d = try containers.detachContainer(for: record.bundleIdentifier) { detached.append(d) }
                     } catch {
+                        undoDetach()
                         throw RegistryError.containerRemoval(identifier: record.bundleIdentifier, message: "\(error)")
                     }
                 }
             }
             let ids = targets.map(\.bundleIdentifier)
-            try write("uninstall \(identifier)") { db in
-                _ = try ExtensionRecord.deleteAll(db, keys: ids)
-                let apps = Set(targets.compactMap(\.containingAppIdentifier) + [identifier])
-                for app in apps where try ExtensionRecord.filter(Column("containingAppIdentifier") == app).fetchCount(db) == 0 {
-                    _ = try AppRecord.deleteOne(db, key: app)
+            do {
+                try write("uninstall \(identifier)") { db in
+                    _ = try ExtensionRecord.deleteAll(db, keys: ids)
+                    let apps = Set(targets.compactMap(\.containingAppIdentifier) + [identifier])
+                    for app in apps where try ExtensionRecord.filter(Column("containingAppIdentifier") == app).fetchCount(db) == 0 {
+                        _ = try AppRecord.deleteOne(db, key: app)
+                    }
                 }
+            } catch {
+                undoDetach()
+                throw error
             }
             for id in ids {
                 try? DirectoryFD.removeTree(EntryName(id), in: bundles, path: bundlesDirectory + "/" + id)
             }
+            var leftBehind: RegistryError?
+            for d in detached {
+                do {
+                    try containers.removeDetached(d)
+                } catch {
+                    leftBehind = leftBehind ?? .dataLeftBehind(identifier: d.bundleIdentifier, path: d.path, message: "\(error)")
+                }
+            }
+            if let leftBehind { throw leftBehind }
             return ids.sorted()
         }
     }

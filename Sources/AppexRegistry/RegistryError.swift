@@ -34,6 +34,9 @@ public enum RegistryError: Error, Sendable, CustomStringConvertible {
     case database(operation: String, message: String)
     /// Removing the extension's data container failed; the extension is still installed.
     case containerRemoval(identifier: String, message: String)
+    /// The extension was uninstalled, but removing its detached data container failed; the
+    /// registry removes it when it next opens.
+    case dataLeftBehind(identifier: String, path: String, message: String)
 
     public var description: String {
         switch self {
@@ -54,6 +57,9 @@ public enum RegistryError: Error, Sendable, CustomStringConvertible {
             return "registry database: \(operation): \(message)"
         case .containerRemoval(let id, let message):
             return "removing the data container of \"\(id)\": \(message)"
+        case .dataLeftBehind(let id, let path, let message):
+            return "uninstalled \"\(id)\", but its data, moved to \(path), could not be removed: \(message); "
+                + "it is removed when the registry next opens"
         }
     }
 }

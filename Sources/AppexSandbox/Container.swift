@@ -173,10 +173,8 @@ public struct ContainerStore: Sendable {
         return fd
     }
 
-    /// rm -r without following symlinks: the tree is walked through directory descriptors
-    /// (`openat(O_NOFOLLOW | O_DIRECTORY)`, `unlinkat`), so a symlink or a rename planted
-    /// inside it while it is removed cannot send the removal outside it. A symlink is removed
-    /// as a link. `path` itself is named by Appex (a container, a test directory).
+    /// rm -r without following symlinks (`TreeRemoval`). `path` itself is named by Appex (a
+    /// container, a test directory); only its last component is removed beneath its parent.
     static func removeTree(_ path: String) throws {
         var trimmed = path
         while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed.removeLast() }
@@ -193,33 +191,6 @@ public struct ContainerStore: Sendable {
             return
         }
         defer { Sys.close(parent) }
-        try removeEntry(name, in: parent, display: path, depth: 0)
-    }
-
-    /// Removes `name` in `dir`: a directory's contents first (beneath its own descriptor).
-    private static func removeEntry(_ name: String, in dir: Int32, display: String, depth: Int) throws {
-        if unlinkat(dir, name, 0) == 0 { return }
-        switch errno {
-        case ENOENT: return
-        case EISDIR, EPERM: break  // a directory (Linux answers EISDIR; POSIX allows EPERM)
-        default: throw Sys.fail("unlink", display)
-        }
-        guard depth < 256 else { throw SandboxError("remove", path: display, errno: .tooManySymbolicLinkLevels, message: "nested too deep") }
-        let fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        if fd < 0 {
-            if errno == ENOENT { return }
-            throw Sys.fail("open directory", display)
-        }
-        guard let stream = fdopendir(fd) else { Sys.close(fd); throw Sys.fail("fdopendir", display) }
-        var names: [String] = []
-        while let e = readdir(stream) {
-            let n = withUnsafeBytes(of: e.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            if n != "." && n != ".." { names.append(n) }
-        }
-        defer { closedir(stream) }
-        for n in names { try removeEntry(n, in: fd, display: display + "/" + n, depth: depth + 1) }
-        if unlinkat(dir, name, AT_REMOVEDIR) != 0 && errno != ENOENT { throw Sys.fail("rmdir", display) }
+        try TreeRemoval.remove(Array(name.utf8), in: parent, display: path)
     }
 }

@@ -62,9 +62,16 @@ extension Supervisor {
             return try registry.apps().first { $0.bundleIdentifier == identifier }?.extensionIdentifiers ?? []
         }
         for id in targets { await retire(id, reason: Reason("uninstalled"), "the extension was uninstalled") }
-        let removed = try await onWorker { [registry] in try registry.uninstall(identifier, removeData: removeData) }
-        await reload(targets + removed)
-        return removed
+        do {
+            let removed = try await onWorker { [registry] in try registry.uninstall(identifier, removeData: removeData) }
+            await reload(targets + removed)
+            return removed
+        } catch {
+            // Some errors come after the rows went (`RegistryError.dataLeftBehind`): the
+            // catalog follows the registry either way.
+            await reload(targets)
+            throw error
+        }
     }
 
     /// Rebuilds the catalog entries of `identifiers`, the only ones an admin change touched:

@@ -175,9 +175,8 @@ import Testing
         // 40 arrays, each holding the next one twice: 2^40 values from a few hundred bytes.
         var objects: [[UInt8]] = (0..<40).map { [0xA2, UInt8($0 + 1), UInt8($0 + 1)] }
         objects.append([0x09])
-        #expect(throws: PropertyListSyntaxError("binary property list: expands to more than \(PropertyListReader.maximumValues) values")) {
-            try PropertyListReader.parse(Self.binary(objects))
-        }
+        let refusal = ExpandingPlistTests.refusal(Self.binary(objects))
+        #expect(refusal?.hasSuffix("expands past the limit of \(PropertyListReader.maximumValues) values (PropertyListReader.maximumValues)") == true)
         // Sharing within the bound is fine: a key used by many dictionaries.
         let shared = Self.binary([[0xA3, 1, 1, 1], [0xD1, 2, 3], [0x51, 0x6B], [0x08]])
         #expect(Self.ours(shared) == .array(Array(repeating: .dictionary(["k": .bool(false)]), count: 3)))

@@ -1,4 +1,5 @@
 import AppexBundle
+import AppexTestSupport
 import Foundation
 import Testing
 @testable import AppexRegistry
@@ -20,6 +21,23 @@ struct HostileSourceTests {
         #expect(finding.severity == .error)
         #expect(finding.keyPath.description == file)
         #expect(finding.message.contains(messageContains), "\(finding.message)")
+        #expect(try registry.list().isEmpty)
+        #expect(bundlesAreEmpty(registry))
+    }
+
+    @Test("a small binary Info.plist that expands past the reader's budget is refused, naming the limit")
+    func expandingInfoPlist() throws {
+        let scratch = try Scratch()
+        let source = try scratch.makeAppex("src/Share.appex", identifier: "com.example.share")
+        let plist = BinaryPlistBuilder.expandingInfoPlist(identifier: "com.example.share", executable: "run",
+                                                          extensionPoint: "com.apple.share-services",
+                                                          stringBytes: 16 << 10, fanOut: 64, levels: 2)
+        try scratch.write("src/Share.appex/Info.plist", Data(plist))
+        let registry = try Registry(stateDirectory: scratch.state)
+        let bundles = try #require(refusal { try registry.install(path: source) })
+        let finding = try #require(bundles.flatMap(\.findings).first { $0.code == "plist.malformed" })
+        #expect(finding.message.contains("expands past the limit of \(PropertyListReader.maximumExpandedBytes) bytes"),
+                "\(finding.message)")
         #expect(try registry.list().isEmpty)
         #expect(bundlesAreEmpty(registry))
     }
