@@ -7,7 +7,8 @@ import Glibc
 /// another user's around single calls, and back. Linux keeps these per thread, and moving
 /// fsuid from 0 to another uid drops the thread's CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH:
 /// opens then fail with EACCES exactly as they would for that user, while every other thread
-/// of the process stays root.
+/// of the process stays root. Used only on the thread that made it (it gives back that
+/// thread's own identity), and only around calls that start no thread (one would inherit it).
 struct ThreadFileIdentity {
     let identity: FileIdentity
     private let ownUID: UInt32
