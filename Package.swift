@@ -167,7 +167,8 @@ let package = Package(
         // The extension registry: installed copies under <state>/bundles, rows in SQLite (GRDB).
         .target(
             name: "AppexRegistry",
-            dependencies: ["AppexBundle", "AppexSandbox", .product(name: "GRDB", package: "GRDB.swift")]
+            // CAppexEventLoop: the per-thread file-system identity an install reads its source with.
+            dependencies: ["AppexBundle", "AppexSandbox", "CAppexEventLoop", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         // Installs and toggles extensions in a loop until SIGKILLed, for the registry's crash test.
         .executableTarget(name: "appex-registry-crash-helper", dependencies: ["AppexRegistry"]),

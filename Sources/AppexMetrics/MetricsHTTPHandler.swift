@@ -3,8 +3,12 @@ import NIOHTTP1
 
 /// `GET /metrics` over HTTP/1.1 and nothing else: another path is 404, another method on
 /// `/metrics` is 405 (with `Allow: GET`). Keep-alive as the client asks (Prometheus keeps its
-/// connection between scrapes); NIO's pipelining handler, ahead of this one, holds a
-/// pipelined request back until the answer before it is written.
+/// connection between scrapes); pipelined requests are answered in order, one at a time.
+///
+/// Backpressure: the channel reads only when asked (autoRead off), and this handler asks only
+/// when no request waits and the last response was taken by the kernel in full. A client that
+/// pipelines and never reads therefore stalls its own connection with one response queued,
+/// instead of making appexd buffer an answer to every request it sent.
 final class MetricsHTTPHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
@@ -14,11 +18,23 @@ final class MetricsHTTPHandler: ChannelInboundHandler {
 
     /// Produces the body of a scrape on the channel's event loop.
     private let scrape: @Sendable (any NIOCore.EventLoop) -> EventLoopFuture<[UInt8]>
+    private let counters: MetricsServerCounters
     private var head: HTTPRequestHead?
+    /// Requests decoded and not answered yet: at most one read's worth.
+    private var waiting = CircularBuffer<HTTPRequestHead>()
+    /// A response is being produced or written.
+    private var responding = false
     private var active = true
 
-    init(scrape: @escaping @Sendable (any NIOCore.EventLoop) -> EventLoopFuture<[UInt8]>) {
+    init(counters: MetricsServerCounters,
+         scrape: @escaping @Sendable (any NIOCore.EventLoop) -> EventLoopFuture<[UInt8]>) {
+        self.counters = counters
         self.scrape = scrape
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        context.fireChannelActive()
+        context.read()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -35,8 +51,34 @@ final class MetricsHTTPHandler: ChannelInboundHandler {
         case .end:
             guard let head else { return }
             self.head = nil
-            respond(to: head, context: context)
+            waiting.append(head)
+            answerNext(context: context)
         }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        context.fireChannelReadComplete()
+        // A read that held no whole request (or none at all): ask for the rest.
+        readIfIdle(context: context)
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is IdleStateHandler.IdleStateEvent {
+            counters.idleClosure()
+            context.close(promise: nil)
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    private func readIfIdle(context: ChannelHandlerContext) {
+        if active && !responding && waiting.isEmpty { context.read() }
+    }
+
+    private func answerNext(context: ChannelHandlerContext) {
+        guard active, !responding, let next = waiting.popFirst() else { return }
+        responding = true
+        respond(to: next, context: context)
     }
 
     private func respond(to head: HTTPRequestHead, context: ChannelHandlerContext) {
@@ -78,8 +120,19 @@ final class MetricsHTTPHandler: ChannelInboundHandler {
             context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
         }
         let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
-        if !keepAlive {
-            written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        if let queued = try? context.channel.syncOptions?.getOption(.bufferedWritableBytes) {
+            counters.unflushed(queued)
+        }
+        // Completes once the kernel took the last byte: only then is the next request answered.
+        written.assumeIsolated().whenComplete { [self] result in
+            responding = false
+            guard case .success = result, keepAlive else {
+                context.close(promise: nil)
+                return
+            }
+            counters.flushed()
+            answerNext(context: context)
+            readIfIdle(context: context)
         }
     }
 }

@@ -15,11 +15,18 @@ import Glibc
 /// - hard-linked files: a link to a file the author cannot read would be published otherwise;
 /// - names that are not UTF-8, nesting or sizes over `InstallLimits`.
 ///
-/// The copy: directories 0755; files 0755 when the source had any execute bit, else 0644; no
-/// setuid, setgid or sticky bit; owned by root when we are root; every file and directory
+/// Every call that looks into the source (stat, open, readlink) is made with the requester's
+/// identity when there is one (`ThreadFileIdentity`): what that user could not reach is
+/// refused as `install.unreadable`, naming the entry.
+///
+/// The copy never widens a mode: each file and directory keeps its source's permission bits
+/// without group and other write, and without setuid, setgid or sticky (a 0600 file stays
+/// 0600, a 0750 executable 0750); owned by root when we are root; every file and directory
 /// fsynced. After the first finding the walk goes on (to report every problem) but stops
 /// copying bytes: the install is refused anyway.
 struct BundleCopier {
+    /// The requester's identity for looking into the source; nil: our own.
+    let reader: ThreadFileIdentity?
     private(set) var findings: [Finding] = []
     private(set) var totalBytes: Int64 = 0
     private(set) var entries = 0
@@ -38,6 +45,33 @@ struct BundleCopier {
         }
     }
 
+    init(reader: ThreadFileIdentity? = nil) {
+        self.reader = reader
+    }
+
+    /// The mode a copy gets: the source's permission bits, never more (no group or other
+    /// write, no setuid, setgid or sticky).
+    static func copiedMode(_ source: mode_t) -> mode_t { source & 0o755 }
+
+    /// The mode of the directory actually opened (what was stat'ed by name may have been swapped).
+    static func mode(of fd: Int32, else seen: mode_t) -> mode_t {
+        var st = stat()
+        return fstat(fd, &st) == 0 ? st.st_mode : seen
+    }
+
+    /// A failed call on the source, in words; a refusal of access says whose it was.
+    func failure(_ code: Int32) -> String {
+        let text = String(cString: strerror(code))
+        guard let reader, code == EACCES || code == EPERM else { return text }
+        return text + " (read as \(reader.identity), who asked for the install)"
+    }
+
+    /// Runs a call that looks into the source with the requester's identity.
+    func source<T>(_ call: () throws -> T) throws -> T {
+        guard let reader else { return try call() }
+        return try reader(call)
+    }
+
     mutating func refuse(_ code: String, _ location: Location, _ message: String) {
         findings.append(.error(code, at: location.source.isEmpty ? .root : PlistKeyPath([location.source]), message))
     }
@@ -50,8 +84,8 @@ struct BundleCopier {
         let location = Location(source: sourcePath, bundle: "")
         let before = findings.count
         var st = stat()
-        if name.withCString({ fstatat(parent, $0, &st, AT_SYMLINK_NOFOLLOW) }) != 0 {
-            refuse("install.unreadable", location, "cannot stat: \(String(cString: strerror(errno)))")
+        if try source({ name.withCString { fstatat(parent, $0, &st, AT_SYMLINK_NOFOLLOW) } }) != 0 {
+            refuse("install.unreadable", location, "cannot stat: \(failure(errno))")
             return nil
         }
         switch st.st_mode & S_IFMT {
@@ -69,16 +103,17 @@ struct BundleCopier {
         }
         let sourceFD: Int32
         do {
-            sourceFD = try DirectoryFD.open(name, in: parent, path: sourcePath)
+            sourceFD = try source { try DirectoryFD.open(name, in: parent, path: sourcePath) }
         } catch let RegistryError.system(_, _, code) {
-            refuse("install.unreadable", location, "cannot open: \(String(cString: strerror(code)))")
+            refuse("install.unreadable", location, "cannot open: \(failure(code))")
             return nil
         }
         defer { DirectoryFD.close(sourceFD) }
-        let destinationFD = try DirectoryFD.make(destinationName, in: destination, mode: 0o755, path: destinationPath)
+        let destinationFD = try DirectoryFD.make(destinationName, in: destination, mode: 0o700, path: destinationPath)
         defer { DirectoryFD.close(destinationFD) }
         var digest = ContentDigest()
         try copyContents(of: sourceFD, into: destinationFD, at: location, digest: &digest, depth: 0, destinationPath: destinationPath)
+        try DirectoryFD.own(destinationFD, mode: Self.copiedMode(Self.mode(of: sourceFD, else: st.st_mode)), path: destinationPath)
         try DirectoryFD.fsync(destinationFD, path: destinationPath)
         return findings.count == before ? digest : nil
     }
@@ -91,7 +126,7 @@ struct BundleCopier {
         do {
             listed = try DirectoryFD.names(in: source, path: location.source, limit: remaining)
         } catch let RegistryError.system(_, _, code) {
-            refuse("install.unreadable", location, "cannot list this directory: \(String(cString: strerror(code)))")
+            refuse("install.unreadable", location, "cannot list this directory: \(failure(code))")
             return
         }
         guard let names = listed else {
@@ -124,9 +159,9 @@ struct BundleCopier {
             return true
         }
         var st = stat()
-        if name.withCString({ fstatat(source, $0, &st, AT_SYMLINK_NOFOLLOW) }) != 0 {
+        if try self.source({ name.withCString { fstatat(source, $0, &st, AT_SYMLINK_NOFOLLOW) } }) != 0 {
             if errno == ENOENT { return false }
-            refuse("install.unreadable", location, "cannot stat: \(String(cString: strerror(errno)))")
+            refuse("install.unreadable", location, "cannot stat: \(failure(errno))")
             return true
         }
         let destinationEntry = destinationPath + "/" + destinationName.display
@@ -138,27 +173,29 @@ struct BundleCopier {
             }
             let sourceFD: Int32
             do {
-                sourceFD = try DirectoryFD.open(name, in: source, path: location.source)
+                sourceFD = try self.source { try DirectoryFD.open(name, in: source, path: location.source) }
             } catch let RegistryError.system(_, _, code) {
                 refuse(code == ELOOP || code == ENOTDIR ? "install.changed" : "install.unreadable", location,
                        code == ELOOP || code == ENOTDIR ? "changed while it was being copied"
-                                                        : "cannot open: \(String(cString: strerror(code)))")
+                                                        : "cannot open: \(failure(code))")
                 return true
             }
             defer { DirectoryFD.close(sourceFD) }
             digest.update(byte: UInt8(ascii: "d"))
             digest.update(location.bundle)
-            let destinationFD = try DirectoryFD.make(destinationName, in: destination, mode: 0o755, path: destinationEntry)
+            // Written into as 0700, given its own mode once full.
+            let destinationFD = try DirectoryFD.make(destinationName, in: destination, mode: 0o700, path: destinationEntry)
             defer { DirectoryFD.close(destinationFD) }
             try copyContents(of: sourceFD, into: destinationFD, at: location, digest: &digest,
                              depth: depth + 1, destinationPath: destinationEntry)
+            try DirectoryFD.own(destinationFD, mode: Self.copiedMode(Self.mode(of: sourceFD, else: st.st_mode)), path: destinationEntry)
             try DirectoryFD.fsync(destinationFD, path: destinationEntry)
         case S_IFREG:
             try copyFile(name, from: source, stat: st, to: destinationName, in: destination, at: location,
                          digest: &digest, destinationPath: destinationEntry)
         case S_IFLNK:
             refuse("install.symlink", location,
-                   "is a symbolic link\(linkTarget(name, in: source).map { " to \"\($0)\"" } ?? ""); bundles are copied without links: put the file itself there")
+                   "is a symbolic link\(((try? self.source { linkTarget(name, in: source) }) ?? nil).map { " to \"\($0)\"" } ?? ""); bundles are copied without links: put the file itself there")
         default:
             refuse("install.special-file", location,
                    "is a \(Self.kindName(st.st_mode)); a bundle holds only regular files and directories")
@@ -169,11 +206,13 @@ struct BundleCopier {
     private mutating func copyFile(_ name: EntryName, from source: Int32, stat expected: stat, to destinationName: EntryName,
                                    in destination: Int32, at location: Location, digest: inout ContentDigest,
                                    destinationPath: String) throws {
-        let sourceFD = name.withCString { openat(source, $0, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC) }
+        let sourceFD = try self.source {
+            name.withCString { openat(source, $0, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC) }
+        }
         if sourceFD < 0 {
             let code = errno
             refuse(code == ELOOP ? "install.changed" : "install.unreadable", location,
-                   code == ELOOP ? "changed while it was being copied" : "cannot open: \(String(cString: strerror(code)))")
+                   code == ELOOP ? "changed while it was being copied" : "cannot open: \(failure(code))")
             return
         }
         defer { DirectoryFD.close(sourceFD) }
@@ -197,7 +236,7 @@ struct BundleCopier {
         if !findings.isEmpty { return }  // refused already: look, do not copy
 
         let executable = (st.st_mode & 0o111) != 0
-        let mode: mode_t = executable ? 0o755 : 0o644
+        let mode = Self.copiedMode(st.st_mode)
         digest.update(byte: UInt8(ascii: "f"))
         digest.update(location.bundle)
         digest.update(byte: executable ? 1 : 0)
@@ -215,7 +254,7 @@ struct BundleCopier {
             let n = buffer.withUnsafeMutableBytes { Glibc.read(sourceFD, $0.baseAddress, want) }
             if n < 0 {
                 if errno == EINTR { continue }
-                refuse("install.unreadable", location, "cannot read: \(String(cString: strerror(errno)))")
+                refuse("install.unreadable", location, "cannot read: \(failure(errno))")
                 return
             }
             if n == 0 { break }

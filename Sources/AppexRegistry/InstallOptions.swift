@@ -7,11 +7,16 @@ public struct InstallOptions: Sendable {
     /// Further checks per bundle, e.g. activation rules and policy (what `appex validate`
     /// adds). Run on the staged copy; any error finding refuses the install.
     public var additionalChecks: (@Sendable (ExtensionBundle) -> [Finding])?
+    /// Who asked: the source is read with this identity (appexd passes a non-root
+    /// administrator's). nil, or uid 0: the process's own.
+    public var requester: FileIdentity?
 
     public init(extraExtensionPoints: Set<String> = [],
-                additionalChecks: (@Sendable (ExtensionBundle) -> [Finding])? = nil) {
+                additionalChecks: (@Sendable (ExtensionBundle) -> [Finding])? = nil,
+                requester: FileIdentity? = nil) {
         self.extraExtensionPoints = extraExtensionPoints
         self.additionalChecks = additionalChecks
+        self.requester = requester
     }
 }
 

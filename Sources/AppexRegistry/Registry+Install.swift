@@ -29,12 +29,25 @@ extension Registry {
     /// - An identifier installed from one containing app (or bare) is not replaced from
     ///   another: `ownedByAnotherApp`.
     /// - Invalid bundles throw `invalidBundle` with every finding; nothing is installed.
+    /// - With `options.requester` (a uid other than 0), the path is resolved and the source
+    ///   read with that user's identity, on a thread of its own: what the user could not read
+    ///   is refused, naming it.
     @discardableResult
     public func install(path: String, options: InstallOptions = InstallOptions()) throws -> InstallResult {
-        try withBundlesLocked { bundles in try install(source: Self.absolute(path), options: options, bundles: bundles) }
+        let source = Self.absolute(path)
+        guard let requester = options.requester, requester.uid != 0 else {
+            return try withBundlesLocked { bundles in try install(source: source, options: options, reader: nil, bundles: bundles) }
+        }
+        return try OwnThread.run(name: "appex-install") { [self] in
+            let reader = try ThreadFileIdentity(requester)
+            return try withBundlesLocked { bundles in
+                try install(source: source, options: options, reader: reader, bundles: bundles)
+            }
+        }
     }
 
-    private func install(source: String, options: InstallOptions, bundles: Int32) throws -> InstallResult {
+    private func install(source: String, options: InstallOptions, reader: ThreadFileIdentity?,
+                         bundles: Int32) throws -> InstallResult {
         let stagingPath = bundlesDirectory + "/.staging"
         let staging = try DirectoryFD.open(Self.stagingName, in: bundles, path: stagingPath)
         defer { DirectoryFD.close(staging) }
@@ -46,23 +59,24 @@ extension Registry {
             try? DirectoryFD.removeTree(txnName, in: staging, path: txnPath)
         }
 
-        // The path itself is the administrator's: its directories are followed, its last
-        // component is not.
+        // The path itself is the administrator's: its directories are followed (with their
+        // identity), its last component is not.
+        var copier = BundleCopier(reader: reader)
         let parentPath = (source as NSString).deletingLastPathComponent
         let leaf = (source as NSString).lastPathComponent
         guard !leaf.isEmpty, leaf != "/", leaf != ".", leaf != ".." else {
             throw RegistryError.unusableSource(path: source, problem: "is not a bundle directory")
         }
-        let parent = open(parentPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let parent = try copier.source { open(parentPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
         if parent < 0 {
-            throw RegistryError.unusableSource(path: source, problem: "cannot open \(parentPath): \(String(cString: strerror(errno)))")
+            throw RegistryError.unusableSource(path: source, problem: "cannot open \(parentPath): \(copier.failure(errno))")
         }
         defer { DirectoryFD.close(parent) }
         let top: stat?
         do {
-            top = try DirectoryFD.lstat(EntryName(leaf), in: parent, path: source)
+            top = try copier.source { try DirectoryFD.lstat(EntryName(leaf), in: parent, path: source) }
         } catch let RegistryError.system(_, _, code) {
-            throw RegistryError.unusableSource(path: source, problem: String(cString: strerror(code)))
+            throw RegistryError.unusableSource(path: source, problem: copier.failure(code))
         }
         guard let top else { throw RegistryError.unusableSource(path: source, problem: "no such file or directory") }
         switch top.st_mode & S_IFMT {
@@ -70,12 +84,21 @@ extension Registry {
         case S_IFLNK: throw RegistryError.unusableSource(path: source, problem: "is a symbolic link; give the bundle's own path")
         default: throw RegistryError.unusableSource(path: source, problem: "is not a directory")
         }
-        let root = try DirectoryFD.open(EntryName(leaf), in: parent, path: source)
+        let root: Int32
+        do {
+            root = try copier.source { try DirectoryFD.open(EntryName(leaf), in: parent, path: source) }
+        } catch let RegistryError.system(_, _, code) {
+            throw RegistryError.unusableSource(path: source, problem: copier.failure(code))
+        }
         defer { DirectoryFD.close(root) }
-        let isApp = try DirectoryFD.lstat(EntryName("PlugIns"), in: root, path: source + "/PlugIns") != nil
+        let isApp: Bool
+        do {
+            isApp = try copier.source { try DirectoryFD.lstat(EntryName("PlugIns"), in: root, path: source + "/PlugIns") } != nil
+        } catch let RegistryError.system(_, _, code) {
+            throw RegistryError.unusableSource(path: source, problem: "cannot look into it: \(copier.failure(code))")
+        }
 
         // 1. Copy.
-        var copier = BundleCopier()
         var staged: [StagedBundle] = []
         func stage(_ name: EntryName, in dir: Int32, sourceRelative: String, installedName: String) throws {
             let slot = EntryName(String(staged.count))
@@ -236,7 +259,7 @@ extension Registry {
     private func plugIns(of root: Int32, source: String, copier: inout BundleCopier) throws -> (Int32, [EntryName])? {
         let location = BundleCopier.Location(source: "PlugIns", bundle: "")
         let path = source + "/PlugIns"
-        guard let st = try DirectoryFD.lstat(EntryName("PlugIns"), in: root, path: path) else { return nil }
+        guard let st = try copier.source({ try DirectoryFD.lstat(EntryName("PlugIns"), in: root, path: path) }) else { return nil }
         switch st.st_mode & S_IFMT {
         case S_IFDIR: break
         case S_IFLNK:
@@ -246,7 +269,13 @@ extension Registry {
             copier.refuse("install.not-a-bundle", location, "is not a directory")
             return nil
         }
-        let fd = try DirectoryFD.open(EntryName("PlugIns"), in: root, path: path)
+        let fd: Int32
+        do {
+            fd = try copier.source { try DirectoryFD.open(EntryName("PlugIns"), in: root, path: path) }
+        } catch let RegistryError.system(_, _, code) {
+            copier.refuse("install.unreadable", location, "cannot open: \(copier.failure(code))")
+            return nil
+        }
         guard let names = try DirectoryFD.names(in: fd, path: path, limit: InstallLimits.maximumEntries) else {
             DirectoryFD.close(fd)
             copier.refuse("install.too-many-entries", location, "holds more than \(InstallLimits.maximumEntries) entries")

@@ -9,8 +9,8 @@ import Glibc
 /// root-owned copies beside it.
 ///
 /// ```
-/// <state>/registry.sqlite           WAL mode, synchronous=FULL, foreign keys on
-/// <state>/bundles/                  root 0755
+/// <state>/registry.sqlite           root 0600 (its -wal and -shm too); WAL mode, synchronous=FULL, foreign keys on
+/// <state>/bundles/                  root 0711: no one else lists what is installed
 /// <state>/bundles/.lock             flock: installs, uninstalls and recovery, across processes
 /// <state>/bundles/.staging/         root 0700: installs being copied; emptied on open
 /// <state>/bundles/<id>/<gen>/<Name>.appex   the installed copy the row points at
@@ -44,7 +44,7 @@ public final class Registry: Sendable {
         let stateFD = open(state, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if stateFD < 0 { throw DirectoryFD.fail("open state directory", state) }
         defer { DirectoryFD.close(stateFD) }
-        let bundles = try DirectoryFD.make(Self.bundlesName, in: stateFD, mode: 0o755, path: state + "/bundles")
+        let bundles = try DirectoryFD.make(Self.bundlesName, in: stateFD, mode: 0o711, path: state + "/bundles")
         defer { DirectoryFD.close(bundles) }
         let staging = try DirectoryFD.make(Self.stagingName, in: bundles, mode: 0o700, path: state + "/bundles/.staging")
         DirectoryFD.close(staging)
@@ -58,6 +58,7 @@ public final class Registry: Sendable {
             try db.execute(sql: "PRAGMA synchronous = FULL")
         }
         let path = state + "/" + Self.databaseName
+        try Self.restrictDatabaseFiles(path)
         database = try Self.databaseCall("open \(path)") {
             let pool = try DatabasePool(path: path, configuration: configuration)
             try RegistrySchema.migrator.migrate(pool)
@@ -194,6 +195,21 @@ public final class Registry: Sendable {
             if mkdir(prefix, 0o755) != 0 && errno != EEXIST {
                 throw DirectoryFD.fail("create state directory", prefix)
             }
+        }
+    }
+
+    /// The database and its `-wal` and `-shm` files: 0600. SQLite gives a `-wal` or `-shm` it
+    /// creates the database file's mode, so the file is made 0600 before SQLite first opens
+    /// it; files an older version left wider are tightened.
+    static func restrictDatabaseFiles(_ path: String) throws {
+        for (file, create) in [(path, true), (path + "-wal", false), (path + "-shm", false)] {
+            let fd = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | (create ? O_CREAT : 0), 0o600)
+            if fd < 0 {
+                if errno == ENOENT { continue }
+                throw DirectoryFD.fail("open", file)
+            }
+            defer { DirectoryFD.close(fd) }
+            if fchmod(fd, 0o600) != 0 { throw DirectoryFD.fail("chmod", file) }
         }
     }
 

@@ -27,9 +27,11 @@ extension Supervisor {
 
     /// Installs a containing app or a bare `.appex` (validated, then copied into the state
     /// directory). Installed extensions start disabled; a reinstalled one keeps its state.
-    public func install(path: String) async throws -> InstallResult {
-        let options = installOptions
-        let result = try await onWorker { [registry] in try registry.install(path: path, options: options) }
+    /// `requester`: the user who asked, whose permissions the source is read with (nil: ours).
+    public func install(path: String, requester: FileIdentity? = nil) async throws -> InstallResult {
+        var options = installOptions
+        options.requester = requester
+        let result = try await onWorker { [registry, options] in try registry.install(path: path, options: options) }
         let changed = result.extensions.map(\.bundleIdentifier) + result.removedExtensions
         for id in changed { await retire(id, reason: Reason("updated"), "a new version was installed") }
         await reload(changed)

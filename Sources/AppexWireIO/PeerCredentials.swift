@@ -32,3 +32,22 @@ extension WireSocket {
         return PeerCredentials(pid: cred.pid, uid: cred.uid, gid: cred.gid)
     }
 }
+
+extension WireSocket {
+    /// SO_PEERGROUPS: the peer's supplementary groups when it connected, as SO_PEERCRED's
+    /// uid and gid are.
+    public func peerGroups() throws(SocketError) -> [UInt32] {
+        var groups = [UInt32](repeating: 0, count: 64)
+        while true {
+            var length = socklen_t(groups.count * MemoryLayout<UInt32>.size)
+            if getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, &groups, &length) == 0 {
+                return Array(groups.prefix(Int(length) / MemoryLayout<UInt32>.size))
+            }
+            // ERANGE: the kernel said how much room the list needs.
+            guard errno == ERANGE, Int(length) > groups.count * MemoryLayout<UInt32>.size else {
+                throw SocketError.last("getsockopt(SO_PEERGROUPS)")
+            }
+            groups = [UInt32](repeating: 0, count: Int(length) / MemoryLayout<UInt32>.size)
+        }
+    }
+}

@@ -30,25 +30,8 @@ enum HTTPClient {
 
     /// Sends `text` as is and reads until the server closes the connection.
     static func exchange(_ address: String, _ text: String) throws -> [UInt8] {
-        guard let colon = address.lastIndex(of: ":"), let port = UInt16(address[address.index(after: colon)...]) else {
-            throw Failure(description: "bad address \(address)")
-        }
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw Failure(description: "socket: errno \(errno)") }
+        let fd = try connect(address)
         defer { close(fd) }
-        // Never hang a test on a server that does not answer.
-        var timeout = timeval(tv_sec: 20, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var sin = sockaddr_in()
-        sin.sin_family = sa_family_t(AF_INET)
-        sin.sin_port = port.bigEndian
-        guard inet_pton(AF_INET, String(address[..<colon]), &sin.sin_addr) == 1 else {
-            throw Failure(description: "not an IPv4 address: \(address)")
-        }
-        let connected = withUnsafePointer(to: &sin) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { throw Failure(description: "connect \(address): errno \(errno)") }
         let bytes = Array(text.utf8)
         guard send(fd, bytes, bytes.count, Int32(MSG_NOSIGNAL)) == bytes.count else { throw Failure(description: "send failed") }
         var received: [UInt8] = []
@@ -61,6 +44,38 @@ enum HTTPClient {
             received += chunk[..<n]
         }
         return received
+    }
+
+    /// A connected TCP socket to `address` (`HOST:PORT`, IPv4) that never blocks a test for
+    /// long: receiving gives up after `timeout` seconds. `receiveBuffer`: SO_RCVBUF, set before
+    /// connecting (so the window is small from the start), for a client that reads little.
+    static func connect(_ address: String, timeout: Int = 20, receiveBuffer: Int32? = nil) throws -> Int32 {
+        guard let colon = address.lastIndex(of: ":"), let port = UInt16(address[address.index(after: colon)...]) else {
+            throw Failure(description: "bad address \(address)")
+        }
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw Failure(description: "socket: errno \(errno)") }
+        var timeout = timeval(tv_sec: timeout, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        if var size = receiveBuffer {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        var sin = sockaddr_in()
+        sin.sin_family = sa_family_t(AF_INET)
+        sin.sin_port = port.bigEndian
+        guard inet_pton(AF_INET, String(address[..<colon]), &sin.sin_addr) == 1 else {
+            close(fd)
+            throw Failure(description: "not an IPv4 address: \(address)")
+        }
+        let connected = withUnsafePointer(to: &sin) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else {
+            let code = errno
+            close(fd)
+            throw Failure(description: "connect \(address): errno \(code)")
+        }
+        return fd
     }
 
     /// The responses in `raw`, one after another (each with a Content-Length).

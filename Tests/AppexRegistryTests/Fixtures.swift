@@ -16,7 +16,14 @@ final class Scratch {
         path = String(cString: made)
     }
 
-    deinit { try? FileManager.default.removeItem(atPath: path) }
+    deinit {
+        // A registry's SQLite connections close on GRDB's queues, and the last one can still
+        // be writing its -wal or -shm while the tree goes: try again after it.
+        for _ in 0..<5 {
+            if (try? FileManager.default.removeItem(atPath: path)) != nil || !FileManager.default.fileExists(atPath: path) { return }
+            usleep(20_000)
+        }
+    }
 
     func sub(_ relative: String) -> String { path + "/" + relative }
 

@@ -217,7 +217,7 @@ struct InstallTests {
         #expect(problems.first?.contains(installed.contentDigest) == true)
     }
 
-    @Test("setuid and setgid bits are dropped, execute bits kept, modes normalised")
+    @Test("setuid, setgid, sticky and group/other write bits are dropped, no bit is added")
     func modes() throws {
         let scratch = try Scratch()
         let source = try scratch.makeAppex("src/Share.appex", identifier: "com.example.share")
@@ -227,9 +227,9 @@ struct InstallTests {
         #expect(chmod(source + "/Resources", 0o3777) == 0)
         let installed = try Registry(stateDirectory: scratch.state).install(path: source).extensions[0]
 
-        #expect(fileStat(installed.bundlePath + "/run")!.st_mode & 0o7777 == 0o755)
-        #expect(fileStat(installed.bundlePath + "/tool")!.st_mode & 0o7777 == 0o755)
-        #expect(fileStat(installed.bundlePath + "/Resources/private.txt")!.st_mode & 0o7777 == 0o644)
+        #expect(fileStat(installed.bundlePath + "/run")!.st_mode & 0o7777 == 0o711)
+        #expect(fileStat(installed.bundlePath + "/tool")!.st_mode & 0o7777 == 0o700)
+        #expect(fileStat(installed.bundlePath + "/Resources/private.txt")!.st_mode & 0o7777 == 0o600)
         #expect(fileStat(installed.bundlePath + "/Resources")!.st_mode & 0o7777 == 0o755)
     }
 

@@ -123,6 +123,9 @@ final class HostSession: RequestSink, @unchecked Sendable {
         let id = admin.requestID
         let label = self.label
         server.logger.info("\(label): \(admin.command)")
+        // Read here, on the loop, while the connection is surely open.
+        let requester: Result<FileIdentity?, any Error> =
+            if case .install = admin.command { Result { try self.requester() } } else { .success(nil) }
         // Held strongly until answered: a closed session ignores the send.
         Task { [self] in
             let answer: Message
@@ -131,7 +134,8 @@ final class HostSession: RequestSink, @unchecked Sendable {
                 var jetsam: JetsamReport?
                 switch admin.command {
                 case .jetsam: jetsam = await supervisor.jetsamReport()
-                case .install(let path): extensions = try await supervisor.install(path: path).extensions.map(Self.info)
+                case .install(let path):
+                    extensions = try await supervisor.install(path: path, requester: requester.get()).extensions.map(Self.info)
                 case .list: extensions = try await supervisor.list().map(Self.info)
                 case .enable(let ext): extensions = [Self.info(try await supervisor.enable(ext))]
                 case .disable(let ext): extensions = [Self.info(try await supervisor.disable(ext))]
@@ -147,6 +151,15 @@ final class HostSession: RequestSink, @unchecked Sendable {
             }
             supervisor.loop.post { [self] in send(answer) }
         }
+    }
+
+    /// Whose permissions an install from this peer reads its source with: a non-root
+    /// administrator's own (uid, gid and groups as the kernel recorded them at connect), so
+    /// appexd copies only what that user could read. nil for root.
+    private func requester() throws -> FileIdentity? {
+        guard peer.uid != 0 else { return nil }
+        let groups = try WireSocket(adopting: fd).peerGroups()
+        return FileIdentity(uid: peer.uid, gid: peer.gid, groups: groups)
     }
 
     static func info(_ e: InstalledExtension) -> ExtensionInfo {
