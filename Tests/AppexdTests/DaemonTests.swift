@@ -19,8 +19,11 @@ import Glibc
 
     final class Daemon: @unchecked Sendable {
         let root: String
-        let socket: String
-        let cgroupParent: String
+        var socket: String
+        var cgroupParent: String
+        /// false: appexd picks its own cgroup parent (from its state directory).
+        var passCgroupParent = true
+        var uidRange = "310000-310999"
         var process: Process?
         /// More appexd arguments (e.g. --memory-budget).
         var extraArguments: [String] = []
@@ -36,14 +39,19 @@ import Glibc
             try Data("hosts: [4242]\nadmins: []\n".utf8).write(to: URL(fileURLWithPath: root + "/appexd.yaml"))
         }
 
+        /// appexd's command line.
+        var arguments: [String] {
+            ["--state-dir", root + "/state", "--socket", socket, "--config", root + "/appexd.yaml", "--log-level", "warning",
+             // Uids of its own, so processes of other tests running meanwhile are
+             // never taken for this appexd's.
+             "--uid-range", uidRange, "--metrics", "127.0.0.1:0"]
+                + (passCgroupParent ? ["--cgroup-parent", cgroupParent] : []) + extraArguments
+        }
+
         func start() throws {
             let p = Process()
             p.executableURL = URL(fileURLWithPath: DaemonTests.bin + "/appexd")
-            p.arguments = ["--state-dir", root + "/state", "--socket", socket, "--config", root + "/appexd.yaml",
-                           "--cgroup-parent", cgroupParent, "--log-level", "warning",
-                           // Uids of its own, so processes of other tests running meanwhile are
-                           // never taken for this appexd's.
-                           "--uid-range", "310000-310999", "--metrics", "127.0.0.1:0"] + extraArguments
+            p.arguments = arguments
             try p.run()
             process = p
             try #require(HostClient.waitUntilServing(socketPath: socket), "appexd did not start answering")
