@@ -274,6 +274,9 @@ import Glibc
             // ... but may not administer.
             let admin = try d.appex(["disable", id], asUID: 4242)
             #expect(admin.status != 0 && admin.err.contains("not-authorized"), "\(admin.err)")
+            // ... nor list what is installed: List is an administrator's (issue 30, #9).
+            let list = try d.appex(["list"], asUID: 4242)
+            #expect(list.status != 0 && list.err.contains("not-authorized"), "\(list.err)")
             // 4343 is neither: refused at hello.
             let stranger = try d.appex(["list"], asUID: 4343)
             #expect(stranger.status != 0 && stranger.err.contains("not-authorized"), "\(stranger.err)")
