@@ -86,6 +86,26 @@ struct ExtensionSandboxTests {
         Sys.close(fd)
     }
 
+    /// With the host network the filter lets inet and netlink sockets be made, and still no
+    /// family that ignores network namespaces (AF_VSOCK) or needs none (AF_PACKET) (issue 30, #9).
+    @Test func withTheHostNetworkInetSocketsWorkAndVsockStillDoesNot() throws {
+        let r = try ProbeRun("host-net-families")
+        let store = ContainerStore(stateRoot: r.state)
+        let container = try store.prepare(bundleIdentifier: r.id)
+        var base = r.spec([])
+        base.hostNetwork = true
+        let sandbox = try ExtensionSandbox.create(spec: base, container: container, store: store)
+        defer { sandbox.close() }
+        for (action, expected) in [("socket-unix", "ok"), ("socket-inet", "ok"), ("socket-netlink", "ok"),
+                                   ("socket-vsock", "errno=EAFNOSUPPORT"), ("socket-packet", "errno=EAFNOSUPPORT")] {
+            var spec = r.spec([action])
+            spec.hostNetwork = true
+            let report = try ExtensionRun.run(spec, options: r.options(), sandbox: sandbox)
+            #expect(try !Fixture.cgroups().list().contains(report.cgroup), "cgroup \(report.cgroup) left behind")
+            #expect(r.lastLine() == expected, "\(action)")
+        }
+    }
+
     /// The maker's namespace is a new one, not the caller's, and the caller's thread is back
     /// in its own; it is taken once.
     @Test func aPreparedNamespaceIsANewOneTakenOnce() throws {
