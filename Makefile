@@ -2,6 +2,8 @@
 # Both install missing system packages (libseccomp-dev) when run as root.
 
 SWIFT      ?= swift
+# Release builds (benchmarks) never fall back to the checkout's policies: name them.
+export APPEX_POLICIES ?= $(CURDIR)/Policies
 EXAMPLES   := .build/examples
 DEMO_STATE := .build/demo-state
 

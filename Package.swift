@@ -248,7 +248,7 @@ let package = Package(
         .testTarget(
             name: "AppexdTests",
             dependencies: ["appexd", "appex", "appex-probe-extension", "AppexHostClient", "AppexCgroups", "AppexWire", "AppexWireIO", "CAppexLauncher",
-                           "AppexRegistry", "AppexTestSupport"]
+                           "AppexRegistry", "AppexSupervisor", "AppexTestSupport"]
         ),
         // C extensions, written from Docs/protocol.md with no Appex code: the example
         // (HelloC.appex, executable hello-c) and the probe that misbehaves on instruction

@@ -5,6 +5,7 @@ extension PolicySet {
     /// Loads `directories` in order: each holds optional `defaults.yaml`, `extension-points/*.yaml`
     /// and `syscall-groups/*.yaml`. Throws `PolicyErrors` listing every problem found.
     public static func load(directories: [String]) throws -> PolicySet {
+        try PolicyDirectoryTrust.check(directories)
         var errors: [PolicyError] = []
         var defaultLayers: [PolicyLayer] = []
         var pointLayers: [PolicyLayer] = []

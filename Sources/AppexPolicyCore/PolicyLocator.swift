@@ -5,7 +5,9 @@ import Glibc
 /// Finds the shipped `Policies/` directory.
 ///
 /// Order: `$APPEX_POLICIES`; `../share/appex/Policies` beside the executable (an installed
-/// layout); the source checkout this binary was built from (a development build).
+/// layout); in a debug build only, the source checkout it was built from. A release build
+/// never looks there: whoever owns that checkout would otherwise set the policy of root's
+/// runs. Root then refuses any directory someone else could change (`PolicyDirectoryTrust`).
 public enum PolicyLocator {
     /// The shipped directory, or nil when there is none.
     ///
@@ -18,7 +20,9 @@ public enum PolicyLocator {
            let installed = resolved(directoryOf(exe) + "/../share/appex/Policies"), hasDefaults(installed) {
             return installed
         }
+        #if DEBUG
         if let source = resolved(directoryOf(#filePath) + "/../../Policies"), hasDefaults(source) { return source }
+        #endif
         return nil
     }
 

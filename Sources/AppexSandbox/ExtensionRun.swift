@@ -174,7 +174,7 @@ public final class ExtensionRun {
         containerMade.deliver(())
 
         // Always a filter: even a policy that denies nothing gets ENOSYS for syscalls Appex does not know.
-        let seccomp = try SeccompCompiler.compile(spec.syscallRules)
+        let seccomp = try SeccompCompiler.compile(spec.syscallRules, hostNetwork: spec.hostNetwork)
         let executable = try FilesystemView.executablePath(for: spec)
 
         let manager = try options.cgroups ?? CgroupManager.detect(parentName: "appex")

@@ -53,11 +53,15 @@ public enum SandboxInitLocator {
         // ~0.2 ms, AbsolutePath) nor FilePath's removingLastComponent (a conformance scan,
         // ~0.1 ms): this runs on every `appex run`.
         list += installedCandidates(named: name)
+        // A debug build also finds the init its checkout built; a release build never does:
+        // whoever owns the checkout would choose what root runs as every sandbox's pid 1.
+        #if DEBUG
         // This file is <checkout>/Sources/AppexSandbox/SandboxInitLocator.swift.
         let checkout = PolicyLocator.directoryOf(PolicyLocator.directoryOf(PolicyLocator.directoryOf(#filePath)))
         for config in ["release", "debug"] {
             list.append(checkout + "/.build/" + config + "/" + name)
         }
+        #endif
         return list
     }
 }

@@ -1,3 +1,5 @@
+import AppexPolicyCore
+
 /// Calls the filter judges by an argument, not only by number: each has a dangerous use
 /// beside an everyday one, and denying the call outright would break ordinary programs.
 /// See Docs/policies.md ("Calls judged by their arguments").
@@ -22,4 +24,20 @@ enum SeccompArgumentRules {
     /// policy's action. Compared as full 64-bit values, so a value with high bits set is
     /// refused even when the kernel would read only its low 32.
     static let harmlessPersonalities: [UInt64] = [0x0000_0000, 0x0000_0008, 0x0002_0000, 0x0002_0008, 0xffff_ffff]
+
+    /// The address families `socket` may create: `AF_UNIX` always; `AF_INET`, `AF_INET6` and
+    /// `AF_NETLINK` only with the host network. Every other family gets `EAFNOSUPPORT`, a
+    /// kernel's answer for a family it lacks: several ignore network namespaces (`AF_VSOCK`
+    /// reaches the hypervisor and other guests, `AF_BLUETOOTH`, `AF_ALG` the kernel's crypto),
+    /// and in a private network namespace the extension has no network to use the others
+    /// on (netlink would still bring it the host's uevents). Compared as 64-bit values, so a
+    /// family with high bits set is refused.
+    static func socketFamilies(hostNetwork: Bool) -> [UInt64] {
+        hostNetwork ? [1, 2, 10, 16] : [1]
+    }
+
+    /// `socketpair` makes only `AF_UNIX` pairs on Linux; any other family gets the same answer.
+    static let socketpairFamilies: [UInt64] = [1]
+
+    static let unsupportedFamilyAction = SyscallAction.errno(97)  // EAFNOSUPPORT
 }

@@ -45,10 +45,13 @@ public enum SeccompCompiler {
 
     /// The program for `rules`: from this process's cache, else from the cache on disk
     /// (SeccompProgramCache, beside the compiled policies), else built with libseccomp.
-    public static func compile(_ rules: [SeccompRule]) throws -> SeccompProgram {
-        let canonical = try canonicalize(rules)
+    /// `hostNetwork`: the extension shares the host's network, and `socket` may create the
+    /// families it needs (`SeccompArgumentRules.socketFamilies`).
+    public static func compile(_ rules: [SeccompRule], hostNetwork: Bool = false) throws -> SeccompProgram {
+        let canonical = try canonicalize(rules, hostNetwork: hostNetwork)
         if let hit = cache.withLock({ $0[canonical] }) { return hit }
-        let program = try compileOrLoad(rules, cacheDirectory: PolicyCache.directory(), canonical: canonical).program
+        let program = try compileOrLoad(rules, cacheDirectory: PolicyCache.directory(), canonical: canonical,
+                                        hostNetwork: hostNetwork).program
         cache.withLock { $0[canonical] = program }
         return program
     }
@@ -56,16 +59,18 @@ public enum SeccompCompiler {
     /// `compile` without this process's cache (for tests and policy-bench): the program from
     /// `cacheDirectory` when it holds it (nil: never), else built and stored there; and whether
     /// it came from disk.
-    public static func compileOrLoad(_ rules: [SeccompRule], cacheDirectory: String?) throws -> (program: SeccompProgram, fromDisk: Bool) {
-        try compileOrLoad(rules, cacheDirectory: cacheDirectory, canonical: canonicalize(rules))
+    public static func compileOrLoad(_ rules: [SeccompRule], cacheDirectory: String?,
+                                     hostNetwork: Bool = false) throws -> (program: SeccompProgram, fromDisk: Bool) {
+        try compileOrLoad(rules, cacheDirectory: cacheDirectory, canonical: canonicalize(rules, hostNetwork: hostNetwork),
+                          hostNetwork: hostNetwork)
     }
 
     static func compileOrLoad(_ rules: [SeccompRule], cacheDirectory: String?,
-                              canonical: String) throws -> (program: SeccompProgram, fromDisk: Bool) {
+                              canonical: String, hostNetwork: Bool) throws -> (program: SeccompProgram, fromDisk: Bool) {
         if let dir = cacheDirectory, let stored = SeccompProgramCache.read(canonical: canonical, directory: dir) {
             return (stored, true)
         }
-        let program = try build(rules: canonical.isEmpty ? [] : uniqueRules(rules), canonical: canonical)
+        let program = try build(rules: uniqueRules(rules), canonical: canonical, hostNetwork: hostNetwork)
         if let dir = cacheDirectory { SeccompProgramCache.write(program, directory: dir) }
         return (program, false)
     }
@@ -77,6 +82,11 @@ public enum SeccompCompiler {
     /// the cache key of every `appex run`, so it sorts the rules (stably: of two rules for
     /// one syscall, the earlier one is named first in the error) and merges neighbours,
     /// rather than hashing every name into a dictionary and sorting its keys.
+    static func canonicalize(_ rules: [SeccompRule], hostNetwork: Bool) throws -> String {
+        // The socket families follow the network, so they are part of the key.
+        try canonicalize(rules) + (hostNetwork ? "\n@network host" : "\n@network none")
+    }
+
     static func canonicalize(_ rules: [SeccompRule]) throws -> String {
         let order = rules.indices.sorted { a, b in
             rules[a].syscall == rules[b].syscall ? a < b : rules[a].syscall < rules[b].syscall
@@ -131,7 +141,7 @@ public enum SeccompCompiler {
         action == .log ? .log : .errno(ENOSYS)
     }
 
-    private static func build(rules: [SeccompRule], canonical: String) throws -> SeccompProgram {
+    private static func build(rules: [SeccompRule], canonical: String, hostNetwork: Bool) throws -> SeccompProgram {
         guard let ctx = seccomp_init(standInDefault) else {
             throw SandboxError("seccomp_init", errno: .noMemory)
         }
@@ -165,6 +175,15 @@ public enum SeccompCompiler {
             scmp_arg_cmp(arg: 0, op: op, datum_a: a, datum_b: b)
         }
 
+        /// `action` for every first argument but `allowed`.
+        func denyExcept(_ name: String, _ nr: Int32, _ allowed: [UInt64], _ action: SyscallAction) throws {
+            for value in allowed {
+                try add(name, nr, allowAction, [arg0(SCMP_CMP_EQ, value)])
+            }
+            // Every other value; libseccomp tests the equalities above first.
+            try deny(name, nr, action, [arg0(SCMP_CMP_GE, 0)])
+        }
+
         var byName: [String: SyscallAction] = [:]
         for rule in rules {
             guard let nr = SyscallNames.number(rule.syscall) else {
@@ -183,11 +202,7 @@ public enum SeccompCompiler {
                 try add("sendmsg", nr, allowAction, [arg0(SCMP_CMP_EQ, fd)])
                 try deny("sendmsg", nr, rule.action, [arg0(SCMP_CMP_NE, fd)])
             case "personality":
-                for value in SeccompArgumentRules.harmlessPersonalities {
-                    try add("personality", nr, allowAction, [arg0(SCMP_CMP_EQ, value)])
-                }
-                // Every other value; libseccomp tests the equalities above first.
-                try deny("personality", nr, rule.action, [arg0(SCMP_CMP_GE, 0)])
+                try denyExcept("personality", nr, SeccompArgumentRules.harmlessPersonalities, rule.action)
             default:
                 try deny(rule.syscall, nr, rule.action)
             }
@@ -207,6 +222,14 @@ public enum SeccompCompiler {
             if byName["clone3"] == nil, let nr = SyscallNames.number("clone3"), nr >= 0 {
                 try deny("clone3", nr, clone3Action(forUnshare: unshare))
             }
+        }
+
+        // Only the address families the network needs, unless the policy names the call itself.
+        let families = [("socket", SeccompArgumentRules.socketFamilies(hostNetwork: hostNetwork)),
+                        ("socketpair", SeccompArgumentRules.socketpairFamilies)]
+        for (name, allowed) in families where byName[name] == nil {
+            guard let nr = SyscallNames.number(name), nr >= 0 else { continue }
+            try denyExcept(name, nr, allowed, SeccompArgumentRules.unsupportedFamilyAction)
         }
 
         let fd = appex_memfd("appex-seccomp")

@@ -23,7 +23,9 @@ public struct SupervisorOptions: Sendable {
     /// Policy directories layered over the shipped ones (`PolicyLocator.load(overlays:)`).
     public var policyOverlays: [String]
     /// The cgroup parent under which every instance gets its own cgroup. Only the supervisor
-    /// creates cgroups there, so what is found there at start belongs to a dead predecessor.
+    /// creates cgroups there (it claims the parent, `CgroupParentClaim`), so what is found
+    /// there at start belongs to a dead predecessor. Default: from the state directory
+    /// (`CgroupParentName.daemon`).
     public var cgroupParent: String
     /// nil: detect the system's cgroups (`CgroupManager.detect`).
     public var cgroups: CgroupManager?
@@ -48,14 +50,14 @@ public struct SupervisorOptions: Sendable {
     /// starts, so that launch only enters it (Docs/supervisor.md, "Sandboxes built ahead").
     public var prebuildSandboxes: Bool
 
-    public init(stateDirectory: String, policyOverlays: [String] = [], cgroupParent: String = "appexd",
+    public init(stateDirectory: String, policyOverlays: [String] = [], cgroupParent: String? = nil,
                 cgroups: CgroupManager? = nil, uidRange: ClosedRange<UInt32> = UIDAllocator.defaultRange,
                 terminateGrace: Duration = .seconds(2), memoryBudget: Int64? = nil,
                 victimOrder: VictimOrder = .longestInBand, agingDelay: Duration? = nil, availableFloor: Int64? = nil,
                 watchSystemPressure: Bool = true, prebuildSandboxes: Bool = false) {
         self.stateDirectory = stateDirectory
         self.policyOverlays = policyOverlays
-        self.cgroupParent = cgroupParent
+        self.cgroupParent = cgroupParent ?? CgroupParentName.daemon(stateDirectory: stateDirectory)
         self.cgroups = cgroups
         self.uidRange = uidRange
         self.terminateGrace = terminateGrace
@@ -82,6 +84,8 @@ public final class Supervisor: @unchecked Sendable {
     public let registry: Registry
     let logger: Logger
     let cgroups: CgroupManager
+    /// This supervisor's hold on its cgroup parent, released at shutdown.
+    let parentClaim: CgroupParentClaim
     /// The cgroups instances get (for the stale sweep at start).
     public var cgroupManager: CgroupManager { cgroups }
     private(set) var policies: PolicySet
@@ -119,6 +123,12 @@ public final class Supervisor: @unchecked Sendable {
         registry = try Registry(stateDirectory: options.stateDirectory)
         policies = try PolicyLocator.load(overlays: options.policyOverlays)
         cgroups = try options.cgroups ?? CgroupManager.detect(parentName: options.cgroupParent)
+        do {
+            parentClaim = try cgroups.claimParent()
+        } catch let e as CgroupError where e.errno == .resourceTemporarilyUnavailable {
+            throw SupervisorError("claim the cgroup parent \(cgroups.parentName)",
+                                  "another supervisor runs its extensions under \(e.path); give this one its own --state-dir or --cgroup-parent")
+        }
         try reloadCatalog()
     }
 

@@ -43,8 +43,8 @@ struct ProfileCommand: AsyncParsableCommand {
     var policyDirectories: [String] = []
     @Option(name: .customLong("uid-range"), help: "Uids for the extension, START-END (default 200000-265535); give one of its own when appexd runs on another state directory.")
     var uidRange: String?
-    @Option(name: .customLong("cgroup-parent"), help: "The cgroup parent the launches run under.")
-    var cgroupParent = "appex-profile"
+    @Option(name: .customLong("cgroup-parent"), help: "The cgroup parent the launches run under (default appex-profile-<pid>, removed at the end).")
+    var cgroupParent: String?
 
     func validate() throws {
         guard n >= 1 else { throw ValidationError("-n wants at least 1") }

@@ -48,7 +48,10 @@ struct ProfileRun {
     var stateDirectory: String
     var policies: [String]
     var uidRange: ClosedRange<UInt32>
-    var cgroupParent: String
+    /// nil: `appex-profile-<pid>`, and the parents dead profiles left are swept.
+    var cgroupParent: String?
+
+    static let cgroupPrefix = "appex-profile"
 
     /// `progress(done, total)` after each launch or request, from the calling task.
     func run(progress: (Int, Int) -> Void) async throws -> ProfileSamples {
@@ -63,10 +66,11 @@ struct ProfileRun {
         // Failures are counted and shown with the results; log lines would tear the progress bar.
         logger.logLevel = ProcessInfo.processInfo.environment["APPEX_PROFILE_LOG"] == "debug" ? .debug : .critical
         let supervisor = try Supervisor(options: SupervisorOptions(stateDirectory: stateDirectory, policyOverlays: policies,
-                                                                   cgroupParent: cgroupParent, uidRange: uidRange),
+                                                                   cgroupParent: cgroupParent ?? CgroupParentName.embedded(Self.cgroupPrefix),
+                                                                   uidRange: uidRange),
                                     logger: logger)
         _ = try StaleSweep.run(stateDirectory: stateDirectory, cgroups: supervisor.cgroupManager,
-                               uidRange: supervisor.options.uidRange)
+                               uidRange: supervisor.options.uidRange, embeddedPrefix: cgroupParent == nil ? Self.cgroupPrefix : nil)
         supervisor.start()
         do {
             let identifier = try await resolve(supervisor)

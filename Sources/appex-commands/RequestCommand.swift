@@ -108,15 +108,19 @@ struct RequestCommand: AsyncParsableCommand {
         }
     }
 
+    /// Each embedded run's cgroup parent is `appex-request-<pid>`: runs side by side never
+    /// sweep each other's extensions.
+    static let cgroupPrefix = "appex-request"
+
     static func embedded(bundle: String, identifier: String?, request: RequestItems, stateDirectory: String,
                          policies: [String], band: UInt32?, uidRange: ClosedRange<UInt32>?) async throws -> RequestOutput {
         let lock = try StateDirectoryLock(stateDirectory: stateDirectory)
         defer { withExtendedLifetime(lock) {} }
         let supervisor = try Supervisor(options: SupervisorOptions(stateDirectory: stateDirectory, policyOverlays: policies,
-                                                                   cgroupParent: "appex-request",
+                                                                   cgroupParent: CgroupParentName.embedded(Self.cgroupPrefix),
                                                                    uidRange: uidRange ?? UIDAllocator.defaultRange))
         _ = try StaleSweep.run(stateDirectory: stateDirectory, cgroups: supervisor.cgroupManager,
-                               uidRange: supervisor.options.uidRange)
+                               uidRange: supervisor.options.uidRange, embeddedPrefix: Self.cgroupPrefix)
         supervisor.start()
         do {
             let installed = try await supervisor.install(path: bundle).extensions

@@ -318,6 +318,14 @@ static int build_socket_packet(ARGS) { UNUSED; return socket_args(a, AF_PACKET, 
 static int build_socket_inet(ARGS) { UNUSED; return socket_args(a, AF_INET, SOCK_STREAM, 0); }
 static int build_socket_inet6(ARGS) { UNUSED; return socket_args(a, AF_INET6, SOCK_STREAM, 0); }
 static int build_socket_unix(ARGS) { UNUSED; return socket_args(a, AF_UNIX, SOCK_STREAM, 0); }
+// AF_VSOCK (40): never connected; it ignores network namespaces, so only the filter stops it.
+static int build_socket_vsock(ARGS) { UNUSED; return socket_args(a, 40, SOCK_STREAM, 0); }
+// An undefined flag: EINVAL before any memory is set aside.
+static int build_memfd_secret(ARGS) {
+    UNUSED;
+    a[0] = 0x80000000UL;
+    return 0;
+}
 
 enum { RETURNS_FD = 1, FORKS = 2 };
 
@@ -358,6 +366,8 @@ static const struct call {
     {"socket-inet", NULL, "socket", "", 0, build_socket_inet, RETURNS_FD},
     {"socket-inet6", NULL, "socket", "", 0, build_socket_inet6, RETURNS_FD},
     {"socket-unix", NULL, "socket", "", 0, build_socket_unix, RETURNS_FD},
+    {"socket-vsock", NULL, "socket", "", 0, build_socket_vsock, RETURNS_FD},
+    {"memfd_secret", NULL, "memfd_secret", "", 0, build_memfd_secret, RETURNS_FD},
     {"kill", NULL, "kill", "[PID]", 1, build_kill, 0},
     {"getpid", NULL, "getpid", "", 0, build_getpid, 0},
 };

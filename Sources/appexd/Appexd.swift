@@ -31,8 +31,8 @@ struct Appexd: AsyncParsableCommand {
     @Option(name: .customLong("policies"), help: "A policy directory layered over the shipped policies (repeatable).")
     var policyDirectories: [String] = []
 
-    @Option(help: ArgumentHelp("The cgroup parent of the extensions' cgroups (only appexd creates cgroups there).", visibility: .hidden))
-    var cgroupParent: String = "appexd"
+    @Option(help: ArgumentHelp("The cgroup parent of the extensions' cgroups (only this appexd creates cgroups there; default appexd for /var/lib/appex, else appexd-<hash of the state directory>).", visibility: .hidden))
+    var cgroupParent: String?
 
     @Option(name: .customLong("uid-range"), help: "Uids and gids for extensions and their sandbox inits, START-END (checked against /etc/passwd, group, subuid, subgid).")
     var uidRange = "\(UIDAllocator.defaultRange.lowerBound)-\(UIDAllocator.defaultRange.upperBound)"
@@ -105,7 +105,9 @@ struct Appexd: AsyncParsableCommand {
         // Before the supervisor exists, so that its instruments find the backend; with the
         // endpoint off, swift-metrics stays on its no-op backend.
         let metricsBackend: MetricsBackend? = metricsEndpoint == .off ? nil : MetricsBackend.bootstrap()
+        // Both before anything is touched: a second appexd on either is refused, naming the first.
         let lock = try StateDirectoryLock(stateDirectory: state)
+        let socketLock = try ControlSocketLock(socketPath: socketPath)
         let supervisor = try Supervisor(options: SupervisorOptions(
             stateDirectory: state, policyOverlays: policyDirectories, cgroupParent: cgroupParent,
             uidRange: uids, terminateGrace: settings.shutdownGrace, memoryBudget: budget, victimOrder: order,
@@ -123,7 +125,7 @@ struct Appexd: AsyncParsableCommand {
         }
         supervisor.start()
         let server = ControlServer(supervisor: supervisor, path: socketPath, authorization: settings, limits: settings.clients,
-                                   logger: Logger(label: "appexd.control"))
+                                   logger: Logger(label: "appexd.control"), socketLock: socketLock)
         // The control socket opens inside the service, once the group traps SIGTERM and SIGINT:
         // a client that sees appexd answer may signal it at once, and that must be graceful.
         let metricsAt = metricsRunner.map { "http://\($0.server.address)/metrics" } ?? "off"

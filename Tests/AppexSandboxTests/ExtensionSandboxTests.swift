@@ -62,9 +62,10 @@ struct ExtensionSandboxTests {
         let devices = try String(contentsOfFile: "/proc/\(sandbox.initPID)/net/dev", encoding: .utf8)
             .split(separator: "\n").dropFirst(2).map { $0.split(separator: ":")[0].trimmingCharacters(in: .whitespaces) }
         #expect(devices == ["lo"])
-        // What runs in the sandbox is in it too: the host's loopback is out of reach.
+        // What runs in the sandbox is in it too, and without the host network its filter
+        // refuses inet sockets before the namespace is ever asked (issue 30, #9).
         let (_, line) = try run(r, in: sandbox, ["connect", "9"])
-        #expect(line == "errno=ENETUNREACH", "\(line)")
+        #expect(line == "errno=EAFNOSUPPORT at=socket", "\(line)")
     }
 
     /// A sandbox on the host network does not take the prepared namespace; it stays with its
@@ -83,6 +84,26 @@ struct ExtensionSandboxTests {
         let fd = try #require(prepared.take(), "still the caller's")
         #expect(prepared.take() == nil, "taken once")
         Sys.close(fd)
+    }
+
+    /// With the host network the filter lets inet and netlink sockets be made, and still no
+    /// family that ignores network namespaces (AF_VSOCK) or needs none (AF_PACKET) (issue 30, #9).
+    @Test func withTheHostNetworkInetSocketsWorkAndVsockStillDoesNot() throws {
+        let r = try ProbeRun("host-net-families")
+        let store = ContainerStore(stateRoot: r.state)
+        let container = try store.prepare(bundleIdentifier: r.id)
+        var base = r.spec([])
+        base.hostNetwork = true
+        let sandbox = try ExtensionSandbox.create(spec: base, container: container, store: store)
+        defer { sandbox.close() }
+        for (action, expected) in [("socket-unix", "ok"), ("socket-inet", "ok"), ("socket-netlink", "ok"),
+                                   ("socket-vsock", "errno=EAFNOSUPPORT"), ("socket-packet", "errno=EAFNOSUPPORT")] {
+            var spec = r.spec([action])
+            spec.hostNetwork = true
+            let report = try ExtensionRun.run(spec, options: r.options(), sandbox: sandbox)
+            #expect(try !Fixture.cgroups().list().contains(report.cgroup), "cgroup \(report.cgroup) left behind")
+            #expect(r.lastLine() == expected, "\(action)")
+        }
     }
 
     /// The maker's namespace is a new one, not the caller's, and the caller's thread is back

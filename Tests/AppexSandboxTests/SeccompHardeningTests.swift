@@ -23,6 +23,8 @@ enum ShippedRules {
     static let clone = SyscallNames.number("clone")!
     static let clone3 = SyscallNames.number("clone3")!
     static let personality = SyscallNames.number("personality")!
+    static let socket = SyscallNames.number("socket")!
+    static let socketpair = SyscallNames.number("socketpair")!
     static let eperm = SeccompBPF.errno(EPERM)
     static let enosys = SeccompBPF.errno(ENOSYS)
 
@@ -35,7 +37,7 @@ enum ShippedRules {
         let denied = Dictionary(uniqueKeysWithValues: rules.compactMap { r in SyscallNames.number(r.syscall).map { ($0, r.action) } })
         let known = Set(SyscallNames.knownNumbers)
         let bpf = try filter(rules)
-        for nr: Int32 in 0...1100 where ![Self.clone, Self.clone3, Self.personality].contains(nr) {
+        for nr: Int32 in 0...1100 where ![Self.clone, Self.clone3, Self.personality, Self.socket, Self.socketpair].contains(nr) {
             let expected: UInt32 = if let action = denied[nr] {
                 SeccompCompiler.actionValue(action)
             } else {
@@ -79,6 +81,33 @@ enum ShippedRules {
         }
         // clone3's flags are behind a pointer: every clone3 is ENOSYS, so libc falls back to clone.
         #expect(try bpf.run(nr: Self.clone3, args: [0x7fff_0000_1000, 88]) == Self.enosys)
+    }
+
+    /// socket creates only the address families the network needs (issue 30, #9): AF_VSOCK
+    /// ignores network namespaces, so the filter is what stops it.
+    @Test func socketCreatesOnlyTheFamiliesTheNetworkNeeds() throws {
+        let afUnix: UInt64 = 1, afInet: UInt64 = 2, afInet6: UInt64 = 10, afNetlink: UInt64 = 16
+        let afPacket: UInt64 = 17, afAlg: UInt64 = 38, afVsock: UInt64 = 40
+        let refused = SeccompBPF.errno(EAFNOSUPPORT)
+        let rules = try ShippedRules.rules()
+        let none = SeccompBPF(try SeccompCompiler.compile(rules).bytes)
+        let host = SeccompBPF(try SeccompCompiler.compile(rules, hostNetwork: true).bytes)
+        #expect(try none.run(nr: Self.socket, args: [afUnix, 1]) == SeccompBPF.allow)
+        #expect(try host.run(nr: Self.socket, args: [afUnix, 1]) == SeccompBPF.allow)
+        for family in [afInet, afInet6, afNetlink] {
+            #expect(try none.run(nr: Self.socket, args: [family, 1]) == refused, "family \(family), no network")
+            #expect(try host.run(nr: Self.socket, args: [family, 1]) == SeccompBPF.allow, "family \(family), host network")
+        }
+        for family in [afPacket, afAlg, afVsock, 0, 46, 0x1_0000_0001] {
+            #expect(try none.run(nr: Self.socket, args: [family, 1]) == refused, "family \(family)")
+            #expect(try host.run(nr: Self.socket, args: [family, 1]) == refused, "family \(family)")
+        }
+        #expect(try host.run(nr: Self.socketpair, args: [afUnix, 1]) == SeccompBPF.allow)
+        #expect(try host.run(nr: Self.socketpair, args: [afVsock, 1]) == refused)
+        // A policy that names socket itself gets exactly its own rule.
+        let own = SeccompBPF(try SeccompCompiler.compile([SeccompRule("socket", .errno(EPERM))]).bytes)
+        #expect(try own.run(nr: Self.socket, args: [afUnix, 1]) == Self.eperm)
+        #expect(try own.run(nr: Self.socketpair, args: [afVsock, 1]) == refused)
     }
 
     @Test(arguments: [SyscallAction.kill, .notify(errno: EACCES), .errno(EACCES)])

@@ -19,8 +19,11 @@ import Glibc
 
     final class Daemon: @unchecked Sendable {
         let root: String
-        let socket: String
-        let cgroupParent: String
+        var socket: String
+        var cgroupParent: String
+        /// false: appexd picks its own cgroup parent (from its state directory).
+        var passCgroupParent = true
+        var uidRange = "310000-310999"
         var process: Process?
         /// More appexd arguments (e.g. --memory-budget).
         var extraArguments: [String] = []
@@ -41,14 +44,19 @@ import Glibc
             try Data("hosts: [4242]\nadmins: []\n".utf8).write(to: URL(fileURLWithPath: root + "/appexd.yaml"))
         }
 
+        /// appexd's command line.
+        var arguments: [String] {
+            ["--state-dir", root + "/state", "--socket", socket, "--config", root + "/appexd.yaml", "--log-level", "warning",
+             // Uids of its own, so processes of other tests running meanwhile are
+             // never taken for this appexd's.
+             "--uid-range", uidRange, "--metrics", "127.0.0.1:0"]
+                + (passCgroupParent ? ["--cgroup-parent", cgroupParent] : []) + extraArguments
+        }
+
         func start() throws {
             let p = Process()
             p.executableURL = URL(fileURLWithPath: commandPrefix.first ?? DaemonTests.bin + "/appexd")
-            p.arguments = (commandPrefix.isEmpty ? [] : commandPrefix.dropFirst() + [DaemonTests.bin + "/appexd"]) + ["--state-dir", root + "/state", "--socket", socket, "--config", root + "/appexd.yaml",
-                           "--cgroup-parent", cgroupParent, "--log-level", "warning",
-                           // Uids of its own, so processes of other tests running meanwhile are
-                           // never taken for this appexd's.
-                           "--uid-range", "310000-310999", "--metrics", "127.0.0.1:0"] + extraArguments
+            p.arguments = (commandPrefix.isEmpty ? [] : commandPrefix.dropFirst() + [DaemonTests.bin + "/appexd"]) + arguments
             if let logPath {
                 FileManager.default.createFile(atPath: logPath, contents: nil)
                 p.standardError = FileHandle(forWritingAtPath: logPath)
@@ -275,6 +283,9 @@ import Glibc
             // ... but may not administer.
             let admin = try d.appex(["disable", id], asUID: 4242)
             #expect(admin.status != 0 && admin.err.contains("not-authorized"), "\(admin.err)")
+            // ... nor list what is installed: List is an administrator's (issue 30, #9).
+            let list = try d.appex(["list"], asUID: 4242)
+            #expect(list.status != 0 && list.err.contains("not-authorized"), "\(list.err)")
             // 4343 is neither: refused at hello.
             let stranger = try d.appex(["list"], asUID: 4343)
             #expect(stranger.status != 0 && stranger.err.contains("not-authorized"), "\(stranger.err)")

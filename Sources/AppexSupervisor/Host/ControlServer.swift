@@ -22,6 +22,10 @@ public final class ControlServer: @unchecked Sendable {
     let limits: ClientLimits
     let logger: Logger
     private var listener: WireListener?
+    /// Held from start to stop; given by appexd, which takes it before anything else.
+    private var socketLock: ControlSocketLock?
+    /// The socket file this server bound (device, inode): stop removes only that file.
+    private var boundFile: (dev: UInt64, ino: UInt64)?
     var sessions: [Int32: HostSession] = [:]
     /// Open connections by uid, and of all non-administrators together (ClientLimits).
     private var connectionsByUID: [UInt32: Int] = [:]
@@ -35,20 +39,20 @@ public final class ControlServer: @unchecked Sendable {
 
     /// `limits` are fitted to the process's descriptor limit at `start`.
     public init(supervisor: Supervisor, path: String, authorization: PeerAuthorization,
-                limits: ClientLimits = ClientLimits(), logger: Logger) {
+                limits: ClientLimits = ClientLimits(), logger: Logger, socketLock: ControlSocketLock? = nil) {
         self.supervisor = supervisor
+        self.socketLock = socketLock
         self.path = path
         self.authorization = authorization
         self.limits = ClientLimits.currentDescriptorLimit.map { limits.fitted(toDescriptorLimit: $0) } ?? limits
         self.logger = logger
     }
 
-    /// Binds the socket (replacing a stale socket file a dead appexd left, never another kind
-    /// of file), makes it connectable by everyone (authorization is per uid, by SO_PEERCRED)
-    /// and starts accepting on the loop.
+    /// Takes the socket's lock (unless given), binds the socket (replacing a stale socket file
+    /// a dead appexd left, never another kind of file), makes it connectable by everyone
+    /// (authorization is per uid, by SO_PEERCRED) and starts accepting on the loop.
     public func start() async throws {
-        let dir = (path as NSString).deletingLastPathComponent
-        if !dir.isEmpty { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
+        if socketLock == nil { socketLock = try ControlSocketLock(socketPath: path) }
         var st = stat()
         if lstat(path, &st) == 0 {
             guard st.st_mode & S_IFMT == S_IFSOCK else {
@@ -58,6 +62,7 @@ public final class ControlServer: @unchecked Sendable {
         }
         let listener = try WireListener.bind(path: path, nonblocking: true)
         chmod(path, 0o666)
+        if lstat(path, &st) == 0 { boundFile = (UInt64(st.st_dev), UInt64(st.st_ino)) }
         self.listener = listener
         reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
         let result: Result<Void, Error> = await supervisor.onLoop { [self] s in
@@ -73,14 +78,25 @@ public final class ControlServer: @unchecked Sendable {
             if let listener {
                 s.loop.unregister(listener.fd)
                 listener.close()
-                unlink(listener.path)
+                removeBoundFile(listener.path)
                 self.listener = nil
             }
+            socketLock = nil
             for session in sessions.values { session.close() }
             sessions.removeAll()
             if reserveFD >= 0 { Glibc.close(reserveFD) }
             reserveFD = -1
         }
+    }
+
+    /// Unlinks `path` only while it is still the socket this server bound: a file someone
+    /// else put there since is theirs.
+    private func removeBoundFile(_ path: String) {
+        var st = stat()
+        guard let boundFile, lstat(path, &st) == 0,
+              UInt64(st.st_dev) == boundFile.dev, UInt64(st.st_ino) == boundFile.ino else { return }
+        unlink(path)
+        self.boundFile = nil
     }
 
     private func acceptPending() {

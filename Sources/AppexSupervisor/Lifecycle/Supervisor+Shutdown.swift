@@ -36,6 +36,7 @@ extension Supervisor {
         let holders = await onLoop { s in s.slots.values.map { ($0.launchQueue, $0.sandbox) } }
         for (queue, holder) in holders { queue.sync { holder.close() } }
         try? cgroups.removeParent()
+        parentClaim.release()
         flushHistory()
         loop.stop()
     }

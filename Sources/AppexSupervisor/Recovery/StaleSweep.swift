@@ -14,7 +14,8 @@ import Glibc
 /// supervisor (their lifeline pipe closes) and take their pid namespace with them; the sweep
 /// covers the ones caught mid-exit and anything that escaped into another state.
 ///
-/// Only one supervisor may use a state directory at a time (`StateDirectoryLock`), so nothing
+/// Only one supervisor may use a state directory at a time (`StateDirectoryLock`), and only
+/// one a cgroup parent (`CgroupParentClaim`, taken when the supervisor is made), so nothing
 /// swept here can belong to a live one.
 public enum StaleSweep {
     public struct Report: Sendable, Equatable {
@@ -23,13 +24,19 @@ public enum StaleSweep {
         public var isEmpty: Bool { cgroups.isEmpty && killedPIDs.isEmpty }
     }
 
-    public static func run(stateDirectory: String, cgroups: CgroupManager, uidRange: ClosedRange<UInt32>) throws -> Report {
+    /// `embeddedPrefix`: also remove the parents that dead embedded supervisors of that kind
+    /// left beside this one (`CgroupParentName.sweepEmbedded`).
+    public static func run(stateDirectory: String, cgroups: CgroupManager, uidRange: ClosedRange<UInt32>,
+                           embeddedPrefix: String? = nil) throws -> Report {
         var report = Report()
         let uids = Set(try UIDAllocator(stateRoot: stateDirectory, range: uidRange).assignments().values)
         if !uids.isEmpty {
             report.killedPIDs = killProcesses(ownedBy: uids)
         }
         report.cgroups = try cgroups.cleanupLeftovers()
+        if let embeddedPrefix {
+            report.cgroups += CgroupParentName.sweepEmbedded(embeddedPrefix, beside: cgroups)
+        }
         return report
     }
 
@@ -60,27 +67,18 @@ public enum StaleSweep {
     }
 }
 
-/// An exclusive lock on a state directory (`flock` on `appexd.lock`), held for the life of
-/// the supervisor: a second appexd on the same state is refused instead of sweeping the
-/// first one's extensions away.
+/// An exclusive lock on a state directory (`flock` on `appexd.lock`, which names its
+/// holder's pid), held for the life of the supervisor: a second appexd on the same state is
+/// refused, with the holder's pid, instead of sweeping the first one's extensions away.
 public final class StateDirectoryLock: Sendable {
-    private let fd: Int32
+    private let file: PIDLockFile
 
     public init(stateDirectory: String) throws {
         try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
-        let path = stateDirectory + "/appexd.lock"
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else { throw SupervisorError.errno("open \(path)") }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            let e = errno
-            close(fd)
-            if e == EWOULDBLOCK {
-                throw SupervisorError("lock \(path)", "another appexd is using the state directory \(stateDirectory)")
-            }
-            throw SupervisorError("lock \(path)", String(cString: strerror(e)))
+        do {
+            file = try PIDLockFile(path: stateDirectory + "/appexd.lock")
+        } catch let held as PIDLockFile.Held {
+            throw SupervisorError("lock \(held.path)", "the state directory \(stateDirectory) is in use by \(held.holder)")
         }
-        self.fd = fd
     }
-
-    deinit { close(fd) }
 }
