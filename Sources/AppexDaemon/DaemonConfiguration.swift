@@ -15,8 +15,8 @@ import AppexWireListener
 /// prebuildSandboxes: true         # optional: build enabled extensions' sandboxes ahead
 /// clients:                        # optional: what each control-socket client may hold
 ///   helloTimeout: 5s
-///   connections: 256              #   of all users but administrators together
-///   connectionsPerUser: 16
+///   connectionsPerUser: 64        #   of one host uid (administrators apart)
+///   connections: 256              #   of all those hosts together
 ///   requestsPerConnection: 32
 ///   descriptorsPerConnection: 64
 /// ```

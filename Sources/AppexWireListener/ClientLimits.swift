@@ -9,16 +9,20 @@ import Glibc
 public struct ClientLimits: Sendable, Equatable {
     /// A connection that has not sent Hello by then is closed.
     public var helloTimeout: Duration = .seconds(5)
-    /// Connections of all non-administrators together.
+    /// Connections of all hosts that are not administrators together.
     public var connections = 256
-    /// Connections of one non-administrator uid.
-    public var connectionsPerUID = 16
+    /// Connections of one such host uid.
+    public var connectionsPerUID = 64
     /// Requests one connection may have open (queued, launching or at an extension).
     public var requestsPerConnection = 32
     /// Attachment descriptors one connection's open requests may hold in appexd.
     public var descriptorsPerConnection = 64
     /// Connections of one administrator uid: generous, only a bound against a runaway script.
     public var connectionsPerAdministrator = 256
+    /// A uid that may neither host nor administer is only ever told so, at Hello: a few
+    /// connections each and together, counted apart so that they never crowd out hosts.
+    public var connectionsPerStranger = 4
+    public var strangerConnections = 32
 
     public init() {}
 

@@ -34,7 +34,7 @@ import Glibc
     /// Waits (bounded) until the kernel watches the instance's footprint lines: memory
     /// charged before that is caught only by the checks after arming and after answers.
     func waitUntilArmed(_ f: SupervisorFixture, _ id: String) async throws {
-        for _ in 0..<400 where !(await f.supervisor.footprintLimitsArmed(of: id)) {
+        for _ in 0..<1500 where !(await f.supervisor.footprintLimitsArmed(of: id)) {
             try await Task.sleep(for: .milliseconds(10))
         }
         #expect(await f.supervisor.footprintLimitsArmed(of: id))

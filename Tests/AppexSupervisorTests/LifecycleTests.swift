@@ -115,7 +115,7 @@ import Glibc
     @Test func aHostThatGoesAwayCancelsOnlyItsOwnRequests() async throws {
         try await withProbe { f, id in
             let gone = RecordingSink(), other = RecordingSink()
-            let sleep = [AppexWire.ExtensionItem(attributedContentText: "x", userInfo: Self.action("sleep", "300"))]
+            let sleep = [AppexWire.ExtensionItem(attributedContentText: "x", userInfo: Self.action("sleep", "5000"))]
             let echo = [AppexWire.ExtensionItem(attributedContentText: "echo")]
             // One instance at most (the defaults): request 1 launches it, 2 and 3 wait.
             let admitted = await f.supervisor.onLoop { s in

@@ -4,6 +4,7 @@ import AppexWire
 import AppexWireIO
 import CAppexLauncher
 import Foundation
+import Synchronization
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -23,7 +24,9 @@ import Glibc
         var cgroupParent: String
         /// false: appexd picks its own cgroup parent (from its state directory).
         var passCgroupParent = true
-        var uidRange = "310000-310999"
+        /// Its own: appexds of tests that run at once must not share extension uids (a starting
+        /// appexd kills what runs as the uids its state directory assigned).
+        var uidRange = Daemon.nextUIDRange()
         var process: Process?
         /// More appexd arguments (e.g. --memory-budget).
         var extraArguments: [String] = []
@@ -33,13 +36,24 @@ import Glibc
         var commandPrefix: [String] = []
         var pid: Int32? { process?.processIdentifier }
 
+        private static let rangesHandedOut = Mutex(0)
+
+        static func nextUIDRange() -> String {
+            let start = 340_000 + 100 * rangesHandedOut.withLock { n in
+                defer { n += 1 }
+                return n
+            }
+            return "\(start)-\(start + 99)"
+        }
+
         init() throws {
             var template = Array((NSTemporaryDirectory() + "appexd-test-XXXXXX").utf8CString)
             guard let p = mkdtemp(&template) else { throw POSIXError(.EIO) }
             root = String(cString: p)
             chmod(root, 0o755)
             socket = root + "/appexd.sock"
-            cgroupParent = "appexd-daemon-tests-\(getpid())"
+            // Its own parent: appexds of tests that run at once may not share one (each claims it).
+            cgroupParent = "appexd-daemon-tests-\(getpid())-" + root.split(separator: "-").last!
             // uid 4242 may host but not administer; nobody else but root may do anything.
             try Data("hosts: [4242]\nadmins: []\n".utf8).write(to: URL(fileURLWithPath: root + "/appexd.yaml"))
         }

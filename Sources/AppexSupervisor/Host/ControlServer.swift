@@ -27,9 +27,9 @@ public final class ControlServer: @unchecked Sendable {
     /// The socket file this server bound (device, inode): stop removes only that file.
     private var boundFile: (dev: UInt64, ino: UInt64)?
     var sessions: [Int32: HostSession] = [:]
-    /// Open connections by uid, and of all non-administrators together (ClientLimits).
+    /// Open connections by uid, and of each class of client together (ClientLimits).
     private var connectionsByUID: [UInt32: Int] = [:]
-    private var unprivilegedConnections = 0
+    private var connectionsByClass: [ClientClass: Int] = [:]
     /// Held open so that, out of descriptors, appexd can still accept a connection in order
     /// to close it (a pending connection keeps the listener readable and the loop spinning).
     private var reserveFD: Int32 = -1
@@ -121,11 +121,11 @@ public final class ControlServer: @unchecked Sendable {
             socket.close()
             return
         }
-        if let refusal = admissionRefusal(peer) {
+        if let (reason, refusal) = admissionRefusal(peer) {
             refusals.warning(logger, key: "control: refused uid \(peer.uid)",
                              "control: refused a connection of pid \(peer.pid) uid \(peer.uid): \(refusal)")
-            supervisor.metrics.refusal(reason: Reason.busy.rawValue)
-            WireConnection(socket: socket, role: .service).refuseAndClose(.busy, message: refusal)
+            supervisor.metrics.refusal(reason: reason.rawValue)
+            WireConnection(socket: socket, role: .service).refuseAndClose(reason, message: refusal)
             return
         }
         let session = HostSession(server: self, socket: socket, peer: peer)
@@ -142,20 +142,36 @@ public final class ControlServer: @unchecked Sendable {
     /// Whether administrators are exempt from the others' bounds.
     func isAdministrator(_ uid: UInt32) -> Bool { authorization.mayAdminister(uid: uid) }
 
+    /// Who a uid is to the bounds: each class is counted apart, so strangers never crowd out
+    /// hosts, and neither crowds out administrators.
+    enum ClientClass { case administrator, host, stranger }
+
+    func clientClass(_ uid: UInt32) -> ClientClass {
+        if authorization.mayAdminister(uid: uid) { return .administrator }
+        return authorization.mayHost(uid: uid) ? .host : .stranger
+    }
+
     /// Why a new connection of `peer` is refused, or nil when it may stay.
-    private func admissionRefusal(_ peer: PeerCredentials) -> String? {
+    private func admissionRefusal(_ peer: PeerCredentials) -> (Reason, String)? {
         let open = connectionsByUID[peer.uid, default: 0]
-        if isAdministrator(peer.uid) {
+        let kind = clientClass(peer.uid)
+        let all = connectionsByClass[kind, default: 0]
+        switch kind {
+        case .administrator:
             guard open < limits.connectionsPerAdministrator else {
-                return "uid \(peer.uid) has \(open) connections open, the most an administrator may"
+                return (.busy, "uid \(peer.uid) has \(open) connections open, the most an administrator may")
             }
-            return nil
-        }
-        guard open < limits.connectionsPerUID else {
-            return "uid \(peer.uid) has \(open) connections open, the most one user may (appexd configuration: clients.connectionsPerUser)"
-        }
-        guard unprivilegedConnections < limits.connections else {
-            return "appexd has \(unprivilegedConnections) connections open, the most it takes (clients.connections); try again later"
+        case .host:
+            guard open < limits.connectionsPerUID else {
+                return (.busy, "uid \(peer.uid) has \(open) connections open, the most one host may (appexd configuration: clients.connectionsPerUser)")
+            }
+            guard all < limits.connections else {
+                return (.busy, "appexd has \(all) host connections open, the most it takes (clients.connections); try again later")
+            }
+        case .stranger:
+            guard open < limits.connectionsPerStranger, all < limits.strangerConnections else {
+                return (.notAuthorized, "uid \(peer.uid) may neither host nor administer (appexd configuration)")
+            }
         }
         return nil
     }
@@ -163,7 +179,7 @@ public final class ControlServer: @unchecked Sendable {
     private func opened(_ session: HostSession) {
         let uid = session.peer.uid
         connectionsByUID[uid, default: 0] += 1
-        if !isAdministrator(uid) { unprivilegedConnections += 1 }
+        connectionsByClass[clientClass(uid), default: 0] += 1
         session.helloTimer = supervisor.loop.schedule(after: limits.helloTimeout) { [weak session, self] in
             guard let session else { return }
             session.helloTimer = nil
@@ -202,6 +218,6 @@ public final class ControlServer: @unchecked Sendable {
         let uid = session.peer.uid
         let open = connectionsByUID[uid, default: 1] - 1
         connectionsByUID[uid] = open > 0 ? open : nil
-        if !isAdministrator(uid) { unprivilegedConnections -= 1 }
+        connectionsByClass[clientClass(uid), default: 1] -= 1
     }
 }
