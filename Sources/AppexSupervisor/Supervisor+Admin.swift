@@ -63,7 +63,7 @@ extension Supervisor {
             if let e = try? registry.extension(bundleIdentifier: identifier) { return [e.bundleIdentifier] }
             return try registry.apps().first { $0.bundleIdentifier == identifier }?.extensionIdentifiers ?? []
         }
-        for id in targets { await retire(id, reason: Reason("uninstalled"), "the extension was uninstalled") }
+        for id in targets { await retire(id, reason: Reason("uninstalled"), "the extension was uninstalled", withdraw: true) }
         do {
             let removed = try await onWorker { [registry] in try registry.uninstall(identifier, removeData: removeData) }
             await reload(targets + removed)
@@ -110,9 +110,14 @@ extension Supervisor {
         }
     }
 
-    private func retire(_ identifier: String, reason: Reason, _ message: String) async {
+    /// Ends `identifier`'s instances and queued requests. `withdraw`: it also leaves the
+    /// catalog first, so that no request admitted meanwhile relaunches it (and recreates its
+    /// container) while it is being uninstalled; the reload afterwards puts it back if the
+    /// uninstall did not happen.
+    private func retire(_ identifier: String, reason: Reason, _ message: String, withdraw: Bool = false) async {
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
             loop.post { [self] in
+                if withdraw { catalog[identifier] = nil }
                 if let slot = slots[identifier] {
                     for ticket in slot.queue { ticket.fail(reason, "\(identifier): \(message)") }
                     slot.queue.removeAll()
@@ -124,7 +129,7 @@ extension Supervisor {
 
     private func onWorker<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { c in
-            DispatchQueue.global().async { c.resume(with: Result { try body() }) }
+            workers.async { c.resume(with: Result { try body() }) }
         }
     }
 }

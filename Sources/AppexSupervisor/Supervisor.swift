@@ -102,6 +102,11 @@ public final class Supervisor: @unchecked Sendable {
     var slots: [String: ExtensionSlot] = [:]
     /// Each host's open requests (Host/OpenRequests.swift).
     var openRequests = OpenRequests()
+    /// Where off-loop work runs (arming footprint lines, reaping, removing cgroups, registry
+    /// changes). A queue of its own is served by threads made as needed: on the global queue,
+    /// as many jobs as there are CPUs blocked in the kernel (a cgroup removal, an RCU grace
+    /// period) held every later one back, a new instance's footprint lines among them.
+    let workers = DispatchQueue(label: "appex.supervisor.workers", attributes: .concurrent)
     var instanceCounter = 0
     /// Every termination the supervisor caused or observed, oldest first (bounded).
     var terminations: [TerminationRecord] = []

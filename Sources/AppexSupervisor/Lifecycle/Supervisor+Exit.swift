@@ -71,7 +71,7 @@ extension Supervisor {
         instance.cancelTimers(loop)
         instance.state = .exited
         let slot = slot(for: instance.identifier)
-        DispatchQueue.global().async { [self] in
+        workers.async { [self] in
             // Whatever the extension left behind in its cgroup goes first, so that nothing
             // holds its log pipe open while the log is drained.
             try? handle.run.cgroup?.killAll()

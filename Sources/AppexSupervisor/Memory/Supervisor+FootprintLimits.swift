@@ -73,7 +73,7 @@ extension Supervisor {
         // v2 watches memory.events for all lines; v1 registers one usage threshold per line.
         let lines = cgroup.version == .v1 ? Self.allLines(memory) : [0]
         let label = instance.label
-        DispatchQueue.global().async { [self] in
+        workers.async { [self] in
             // What the cgroup is charged beyond the footprint (page cache, kernel memory) shifts
             // each threshold, so that the charge reaches it when the footprint reaches the line
             // while that part stays as it is; when it grows, the gap check below covers it.

@@ -90,7 +90,7 @@ extension Supervisor {
         let lines = jetsam.ladder.lines
         let logger = self.logger
         // Off the loop: each v1 registration waits for an RCU grace period.
-        DispatchQueue.global().async { [self] in
+        workers.async { [self] in
             var thresholds: [ThresholdWatcher] = []
             var vm: [CgroupEvent] = []
             var psi: [MemoryPressureMonitor] = []
