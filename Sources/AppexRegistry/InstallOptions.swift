@@ -7,11 +7,16 @@ public struct InstallOptions: Sendable {
     /// Further checks per bundle, e.g. activation rules and policy (what `appex validate`
     /// adds). Run on the staged copy; any error finding refuses the install.
     public var additionalChecks: (@Sendable (ExtensionBundle) -> [Finding])?
+    /// App groups appexd's configuration grants; an extension declaring a group it is not a
+    /// member of is refused (`install.app-group`, AppGroupMembership).
+    public var appGroupGrants: AppGroupGrants
 
     public init(extraExtensionPoints: Set<String> = [],
-                additionalChecks: (@Sendable (ExtensionBundle) -> [Finding])? = nil) {
+                additionalChecks: (@Sendable (ExtensionBundle) -> [Finding])? = nil,
+                appGroupGrants: AppGroupGrants = AppGroupGrants()) {
         self.extraExtensionPoints = extraExtensionPoints
         self.additionalChecks = additionalChecks
+        self.appGroupGrants = appGroupGrants
     }
 }
 
