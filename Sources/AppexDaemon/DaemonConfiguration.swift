@@ -12,6 +12,8 @@ import AppexWire
 /// memoryBudget: 512MiB            # optional: for the jetsam
 /// metrics: 127.0.0.1:9464         # optional: the Prometheus endpoint, or off
 /// prebuildSandboxes: true         # optional: build enabled extensions' sandboxes ahead
+/// appGroups:                      # optional: app groups granted beyond their owning app
+///   group.com.example.shared: [com.example.app, com.example.tools.widget]
 /// ```
 ///
 /// Every key is optional. A mistake (unknown key, wrong type, unknown user name, bad or
@@ -38,6 +40,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// Whether enabled extensions' sandboxes are built before their first launch
     /// (`SupervisorOptions.prebuildSandboxes`).
     public var prebuildSandboxes = false
+    /// App group → containing-app and bundle identifiers granted it, besides the containing app
+    /// that owns it (Docs/security-model.md, "App groups").
+    public var appGroups: [String: Set<String>] = [:]
     /// The file this was read from; nil when no file was read (defaults).
     public var file: String?
 
@@ -82,7 +87,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         var configuration = DaemonConfiguration(file: file)
         guard let root = try YAMLNode.parseDocument(text, file: file) else { return configuration }
         let keys: Set<String> = ["hosts", "admins", "stateDirectory", "socket", "shutdownGrace", "memoryBudget", "metrics",
-                                "prebuildSandboxes"]
+                                "prebuildSandboxes", "appGroups"]
         for (key, node) in try root.mapping(allowed: keys) {
             switch key {
             case "hosts": configuration.hosts = try ConfigurationValues.uids(node)
@@ -93,6 +98,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
             case "memoryBudget": configuration.memoryBudget = try ConfigurationValues.positiveSize(node)
             case "metrics": configuration.metrics = try ConfigurationValues.metricsEndpoint(node)
             case "prebuildSandboxes": configuration.prebuildSandboxes = try node.bool()
+            case "appGroups": configuration.appGroups = try ConfigurationValues.appGroups(node)
             default: break
             }
         }

@@ -5,6 +5,7 @@
 import AppexDaemon
 import AppexMetrics
 import AppexPolicy
+import AppexRegistry
 import AppexSandbox
 import AppexSupervisor
 import AppexWire
@@ -106,11 +107,12 @@ struct Appexd: AsyncParsableCommand {
         // endpoint off, swift-metrics stays on its no-op backend.
         let metricsBackend: MetricsBackend? = metricsEndpoint == .off ? nil : MetricsBackend.bootstrap()
         let lock = try StateDirectoryLock(stateDirectory: state)
-        let supervisor = try Supervisor(options: SupervisorOptions(
+        var options = SupervisorOptions(
             stateDirectory: state, policyOverlays: policyDirectories, cgroupParent: cgroupParent,
             uidRange: uids, terminateGrace: settings.shutdownGrace, memoryBudget: budget, victimOrder: order,
-            watchSystemPressure: systemPressure, prebuildSandboxes: prebuildSandboxes ?? settings.prebuildSandboxes),
-            logger: Logger(label: "appexd.supervisor"))
+            watchSystemPressure: systemPressure, prebuildSandboxes: prebuildSandboxes ?? settings.prebuildSandboxes)
+        options.appGroupGrants = AppGroupGrants(settings.appGroups)
+        let supervisor = try Supervisor(options: options, logger: Logger(label: "appexd.supervisor"))
         let swept = try StaleSweep.run(stateDirectory: state, cgroups: supervisor.cgroupManager,
                                        uidRange: supervisor.options.uidRange)
         if !swept.isEmpty {
