@@ -36,3 +36,27 @@ extension Registry {
         if let app = record.containingAppIdentifier { try Self.claim(claims, for: app, at: Date(), in: db) }
     }
 }
+
+extension Registry {
+    /// The app groups whose owner loses its last extension when `targets` go, and which no
+    /// other installed extension declares: their directories have no one left. Empty when an
+    /// installed copy does not load (its groups are unknown, so nothing is called unused).
+    func appGroupsLeftUnused(without targets: [ExtensionRecord]) throws -> [String] {
+        let leaving = Set(targets.map(\.bundleIdentifier))
+        let (released, remaining) = try read("look up app groups of \(leaving.sorted().joined(separator: ", "))") { db in
+            let all = try ExtensionRecord.fetchAll(db)
+            let emptied = Set(targets.compactMap(\.containingAppIdentifier)).filter { app in
+                all.allSatisfy { $0.containingAppIdentifier != app || leaving.contains($0.bundleIdentifier) }
+            }
+            let released = try AppGroupRecord.fetchAll(db).filter { emptied.contains($0.ownerApp) }.map(\.groupIdentifier)
+            return (released, all.filter { !leaving.contains($0.bundleIdentifier) })
+        }
+        guard !released.isEmpty else { return [] }
+        var declared = Set<String>()
+        for record in remaining {
+            guard let bundle = try? ExtensionBundle.load(path: stateDirectory + "/" + record.bundlePath) else { return [] }
+            declared.formUnion(AppGroupMembership.declared(by: bundle).map(\.group))
+        }
+        return released.filter { !declared.contains($0) }.sorted()
+    }
+}

@@ -6,7 +6,8 @@ extension Registry {
     /// `identifier`. Returns the extension identifiers removed.
     ///
     /// The data container (`<state>/containers/<id>`) is removed only when `removeData` is
-    /// true, and first: if that fails the extension stays installed and the call can be
+    /// true, and first, with the directories of the app groups the uninstall releases (their
+    /// owner's last extension goes) that no other installed extension declares: if that fails the extension stays installed and the call can be
     /// repeated. Then the rows go (an app's row with its last extension), then the copies; a
     /// crash after the commit leaves copies that the next open removes. Stopping a running
     /// instance first is the supervisor's job.
@@ -27,6 +28,13 @@ extension Registry {
                         try containers.removeContainer(for: record.bundleIdentifier)
                     } catch {
                         throw RegistryError.containerRemoval(identifier: record.bundleIdentifier, message: "\(error)")
+                    }
+                }
+                for group in try appGroupsLeftUnused(without: targets) {
+                    do {
+                        try containers.removeGroup(group)
+                    } catch {
+                        throw RegistryError.containerRemoval(identifier: group, message: "\(error)")
                     }
                 }
             }

@@ -115,22 +115,37 @@ struct AppGroupMembershipTests {
         #expect(try registry.extension(bundleIdentifier: "com.attacker.a").isEnabled == false)
     }
 
-    @Test("uninstalling the owning app's last extension releases the group; its directory's data is not the registry's")
+    @Test("uninstalling the owning app's last extension releases the group; its data stays unless data is removed")
     func uninstallReleases() throws {
         let scratch = try Scratch()
         let registry = try Registry(stateDirectory: scratch.state)
+        let kept = scratch.state + "/groups/\(Self.group)/kept"
         try registry.install(path: try Self.victim(scratch, plugIns: ["com.victim.v", "com.victim.w"]))
+        try scratch.write("state/groups/\(Self.group)/kept", "victim data")
         try registry.uninstall("com.victim.v", removeData: true)
         #expect(try registry.appGroupMembership(grants: AppGroupGrants()).owners == [Self.group: "com.victim"])
-        try scratch.write("state/groups/\(Self.group)/kept", "victim data")
-        try registry.uninstall("com.victim.w", removeData: true)
+        #expect(FileManager.default.fileExists(atPath: kept), "its owner still has an extension")
+        try registry.uninstall("com.victim.w", removeData: false)
         #expect(try registry.appGroupMembership(grants: AppGroupGrants()).owners.isEmpty)
-        #expect(try scratch.read(scratch.state + "/groups/\(Self.group)/kept") == "victim data")
+        #expect(try scratch.read(kept) == "victim data", "kept, as a data container is")
 
+        // The next app to declare it owns it, with what was kept.
         let other = try scratch.makeApp("src/Other.app", identifier: "com.other", plugIns: ["com.other.w"])
         try Self.entitle(scratch, "src/Other.app/PlugIns/w.appex", [Self.group])
         try registry.install(path: other)
         #expect(try registry.appGroupMembership(grants: AppGroupGrants()).owners == [Self.group: "com.other"])
+
+        // Removing data removes the directory of a group the uninstall releases...
+        try registry.uninstall("com.other", removeData: true)
+        #expect(!FileManager.default.fileExists(atPath: scratch.state + "/groups/\(Self.group)"))
+        #expect(try registry.appGroupMembership(grants: AppGroupGrants()).owners.isEmpty)
+
+        // ...unless an installed extension still declares it (a granted one).
+        try registry.install(path: try Self.victim(scratch, plugIns: ["com.victim.v"]))
+        try registry.install(path: try Self.attacker(scratch), options: InstallOptions(appGroupGrants: AppGroupGrants([Self.group: ["com.attacker.a"]])))
+        try scratch.write("state/groups/\(Self.group)/kept", "shared data")
+        try registry.uninstall("com.victim", removeData: true)
+        #expect(try scratch.read(kept) == "shared data")
     }
 
     @Test("a registry from before owners were recorded gets them from its installed copies, the earliest app first")
