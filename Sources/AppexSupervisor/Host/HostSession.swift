@@ -138,7 +138,7 @@ final class HostSession: RequestSink, @unchecked Sendable {
         case RegistryError.unknownExtension(let id):
             return Refusal(reason: .unknownExtension, message: "no installed extension \(id)", requestID: requestID)
         case RegistryError.appGroupRefused(let id, let reasons):
-            return Refusal(reason: Reason("app-group-refused"), message: "cannot enable \(id)", requestID: requestID,
+            return Refusal(reason: .appGroupRefused, message: "cannot enable \(id)", requestID: requestID,
                            details: reasons)
         default:
             return Refusal(reason: Reason("admin-failed"), message: "\(error)", requestID: requestID)
