@@ -83,7 +83,6 @@ extension Supervisor {
         let policies = self.policies
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
             catalogReloads.async { [self, registry] in
-                // nil: uninstalled, or its copy no longer loads (logged); either way it leaves.
                 let membership: AppGroupMembership
                 do {
                     membership = try registry.appGroupMembership(grants: options.appGroupGrants)
@@ -92,6 +91,7 @@ extension Supervisor {
                     logger.error("catalog: app group owners unreadable: \(error)")
                     membership = AppGroupMembership(grants: options.appGroupGrants)
                 }
+                // nil: uninstalled, or its copy no longer loads (logged); either way it leaves.
                 let loaded = Set(identifiers).map { id -> (String, CatalogEntry?) in
                     do {
                         return (id, loadCatalogEntry(try registry.extension(bundleIdentifier: id), policies: policies,
