@@ -19,6 +19,8 @@ import AppexWireListener
 ///   connections: 256              #   of all those hosts together
 ///   requestsPerConnection: 32
 ///   descriptorsPerConnection: 64
+/// appGroups:                      # optional: app groups granted beyond their owning app
+///   group.com.example.shared: [com.example.app, com.example.tools.widget]
 /// ```
 ///
 /// Every key is optional. A mistake (unknown key, wrong type, unknown user name, bad or
@@ -47,6 +49,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var prebuildSandboxes = false
     /// What each control-socket client may hold (Docs/security-model.md, "The daemon's boundary").
     public var clients = ClientLimits()
+    /// App group → containing-app and bundle identifiers granted it, besides the containing app
+    /// that owns it (Docs/security-model.md, "App groups").
+    public var appGroups: [String: Set<String>] = [:]
     /// The file this was read from; nil when no file was read (defaults).
     public var file: String?
 
@@ -91,7 +96,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         var configuration = DaemonConfiguration(file: file)
         guard let root = try YAMLNode.parseDocument(text, file: file) else { return configuration }
         let keys: Set<String> = ["hosts", "admins", "stateDirectory", "socket", "shutdownGrace", "memoryBudget", "metrics",
-                                "prebuildSandboxes", "clients"]
+                                "prebuildSandboxes", "clients", "appGroups"]
         for (key, node) in try root.mapping(allowed: keys) {
             switch key {
             case "hosts": configuration.hosts = try ConfigurationValues.uids(node)
@@ -103,6 +108,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
             case "metrics": configuration.metrics = try ConfigurationValues.metricsEndpoint(node)
             case "prebuildSandboxes": configuration.prebuildSandboxes = try node.bool()
             case "clients": configuration.clients = try clientLimits(node)
+            case "appGroups": configuration.appGroups = try ConfigurationValues.appGroups(node)
             default: break
             }
         }

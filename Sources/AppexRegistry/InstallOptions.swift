@@ -10,13 +10,17 @@ public struct InstallOptions: Sendable {
     /// Who asked: the source is read with this identity (appexd passes a non-root
     /// administrator's). nil, or uid 0: the process's own.
     public var requester: FileIdentity?
+    /// App groups appexd's configuration grants; an extension declaring a group it is not a
+    /// member of is refused (`install.app-group`, AppGroupMembership).
+    public var appGroupGrants: AppGroupGrants
 
     public init(extraExtensionPoints: Set<String> = [],
                 additionalChecks: (@Sendable (ExtensionBundle) -> [Finding])? = nil,
-                requester: FileIdentity? = nil) {
+                requester: FileIdentity? = nil, appGroupGrants: AppGroupGrants = AppGroupGrants()) {
         self.extraExtensionPoints = extraExtensionPoints
         self.additionalChecks = additionalChecks
         self.requester = requester
+        self.appGroupGrants = appGroupGrants
     }
 }
 

@@ -28,6 +28,8 @@ extension Registry {
     ///   of its extensions its new version lacks (data kept).
     /// - An identifier installed from one containing app (or bare) is not replaced from
     ///   another: `ownedByAnotherApp`.
+    /// - An extension declaring an app group it is not a member of (AppGroupMembership) is
+    ///   refused with `install.app-group`; an app's first install of an unowned group claims it.
     /// - Invalid bundles throw `invalidBundle` with every finding; nothing is installed.
     /// - With `options.requester` (a uid other than 0), the path is resolved and the source
     ///   read with that user's identity, on a thread of its own: what the user could not read
@@ -150,6 +152,11 @@ extension Registry {
             reports.append(BundleFindings(path: source, findings: findings))
         }
         var seen: Set<String> = []
+        // Judged under the bundles lock, which every claim is made under.
+        var membership = try read("read app group owners") { db in
+            try Self.appGroupMembership(db, grants: options.appGroupGrants)
+        }
+        var claims: [String] = []
         for index in staged.indices {
             let stagedPath = txnPath + "/" + staged[index].slot.display + "/" + staged[index].name
             var findings: [Finding]
@@ -160,6 +167,11 @@ extension Registry {
                 if let id = bundle.info.bundleIdentifier, !seen.insert(id).inserted {
                     findings.append(.error("install.duplicate-identifier", at: "CFBundleIdentifier",
                                            "another bundle in this install has the identifier \"\(id)\""))
+                }
+                if let id = bundle.info.bundleIdentifier {
+                    let admitted = membership.admit(bundle, identifier: id, app: appInfo?.bundleIdentifier)
+                    findings += admitted.findings
+                    claims += admitted.claims
                 }
                 staged[index].bundle = bundle
             } catch let error as PropertyListFileError {
@@ -218,6 +230,7 @@ extension Registry {
                                   shortVersion: appInfo.shortVersion, sourcePath: source, installedAt: now).save(db)
                 }
                 for record in records { try record.save(db) }
+                if let appID { try Self.claim(claims, for: appID, at: now, in: db) }
                 _ = try ExtensionRecord.deleteAll(db, keys: dropped.map(\.bundleIdentifier))
             }
         } catch {

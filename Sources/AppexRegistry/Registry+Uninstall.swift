@@ -9,10 +9,12 @@ extension Registry {
     /// (`ContainerStore.detachContainer`), one step each. Then the rows go in one commit (an
     /// app's row with its last extension); if a rename or the commit fails, the renames are
     /// undone and the extensions stay installed with all their data. After the commit the
-    /// copies go, then the detached containers. A container that cannot be removed then is
-    /// reported (`RegistryError.dataLeftBehind`: the extensions are uninstalled all the same)
-    /// and removed when the registry next opens. Stopping a running instance first is the
-    /// supervisor's job.
+    /// copies go, then the detached containers and the directories of the app groups the
+    /// uninstall released (their owner's last extension went) that no other installed
+    /// extension declares. A container or group that cannot be removed then is reported
+    /// (`RegistryError.dataLeftBehind`: the extensions are uninstalled all the same); a
+    /// detached container is removed when the registry next opens. Stopping a running
+    /// instance first is the supervisor's job.
     @discardableResult
     public func uninstall(_ identifier: String, removeData: Bool) throws -> [String] {
         try withBundlesLocked { bundles in
@@ -36,6 +38,13 @@ extension Registry {
                     }
                 }
             }
+            let releasedGroups: [String]
+            do {
+                releasedGroups = removeData ? try appGroupsLeftUnused(without: targets) : []
+            } catch {
+                undoDetach()
+                throw error
+            }
             let ids = targets.map(\.bundleIdentifier)
             do {
                 try write("uninstall \(identifier)") { db in
@@ -58,6 +67,13 @@ extension Registry {
                     try containers.removeDetached(d)
                 } catch {
                     leftBehind = leftBehind ?? .dataLeftBehind(identifier: d.bundleIdentifier, path: d.path, message: "\(error)")
+                }
+            }
+            for group in releasedGroups {
+                do {
+                    try containers.removeGroup(group)
+                } catch {
+                    leftBehind = leftBehind ?? .dataLeftBehind(identifier: group, path: stateDirectory + "/groups/" + group, message: "\(error)")
                 }
             }
             if let leftBehind { throw leftBehind }

@@ -61,7 +61,7 @@ public final class Registry: Sendable {
         try Self.restrictDatabaseFiles(path)
         database = try Self.databaseCall("open \(path)") {
             let pool = try DatabasePool(path: path, configuration: configuration)
-            try RegistrySchema.migrator.migrate(pool)
+            try RegistrySchema.migrator(stateDirectory: state).migrate(pool)
             return pool
         }
         recovery = try Self.recover(stateDirectory: state, database: database)
@@ -99,10 +99,12 @@ public final class Registry: Sendable {
 
     // MARK: Enable and disable
 
-    /// Allows requests to the extension. Persisted at once.
+    /// Allows requests to the extension. Persisted at once. Refused (`appGroupRefused`) when
+    /// it declares an app group it is not a member of under `appGroupGrants` (AppGroupMembership).
     @discardableResult
-    public func enable(_ bundleIdentifier: String) throws -> InstalledExtension {
-        try setEnabled(bundleIdentifier, true)
+    public func enable(_ bundleIdentifier: String, appGroupGrants: AppGroupGrants = AppGroupGrants()) throws -> InstalledExtension {
+        // The lock orders a claim made here against an install's.
+        try withBundlesLocked { _ in try setEnabled(bundleIdentifier, true, appGroupGrants: appGroupGrants) }
     }
 
     /// Refuses further requests to the extension (a running instance is the supervisor's to stop).
@@ -111,11 +113,13 @@ public final class Registry: Sendable {
         try setEnabled(bundleIdentifier, false)
     }
 
-    private func setEnabled(_ bundleIdentifier: String, _ enabled: Bool) throws -> InstalledExtension {
+    private func setEnabled(_ bundleIdentifier: String, _ enabled: Bool,
+                            appGroupGrants: AppGroupGrants = AppGroupGrants()) throws -> InstalledExtension {
         try write("\(enabled ? "enable" : "disable") \(bundleIdentifier)") { db in
             guard var record = try ExtensionRecord.fetchOne(db, key: bundleIdentifier) else {
                 throw RegistryError.unknownExtension(bundleIdentifier)
             }
+            if enabled { try admitAppGroups(record, grants: appGroupGrants, in: db) }
             if record.isEnabled != enabled {
                 record.isEnabled = enabled
                 try record.update(db)

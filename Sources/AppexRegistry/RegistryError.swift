@@ -28,6 +28,9 @@ public enum RegistryError: Error, Sendable, CustomStringConvertible {
     /// The identifier is installed from another containing app (or bare, or from an app):
     /// replacing it would let one app take over another's extension. Uninstall it first.
     case ownedByAnotherApp(identifier: String, installedFrom: String?, requestedFrom: String?)
+    /// The extension declares app groups it is not a member of (AppGroupMembership): it is
+    /// not enabled. One reason per group.
+    case appGroupRefused(identifier: String, reasons: [String])
     /// A file-system call on the state directory failed.
     case system(operation: String, path: String, errno: Int32)
     /// SQLite refused or failed an operation.
@@ -51,6 +54,8 @@ public enum RegistryError: Error, Sendable, CustomStringConvertible {
         case .ownedByAnotherApp(let id, let installed, let requested):
             func describe(_ app: String?) -> String { app.map { "containing app \"\($0)\"" } ?? "a bare .appex" }
             return "\"\(id)\" is installed from \(describe(installed)), not \(describe(requested)); uninstall it first"
+        case .appGroupRefused(let id, let reasons):
+            return (["cannot enable \"\(id)\":"] + reasons.map { "  \($0)" }).joined(separator: "\n")
         case .system(let operation, let path, let errno):
             return "\(operation) \(path): \(String(cString: strerror(errno))) (errno \(errno))"
         case .database(let operation, let message):

@@ -1,3 +1,4 @@
+import AppexBundle
 import Foundation
 import GRDB
 
@@ -5,7 +6,8 @@ import GRDB
 /// recorded in `grdb_migrations`). STRICT tables: a value of the wrong type is refused by
 /// SQLite itself, not discovered later.
 enum RegistrySchema {
-    static var migrator: DatabaseMigrator {
+    /// `stateDirectory`: where the installed copies are, which `v4` reads.
+    static func migrator(stateDirectory: String) -> DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1: apps and extensions") { db in
             try db.execute(sql: """
@@ -86,6 +88,20 @@ enum RegistrySchema {
                 ALTER TABLE termination ADD COLUMN triggerToDeathMicros INTEGER;
                 """)
         }
+        migrator.registerMigration("v4: app group owners") { db in
+            // The containing app that owns each app group (AppGroupMembership); it goes with the
+            // app's row, i.e. with the app's last extension.
+            try db.execute(sql: """
+                CREATE TABLE app_group (
+                    groupIdentifier TEXT PRIMARY KEY NOT NULL CHECK (groupIdentifier <> ''),
+                    ownerApp        TEXT NOT NULL REFERENCES app(bundleIdentifier) ON DELETE CASCADE,
+                    claimedAt       TEXT NOT NULL
+                ) STRICT;
+
+                CREATE INDEX app_group_owner ON app_group(ownerApp);
+                """)
+            try AppGroupRecord.backfill(db, stateDirectory: stateDirectory)
+        }
         return migrator
     }
 }
@@ -119,4 +135,28 @@ struct ExtensionRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
     var isEnabled: Bool
     var installedAt: Date
     var contentDigest: String
+}
+
+/// An app group's owner: the containing app that first installed an extension declaring it.
+struct AppGroupRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "app_group"
+
+    var groupIdentifier: String
+    var ownerApp: String
+    var claimedAt: Date
+
+    /// Owners for a registry made before `v4`: each app's installed extensions' groups, in
+    /// install order, so the app that installed first owns a group two apps declare.
+    static func backfill(_ db: Database, stateDirectory: String) throws {
+        let records = try ExtensionRecord.filter(Column("containingAppIdentifier") != nil)
+            .order(Column("installedAt"), Column("bundleIdentifier")).fetchAll(db)
+        for record in records {
+            guard let app = record.containingAppIdentifier,
+                  let bundle = try? ExtensionBundle.load(path: stateDirectory + "/" + record.bundlePath) else { continue }
+            for (_, group) in AppGroupMembership.declared(by: bundle) {
+                try db.execute(sql: "INSERT OR IGNORE INTO app_group (groupIdentifier, ownerApp, claimedAt) VALUES (?, ?, ?)",
+                               arguments: [group, app, record.installedAt])
+            }
+        }
+    }
 }

@@ -51,7 +51,7 @@ extension RunRequest {
         guard stat(bundle, &st) == 0 else { return .usage("\(bundle): no such file or directory") }
         // The extension point first, then only its policy: the cache's other policies are
         // not decoded.
-        let spec: SandboxSpec
+        var spec: SandboxSpec
         let point: String
         if st.st_mode & S_IFMT == S_IFDIR {
             let loaded = try ExtensionBundle.load(path: bundle)
@@ -62,6 +62,9 @@ extension RunRequest {
             point = p
             spec = try SandboxSpec(bundle: loaded, policy: EffectivePolicy(extensionPoint: p, entitlements: loaded.entitlements, in: set),
                                    arguments: arguments)
+            // A one-off run mounts no app group: a bundle names its groups (and its containing
+            // app) itself, and only an install binds a group to an app (Docs/security-model.md).
+            spec.appGroups = []
         } else {
             guard let extensionPoint else {
                 return .usage("\(bundle) is not a bundle directory; pass --extension-point to run a bare executable")

@@ -124,6 +124,13 @@ public struct ContainerStore: Sendable {
         try Self.removeTree(containerPath(for: bundleIdentifier))
     }
 
+    /// Removes an app group's directory and everything in it (`appex uninstall --remove-data`
+    /// of the group's owner).
+    public func removeGroup(_ group: String) throws {
+        try Self.validate(identifier: group)
+        try Self.removeTree(groupPath(for: group))
+    }
+
     static let resolveBeneath: UInt64 = 0x08 | 0x04  // RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS
 
     private func openStateRoot() throws -> Int32 {

@@ -12,10 +12,11 @@ import Dispatch
 
 extension Supervisor {
     /// The checks an install adds to Apple's bundle rules: a policy must cover the extension
-    /// point, and the activation rule must compile (what `appex validate` reports).
+    /// point, and the activation rule must compile (what `appex validate` reports); app groups
+    /// are judged with the configuration's grants.
     var installOptions: InstallOptions {
         let policies = self.policies
-        return InstallOptions(extraExtensionPoints: Set(policies.byExtensionPoint.keys)) { bundle in
+        var install = InstallOptions(extraExtensionPoints: Set(policies.byExtensionPoint.keys)) { bundle in
             var findings = Activation.rule(for: bundle).findings.filter { $0.severity == .error }
             if EffectivePolicy(bundle: bundle, in: policies) == nil {
                 findings.append(Finding(.error, code: "install.policy", at: PlistKeyPath(["NSExtension", "NSExtensionPointIdentifier"]),
@@ -23,6 +24,8 @@ extension Supervisor {
             }
             return findings
         }
+        install.appGroupGrants = options.appGroupGrants
+        return install
     }
 
     /// Installs a containing app or a bare `.appex` (validated, then copied into the state
@@ -43,7 +46,8 @@ extension Supervisor {
     }
 
     public func enable(_ identifier: String) async throws -> InstalledExtension {
-        let e = try await onWorker { [registry] in try registry.enable(identifier) }
+        let grants = options.appGroupGrants
+        let e = try await onWorker { [registry] in try registry.enable(identifier, appGroupGrants: grants) }
         await reload([identifier])
         return e
     }
@@ -88,10 +92,19 @@ extension Supervisor {
         let policies = self.policies
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
             catalogReloads.async { [self, registry] in
+                let membership: AppGroupMembership
+                do {
+                    membership = try registry.appGroupMembership(grants: options.appGroupGrants)
+                } catch {
+                    // No owners known: only granted groups are mounted until the next reload.
+                    logger.error("catalog: app group owners unreadable: \(error)")
+                    membership = AppGroupMembership(grants: options.appGroupGrants)
+                }
                 // nil: uninstalled, or its copy no longer loads (logged); either way it leaves.
                 let loaded = Set(identifiers).map { id -> (String, CatalogEntry?) in
                     do {
-                        return (id, loadCatalogEntry(try registry.extension(bundleIdentifier: id), policies: policies))
+                        return (id, loadCatalogEntry(try registry.extension(bundleIdentifier: id), policies: policies,
+                                                     membership: membership))
                     } catch RegistryError.unknownExtension {
                         return (id, nil)
                     } catch {

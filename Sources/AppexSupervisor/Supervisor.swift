@@ -49,6 +49,9 @@ public struct SupervisorOptions: Sendable {
     /// first launch, in the background, when it is enabled or installed and when the supervisor
     /// starts, so that launch only enters it (Docs/supervisor.md, "Sandboxes built ahead").
     public var prebuildSandboxes: Bool
+    /// App groups granted beyond their owning app (appexd.yaml `appGroups:`): checked at
+    /// install and enable, and only groups an extension is a member of are mounted.
+    public var appGroupGrants = AppGroupGrants()
 
     public init(stateDirectory: String, policyOverlays: [String] = [], cgroupParent: String? = nil,
                 cgroups: CgroupManager? = nil, uidRange: ClosedRange<UInt32> = UIDAllocator.defaultRange,
@@ -163,16 +166,21 @@ public final class Supervisor: @unchecked Sendable {
     /// loads is left out (logged), never the whole catalog.
     func reloadCatalog() throws {
         var fresh: [String: CatalogEntry] = [:]
+        let membership = try registry.appGroupMembership(grants: options.appGroupGrants)
         for installed in try registry.list() {
-            fresh[installed.bundleIdentifier] = loadCatalogEntry(installed, policies: policies)
+            fresh[installed.bundleIdentifier] = loadCatalogEntry(installed, policies: policies, membership: membership)
         }
         catalog = fresh
     }
 
     /// `installed` as the catalog holds it, or nil (logged) when its copy no longer loads.
-    func loadCatalogEntry(_ installed: InstalledExtension, policies: PolicySet) -> CatalogEntry? {
+    func loadCatalogEntry(_ installed: InstalledExtension, policies: PolicySet, membership: AppGroupMembership) -> CatalogEntry? {
         do {
-            return try CatalogEntry.load(installed, policies: policies)
+            let entry = try CatalogEntry.load(installed, policies: policies, membership: membership)
+            if !entry.withheldGroups.isEmpty {
+                logger.warning("catalog: \(installed.bundleIdentifier): app groups not mounted, not a member: \(entry.withheldGroups.joined(separator: ", "))")
+            }
+            return entry
         } catch {
             logger.error("catalog: \(installed.bundleIdentifier) left out: \(error)")
             return nil

@@ -16,6 +16,8 @@ public struct Reason: RawRepresentable, Hashable, Sendable, ExpressibleByStringL
     public static let disabled: Reason = "disabled"
     public static let notActivated: Reason = "not-activated"
     public static let invalidBundle: Reason = "invalid-bundle"
+    /// An enable refused: the extension declares app groups it is not a member of.
+    public static let appGroupRefused: Reason = "app-group-refused"
     public static let launchFailed: Reason = "launch-failed"
     public static let busy: Reason = "busy"
     /// An attachment's descriptor is not a read-only regular file or a pipe.

@@ -82,7 +82,7 @@ struct UninstallCommand: AsyncParsableCommand {
         commandName: "uninstall",
         abstract: "Uninstall an extension (or every extension of a containing app).")
     @Argument var bundleIdentifier: String
-    @Flag(help: "Also remove the extension's data container.") var removeData = false
+    @Flag(help: "Also remove the extension's data container, and the app groups the uninstall releases.") var removeData = false
     @OptionGroup var daemon: DaemonOptions
     func run() async throws { try await daemon.run { try await $0.uninstall(bundleIdentifier, removeData: removeData) } }
 }

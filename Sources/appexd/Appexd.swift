@@ -5,6 +5,7 @@
 import AppexDaemon
 import AppexMetrics
 import AppexPolicy
+import AppexRegistry
 import AppexSandbox
 import AppexSupervisor
 import AppexWire
@@ -108,11 +109,12 @@ struct Appexd: AsyncParsableCommand {
         // Both before anything is touched: a second appexd on either is refused, naming the first.
         let lock = try StateDirectoryLock(stateDirectory: state)
         let socketLock = try ControlSocketLock(socketPath: socketPath)
-        let supervisor = try Supervisor(options: SupervisorOptions(
+        var options = SupervisorOptions(
             stateDirectory: state, policyOverlays: policyDirectories, cgroupParent: cgroupParent,
             uidRange: uids, terminateGrace: settings.shutdownGrace, memoryBudget: budget, victimOrder: order,
-            watchSystemPressure: systemPressure, prebuildSandboxes: prebuildSandboxes ?? settings.prebuildSandboxes),
-            logger: Logger(label: "appexd.supervisor"))
+            watchSystemPressure: systemPressure, prebuildSandboxes: prebuildSandboxes ?? settings.prebuildSandboxes)
+        options.appGroupGrants = AppGroupGrants(settings.appGroups)
+        let supervisor = try Supervisor(options: options, logger: Logger(label: "appexd.supervisor"))
         let swept = try StaleSweep.run(stateDirectory: state, cgroups: supervisor.cgroupManager,
                                        uidRange: supervisor.options.uidRange)
         if !swept.isEmpty {

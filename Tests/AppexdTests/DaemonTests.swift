@@ -117,16 +117,16 @@ import Glibc
             return "dev.appex.tests.daemon.probe"
         }
 
-        /// A bare bundle around the probe extension, at root/src/Probe.appex.
-        func writeProbeBundle() throws -> String {
-            let bundle = root + "/src/Probe.appex"
+        /// A bundle around the probe extension, by default a bare one at root/src/Probe.appex.
+        func writeProbeBundle(at path: String? = nil, identifier: String = "dev.appex.tests.daemon.probe") throws -> String {
+            let bundle = path ?? root + "/src/Probe.appex"
             try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
             chmod(root + "/src", 0o755)
             chmod(bundle, 0o755)
             try FileManager.default.copyItem(atPath: DaemonTests.bin + "/appex-probe-extension", toPath: bundle + "/probe")
             let plist = """
                 <?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict>
-                <key>CFBundleIdentifier</key><string>dev.appex.tests.daemon.probe</string>
+                <key>CFBundleIdentifier</key><string>\(identifier)</string>
                 <key>CFBundleExecutable</key><string>probe</string>
                 <key>CFBundlePackageType</key><string>XPC!</string>
                 <key>CFBundleVersion</key><string>1</string>

@@ -16,20 +16,27 @@ struct CatalogEntry: Sendable {
     /// policy set can cause it); such an extension never activates.
     let rule: ActivationRule?
     let ruleProblem: String?
+    /// App groups the bundle declares and its policy grants but it is not a member of: never
+    /// mounted (the install and enable refuse them; the configuration may have changed since).
+    let withheldGroups: [String]
 
     var identifier: String { installed.bundleIdentifier }
     var lifecycle: ExtensionPointPolicy { policy.policy }
 
     /// Loads `installed` from its copy under the state directory.
-    static func load(_ installed: InstalledExtension, policies: PolicySet) throws -> CatalogEntry {
+    static func load(_ installed: InstalledExtension, policies: PolicySet, membership: AppGroupMembership) throws -> CatalogEntry {
         let bundle = try ExtensionBundle.load(path: installed.bundlePath)
-        guard let policy = EffectivePolicy(bundle: bundle, in: policies) else {
+        guard var policy = EffectivePolicy(bundle: bundle, in: policies) else {
             throw SupervisorError("load \(installed.bundleIdentifier)",
                                   "no policy covers extension point \(installed.extensionPoint)")
         }
+        let declared = policy.appGroups
+        policy.appGroups = membership.members(of: declared, bundle: installed.bundleIdentifier,
+                                              app: installed.containingAppIdentifier)
         let spec = try SandboxSpec(bundle: bundle, policy: policy)
         let (rule, findings) = Activation.rule(for: bundle)
         let problem = rule == nil ? (findings.first { $0.severity == .error }?.description ?? "the rule does not compile") : nil
-        return CatalogEntry(installed: installed, bundle: bundle, policy: policy, spec: spec, rule: rule, ruleProblem: problem)
+        return CatalogEntry(installed: installed, bundle: bundle, policy: policy, spec: spec, rule: rule, ruleProblem: problem,
+                            withheldGroups: declared.filter { !policy.appGroups.contains($0) })
     }
 }

@@ -177,6 +177,9 @@ final class HostSession: RequestSink, @unchecked Sendable {
             return Refusal(reason: .invalidBundle, message: "refused \(source)", requestID: requestID, details: details)
         case RegistryError.unknownExtension(let id):
             return Refusal(reason: .unknownExtension, message: "no installed extension \(id)", requestID: requestID)
+        case RegistryError.appGroupRefused(let id, let reasons):
+            return Refusal(reason: .appGroupRefused, message: "cannot enable \(id)", requestID: requestID,
+                           details: reasons)
         default:
             return Refusal(reason: Reason("admin-failed"), message: "\(error)", requestID: requestID)
         }
