@@ -124,9 +124,12 @@ extension Supervisor {
     /// says (the memory limit, the seccomp filter, another signal), else how it exited.
     static func classify(_ exit: ExitSummary, killReason: Reason?, killMessage: String?, busy: Bool) -> (Reason, String) {
         if let killReason { return (killReason, killMessage ?? killReason.rawValue) }
+        let peak = exit.peak.map { ", peak \($0 / 1024) KiB" } ?? ""
         if exit.kernelReason == KillReason.perProcessLimit.rawValue {
-            let peak = exit.peak.map { ", peak \($0 / 1024) KiB" } ?? ""
             return (.perProcessLimit, "killed by the kernel at its memory limit\(peak)")
+        }
+        if exit.kernelReason == KillReason.kernelOOM.rawValue {
+            return (.kernelOOM, "killed by the kernel's OOM killer at the memory budget's limit, not its own\(peak)")
         }
         if let s = exit.signal {
             if s == SIGSYS { return (.seccompViolation, "killed by its seccomp filter (SIGSYS)") }
