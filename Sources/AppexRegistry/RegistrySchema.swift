@@ -86,6 +86,14 @@ enum RegistrySchema {
                 ALTER TABLE termination ADD COLUMN triggerToDeathMicros INTEGER;
                 """)
         }
+        migrator.registerMigration("v4: termination time in microseconds") { db in
+            // `time` keeps milliseconds; rows written before this get theirs from it.
+            try db.execute(sql: """
+                ALTER TABLE termination ADD COLUMN timeMicros INTEGER;
+                UPDATE termination SET timeMicros = CAST(ROUND((julianday(time) - 2440587.5) * 86400000000.0) AS INTEGER);
+                CREATE INDEX termination_time ON termination(timeMicros, id);
+                """)
+        }
         return migrator
     }
 }
