@@ -43,8 +43,11 @@ struct Appexd: AsyncParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
-    @Option(help: "Memory budget for all extensions together, e.g. 512MiB: the extensions' parent cgroup limit; pressure levels and jetsam kills are judged against it (overrides the configuration file's memoryBudget).")
+    @Option(help: "Memory budget for all extensions together, e.g. 512MiB: pressure levels and jetsam kills are judged against it (overrides the configuration file's memoryBudget).")
     var memoryBudget: String?
+
+    @Option(help: "How far above the memory budget the kernel's own limit on the extensions' parent cgroup sits, so that appexd's kill lands before the kernel's OOM killer (default: a quarter of the budget, at least 64MiB; 0 puts it at the budget).")
+    var budgetHeadroom: String?
 
     @Option(help: "Who dies first inside a jetsam band: longest-in-band (XNU, lmkd) or largest-footprint.")
     var victimOrder: String = VictimOrder.longestInBand.rawValue
@@ -98,6 +101,13 @@ struct Appexd: AsyncParsableCommand {
             }
             budget = size.bytes
         }
+        var headroom: Int64?
+        if let text = budgetHeadroom {
+            guard let size = ByteSize(parsing: text), size.bytes >= 0 else {
+                throw ValidationError("--budget-headroom must be a size such as 64MiB, not \"\(text)\"")
+            }
+            headroom = size.bytes
+        }
         guard let order = VictimOrder(rawValue: victimOrder) else {
             throw ValidationError("--victim-order must be one of \(VictimOrder.allCases.map(\.rawValue).joined(separator: ", ")), not \"\(victimOrder)\"")
         }
@@ -109,7 +119,8 @@ struct Appexd: AsyncParsableCommand {
         let supervisor = try Supervisor(options: SupervisorOptions(
             stateDirectory: state, policyOverlays: policyDirectories, cgroupParent: cgroupParent,
             uidRange: uids, terminateGrace: settings.shutdownGrace, memoryBudget: budget, victimOrder: order,
-            watchSystemPressure: systemPressure, prebuildSandboxes: prebuildSandboxes ?? settings.prebuildSandboxes),
+            watchSystemPressure: systemPressure, prebuildSandboxes: prebuildSandboxes ?? settings.prebuildSandboxes,
+            budgetHeadroom: headroom),
             logger: Logger(label: "appexd.supervisor"))
         let swept = try StaleSweep.run(stateDirectory: state, cgroups: supervisor.cgroupManager,
                                        uidRange: supervisor.options.uidRange)
