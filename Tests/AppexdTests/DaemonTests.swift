@@ -21,17 +21,21 @@ import Glibc
         let root: String
         let socket: String
         let cgroupParent: String
+        let uidRange: String
         var process: Process?
         /// More appexd arguments (e.g. --memory-budget).
         var extraArguments: [String] = []
 
-        init() throws {
+        /// `tag`: a suite of its own gets its own cgroup parent and uids, so that its appexd
+        /// never takes another suite's (running meanwhile) for a predecessor's leftovers.
+        init(tag: String = "daemon-tests", uidRange: String = "310000-310999") throws {
             var template = Array((NSTemporaryDirectory() + "appexd-test-XXXXXX").utf8CString)
             guard let p = mkdtemp(&template) else { throw POSIXError(.EIO) }
             root = String(cString: p)
             chmod(root, 0o755)
             socket = root + "/appexd.sock"
-            cgroupParent = "appexd-daemon-tests-\(getpid())"
+            cgroupParent = "appexd-\(tag)-\(getpid())"
+            self.uidRange = uidRange
             // uid 4242 may host but not administer; nobody else but root may do anything.
             try Data("hosts: [4242]\nadmins: []\n".utf8).write(to: URL(fileURLWithPath: root + "/appexd.yaml"))
         }
@@ -43,7 +47,7 @@ import Glibc
                            "--cgroup-parent", cgroupParent, "--log-level", "warning",
                            // Uids of its own, so processes of other tests running meanwhile are
                            // never taken for this appexd's.
-                           "--uid-range", "310000-310999", "--metrics", "127.0.0.1:0"] + extraArguments
+                           "--uid-range", uidRange, "--metrics", "127.0.0.1:0"] + extraArguments
             try p.run()
             process = p
             try #require(HostClient.waitUntilServing(socketPath: socket), "appexd did not start answering")
@@ -86,20 +90,21 @@ import Glibc
             return "dev.appex.tests.daemon.probe"
         }
 
-        /// A bare bundle around the probe extension, at root/src/Probe.appex.
-        func writeProbeBundle() throws -> String {
-            let bundle = root + "/src/Probe.appex"
+        /// A bare bundle around the probe extension, at root/src/<name>.appex.
+        func writeProbeBundle(identifier: String = "dev.appex.tests.daemon.probe",
+                              point: String = "com.apple.widgetkit-extension", name: String = "Probe") throws -> String {
+            let bundle = root + "/src/\(name).appex"
             try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
             chmod(root + "/src", 0o755)
             chmod(bundle, 0o755)
             try FileManager.default.copyItem(atPath: DaemonTests.bin + "/appex-probe-extension", toPath: bundle + "/probe")
             let plist = """
                 <?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict>
-                <key>CFBundleIdentifier</key><string>dev.appex.tests.daemon.probe</string>
+                <key>CFBundleIdentifier</key><string>\(identifier)</string>
                 <key>CFBundleExecutable</key><string>probe</string>
                 <key>CFBundlePackageType</key><string>XPC!</string>
                 <key>CFBundleVersion</key><string>1</string>
-                <key>NSExtension</key><dict><key>NSExtensionPointIdentifier</key><string>com.apple.widgetkit-extension</string></dict>
+                <key>NSExtension</key><dict><key>NSExtensionPointIdentifier</key><string>\(point)</string></dict>
                 </dict></plist>
                 """
             try Data(plist.utf8).write(to: URL(fileURLWithPath: bundle + "/Info.plist"))
