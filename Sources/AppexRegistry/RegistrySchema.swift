@@ -87,10 +87,12 @@ enum RegistrySchema {
                 """)
         }
         migrator.registerMigration("v4: termination time in microseconds") { db in
-            // `time` keeps milliseconds; rows written before this get theirs from it.
+            // `time` keeps milliseconds; rows written before this get theirs from it, in whole
+            // numbers (julianday's double is off by microseconds).
             try db.execute(sql: """
                 ALTER TABLE termination ADD COLUMN timeMicros INTEGER;
-                UPDATE termination SET timeMicros = CAST(ROUND((julianday(time) - 2440587.5) * 86400000000.0) AS INTEGER);
+                UPDATE termination SET timeMicros = CAST(strftime('%s', time) AS INTEGER) * 1000000
+                                                  + CAST(substr(strftime('%f', time), 4) AS INTEGER) * 1000;
                 CREATE INDEX termination_time ON termination(timeMicros, id);
                 """)
         }

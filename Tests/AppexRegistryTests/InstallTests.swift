@@ -60,7 +60,8 @@ struct InstallTests {
         #expect(mode == "wal")
         #expect(foreignKeys == 1)
         #expect(synchronous == 2)  // FULL
-        #expect(migrations == ["v1: apps and extensions", "v2: history", "v3: termination band, footprint, trigger to death"])
+        #expect(migrations == ["v1: apps and extensions", "v2: history", "v3: termination band, footprint, trigger to death",
+                               "v4: termination time in microseconds"])
         #expect(tables.contains("app") && tables.contains("extension"))
         #expect(FileManager.default.fileExists(atPath: scratch.state + "/registry.sqlite"))
     }
