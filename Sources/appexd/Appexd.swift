@@ -46,7 +46,7 @@ struct Appexd: AsyncParsableCommand {
     @Option(help: "Memory budget for all extensions together, e.g. 512MiB: pressure levels and jetsam kills are judged against it (overrides the configuration file's memoryBudget).")
     var memoryBudget: String?
 
-    @Option(help: "How far above the memory budget the kernel's own limit on the extensions' parent cgroup sits, so that appexd's kill lands before the kernel's OOM killer (default: a quarter of the budget, at least 64MiB; 0 puts it at the budget).")
+    @Option(help: "How far above the memory budget the kernel's own limit on the extensions' parent cgroup sits, so that appexd's kill lands before the kernel's OOM killer (default: a quarter of the budget, at least 64MiB; 0 puts it at the budget; overrides the configuration file's budgetHeadroom).")
     var budgetHeadroom: String?
 
     @Option(help: "Who dies first inside a jetsam band: longest-in-band (XNU, lmkd) or largest-footprint.")
@@ -101,7 +101,7 @@ struct Appexd: AsyncParsableCommand {
             }
             budget = size.bytes
         }
-        var headroom: Int64?
+        var headroom = settings.budgetHeadroom?.bytes
         if let text = budgetHeadroom {
             guard let size = ByteSize(parsing: text), size.bytes >= 0 else {
                 throw ValidationError("--budget-headroom must be a size such as 64MiB, not \"\(text)\"")
