@@ -25,9 +25,9 @@ import Foundation
 //   - MemAvailable, read at every evaluation, as a floor.
 // A kernel signal holds its level for one window after it fires; a timer re-evaluates when
 // the hold ends. A signal raises the level; it decides a kill only if it came after the last
-// victim's memory was returned (PressureGovernor). While the charge is above a line and the footprint is not, the governor
-// reads again after 100 ms (10 ms next to the critical line), doubling to 1.6 s: the only
-// poll, bounded to that window.
+// victim's memory was returned (PressureGovernor). While the charge is above a line and the
+// footprint is not, the governor reads again after 100 ms (10 ms next to the critical line),
+// doubling to 1.6 s: the only poll, bounded to that window.
 
 /// The governor's state; touched only on the loop.
 final class JetsamState: @unchecked Sendable {
