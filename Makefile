@@ -83,7 +83,7 @@ bench-metrics: deps bench-replan
 
 # Memory threshold crossed → victim dead, appexd's budget beside earlyoom on the same load
 # (Docs/jetsam.md, "Benchmark"); installs earlyoom when missing, without leaving its service
-# running. BENCH_ARGS: --trials N
+# running. BENCH_ARGS: --trials N --crossings N --bystanders N
 # --budget-mib N --step-kib N --interval-us N. Not part of `make bench`.
 bench-jetsam: deps bench-replan
 	@command -v earlyoom >/dev/null || { DEBIAN_FRONTEND=noninteractive apt-get install -y earlyoom && \

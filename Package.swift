@@ -195,7 +195,8 @@ let package = Package(
         ),
         .testTarget(
             name: "AppexSupervisorTests",
-            dependencies: ["AppexSupervisor", "AppexWire", "AppexCgroups", "AppexRegistry", "appex-probe-extension"]
+            dependencies: ["AppexSupervisor", "AppexWire", "AppexCgroups", "AppexRegistry", "AppexTestSupport",
+                           "appex-probe-extension"]
         ),
         // appexd's pieces beside the supervisor (h-host). AppexHostClient: what a host links to
         // talk to appexd over the control socket; no Foundation (the appex CLI links it and

@@ -152,6 +152,18 @@ public final class ExtensionCgroup: Sendable, CustomStringConvertible {
         return Int(v)
     }
 
+    /// Whether this cgroup's charge reached its own hard limit, as opposed to an ancestor's:
+    /// an OOM kill inside a cgroup whose peak stayed under its own limit came from an
+    /// ancestor's limit (the memory budget's). The kernel OOM-kills at a limit only once
+    /// reclaim cannot make room for one more charge, so the peak is then within a charge
+    /// (`slack` covers a huge page) of it. Not `failcnt`: with memsw limited too, the charge
+    /// fails on memsw first, and current kernels count neither.
+    public func reachedOwnLimit(slack: Int64 = 4 << 20) -> Bool {
+        guard let limit = (try? currentLimits())?.memoryMax ?? limits.memoryMax else { return false }
+        guard let peak = try? memoryPeak() else { return true }
+        return peak + slack >= limit
+    }
+
     /// v2 `memory.events` (low, high, max, oom, oom_kill, oom_group_kill). v1 has no such file:
     /// returns `memory.oom_control` keys plus `max` = `memory.failcnt` + `memory.memsw.failcnt`.
     public func memoryEvents() throws -> [String: Int64] {

@@ -14,13 +14,22 @@ extension CgroupManager {
                removeDirectory: { _ in false })
     }
 
-    /// Sets the memory limit of all extensions together (nil: unlimited). Creates the parent
-    /// first when it is missing.
-    public func setBudget(_ bytes: Int64?) throws {
+    /// Sets the kernel's limits on all extensions together (nil: unlimited). Creates the parent
+    /// first when it is missing. `hard`: the charge at which the kernel reclaims, then
+    /// OOM-kills (v1 `memory.limit_in_bytes`, v2 `memory.max`). `high`: v2 `memory.high`, where
+    /// the kernel throttles the extensions' allocations; v1 has no such limit (its soft limit
+    /// acts only when the host is short), so it is ignored there.
+    public func setBudgetLimits(hard: Int64?, high: Int64?) throws {
         try prepare()
         let parent = parentCgroup()
-        let value = bytes.map(String.init) ?? (version == .v1 ? "-1" : "max")
-        try Sys.writeFile(parent.file(version == .v1 ? "memory.limit_in_bytes" : "memory.max"), value)
+        switch version {
+        case .v1:
+            try Sys.writeFile(parent.file("memory.limit_in_bytes"), hard.map(String.init) ?? "-1")
+        case .v2:
+            // The throttle first, in place before the hard line moves.
+            try Sys.writeFile(parent.file("memory.high"), high.map(String.init) ?? "max")
+            try Sys.writeFile(parent.file("memory.max"), hard.map(String.init) ?? "max")
+        }
     }
 }
 

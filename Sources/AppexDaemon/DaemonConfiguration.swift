@@ -11,6 +11,7 @@ import AppexWireListener
 /// socket: /run/appex/appexd.sock  # optional
 /// shutdownGrace: 2s               # optional: Terminate, then kill after this long
 /// memoryBudget: 512MiB            # optional: for the jetsam
+/// budgetHeadroom: 128MiB          # optional: the kernel's limit this far above the budget
 /// metrics: 127.0.0.1:9464         # optional: the Prometheus endpoint, or off
 /// prebuildSandboxes: true         # optional: build enabled extensions' sandboxes ahead
 /// clients:                        # optional: what each control-socket client may hold
@@ -42,6 +43,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var shutdownGrace: Duration
     /// Memory all extensions together may use; nil: no budget of appexd's own.
     public var memoryBudget: ByteSize?
+    /// How far above the budget the kernel's own limit sits; nil: the supervisor's default.
+    public var budgetHeadroom: ByteSize?
     /// Where `GET /metrics` is served (Docs/metrics.md).
     public var metrics: MetricsEndpoint = .default
     /// Whether enabled extensions' sandboxes are built before their first launch
@@ -96,7 +99,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         var configuration = DaemonConfiguration(file: file)
         guard let root = try YAMLNode.parseDocument(text, file: file) else { return configuration }
         let keys: Set<String> = ["hosts", "admins", "stateDirectory", "socket", "shutdownGrace", "memoryBudget", "metrics",
-                                "prebuildSandboxes", "clients", "appGroups"]
+                                "prebuildSandboxes", "clients", "appGroups", "budgetHeadroom"]
         for (key, node) in try root.mapping(allowed: keys) {
             switch key {
             case "hosts": configuration.hosts = try ConfigurationValues.uids(node)
@@ -105,6 +108,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
             case "socket": configuration.socketPath = try ConfigurationValues.socketPath(node)
             case "shutdownGrace": configuration.shutdownGrace = try ConfigurationValues.nonNegativeDuration(node)
             case "memoryBudget": configuration.memoryBudget = try ConfigurationValues.positiveSize(node)
+            case "budgetHeadroom": configuration.budgetHeadroom = try node.byteSize()
             case "metrics": configuration.metrics = try ConfigurationValues.metricsEndpoint(node)
             case "prebuildSandboxes": configuration.prebuildSandboxes = try node.bool()
             case "clients": configuration.clients = try clientLimits(node)

@@ -72,10 +72,14 @@ public struct TerminationHistory: Codable, Sendable, Equatable, FetchableRecord,
     public var band: Int?
     public var footprintBytes: Int64?
     public var triggerToDeathMicros: Int64?
+    /// `time` in µs since 1970: the `time` column keeps milliseconds, and two kills within one
+    /// are ordered by this.
+    public var timeMicros: Int64?
 
     public init(bundleIdentifier: String, time: Date, reason: String, message: String, signal: Int32?,
                 exitStatus: Int32?, peakMemoryBytes: Int64?, requestsServed: Int, band: Int? = nil,
                 footprintBytes: Int64? = nil, triggerToDeathMicros: Int64? = nil) {
+        self.timeMicros = Int64((time.timeIntervalSince1970 * 1_000_000).rounded())
         self.band = band
         self.footprintBytes = footprintBytes
         self.triggerToDeathMicros = triggerToDeathMicros
@@ -87,6 +91,14 @@ public struct TerminationHistory: Codable, Sendable, Equatable, FetchableRecord,
         self.exitStatus = exitStatus
         self.peakMemoryBytes = peakMemoryBytes
         self.requestsServed = requestsServed
+    }
+}
+
+extension TerminationHistory {
+    /// The time to the microsecond when it was recorded so (rows from before the column: to
+    /// the millisecond).
+    public var preciseTime: Date {
+        timeMicros.map { Date(timeIntervalSince1970: Double($0) / 1_000_000) } ?? time
     }
 }
 
@@ -142,16 +154,18 @@ extension Registry {
         try newest(RequestHistory.self, bundleIdentifier, limit)
     }
 
+    /// Newest first by their time to the microsecond, then as written.
     public func terminations(of bundleIdentifier: String? = nil, limit: Int = 100) throws -> [TerminationHistory] {
-        try newest(TerminationHistory.self, bundleIdentifier, limit)
+        try newest(TerminationHistory.self, bundleIdentifier, limit, order: [Column("timeMicros").desc, Column("id").desc])
     }
 
-    private func newest<R: FetchableRecord & TableRecord>(_ type: R.Type, _ bundleIdentifier: String?, _ limit: Int) throws -> [R] {
+    private func newest<R: FetchableRecord & TableRecord>(_ type: R.Type, _ bundleIdentifier: String?, _ limit: Int,
+                                                          order: [any SQLOrderingTerm] = [Column("id").desc]) throws -> [R] {
         try Self.databaseCall("read \(R.databaseTableName)") {
             try database.read { db in
                 var query = R.all()
                 if let bundleIdentifier { query = query.filter(Column("bundleIdentifier") == bundleIdentifier) }
-                return try query.order(Column("id").desc).limit(limit).fetchAll(db)
+                return try query.order(order).limit(limit).fetchAll(db)
             }
         }
     }

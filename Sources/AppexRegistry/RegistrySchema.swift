@@ -102,6 +102,16 @@ enum RegistrySchema {
                 """)
             try AppGroupRecord.backfill(db, stateDirectory: stateDirectory)
         }
+        migrator.registerMigration("v5: termination time in microseconds") { db in
+            // `time` keeps milliseconds; rows written before this get theirs from it, in whole
+            // numbers (julianday's double is off by microseconds).
+            try db.execute(sql: """
+                ALTER TABLE termination ADD COLUMN timeMicros INTEGER;
+                UPDATE termination SET timeMicros = CAST(strftime('%s', time) AS INTEGER) * 1000000
+                                                  + CAST(substr(strftime('%f', time), 4) AS INTEGER) * 1000;
+                CREATE INDEX termination_time ON termination(timeMicros, id);
+                """)
+        }
         return migrator
     }
 }

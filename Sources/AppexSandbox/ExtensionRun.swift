@@ -9,6 +9,8 @@ import Glibc
 public enum KillReason: String, Sendable, Codable {
     /// The kernel OOM-killed it in its own cgroup: over its hard limit.
     case perProcessLimit = "per-process-limit"
+    /// The kernel OOM-killed it at an ancestor's limit (appexd's memory budget), not its own.
+    case kernelOOM = "kernel-oom"
     /// It made a system call whose rule is `kill` (SIGSYS).
     case seccompViolation = "seccomp-violation"
     /// Another fatal signal.
@@ -320,7 +322,7 @@ public final class ExtensionRun {
         if timedOut {
             reason = .runTimeout
         } else if let s = signal {
-            if s == SIGKILL && oomKills > 0 { reason = .perProcessLimit }
+            if s == SIGKILL && oomKills > 0 { reason = cgroup.reachedOwnLimit() ? .perProcessLimit : .kernelOOM }
             else if s == SIGSYS { reason = .seccompViolation }
             else { reason = .crashed }
         } else if oomKills > 0 {

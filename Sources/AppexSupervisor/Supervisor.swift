@@ -33,9 +33,12 @@ public struct SupervisorOptions: Sendable {
     /// How long an extension told to terminate (idle exit, shutdown, disable) may take before
     /// it is killed.
     public var terminateGrace: Duration
-    /// The footprint all extensions together may use (the parent cgroup's limit); nil: none,
-    /// and only the system's signals raise the pressure level (Docs/jetsam.md).
+    /// The footprint all extensions together may use; nil: none, and only the system's
+    /// signals raise the pressure level (Docs/jetsam.md).
     public var memoryBudget: Int64?
+    /// How far above the budget the kernel's own limit on the parent cgroup sits; nil:
+    /// `BudgetLimits.defaultHeadroom`.
+    public var budgetHeadroom: Int64?
     /// Who dies first inside a band.
     public var victimOrder: VictimOrder
     /// How long an idle instance stays in the aging band; nil: half its idle timeout, ≤ 5 s.
@@ -57,7 +60,7 @@ public struct SupervisorOptions: Sendable {
                 cgroups: CgroupManager? = nil, uidRange: ClosedRange<UInt32> = UIDAllocator.defaultRange,
                 terminateGrace: Duration = .seconds(2), memoryBudget: Int64? = nil,
                 victimOrder: VictimOrder = .longestInBand, agingDelay: Duration? = nil, availableFloor: Int64? = nil,
-                watchSystemPressure: Bool = true, prebuildSandboxes: Bool = false) {
+                watchSystemPressure: Bool = true, prebuildSandboxes: Bool = false, budgetHeadroom: Int64? = nil) {
         self.stateDirectory = stateDirectory
         self.policyOverlays = policyOverlays
         self.cgroupParent = cgroupParent ?? CgroupParentName.daemon(stateDirectory: stateDirectory)
@@ -65,6 +68,7 @@ public struct SupervisorOptions: Sendable {
         self.uidRange = uidRange
         self.terminateGrace = terminateGrace
         self.memoryBudget = memoryBudget
+        self.budgetHeadroom = budgetHeadroom
         self.victimOrder = victimOrder
         self.agingDelay = agingDelay
         self.availableFloor = availableFloor

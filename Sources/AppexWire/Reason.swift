@@ -31,6 +31,9 @@ public struct Reason: RawRepresentable, Hashable, Sendable, ExpressibleByStringL
     public static let seccompViolation: Reason = "seccomp-violation"
     public static let perProcessLimit: Reason = "per-process-limit"
     public static let memoryPressure: Reason = "memory-pressure"
+    /// The kernel's OOM killer acted at the memory budget's limit (the parent cgroup's), not
+    /// at the extension's own: appexd's jetsam was too late.
+    public static let kernelOOM: Reason = "kernel-oom"
     public static let idleExit: Reason = "idle-exit"
     public static let shutdown: Reason = "shutdown"
     /// An instance ended because appexd stopped (the termination record's reason).

@@ -106,12 +106,11 @@ struct KillsCommand: ParsableCommand {
             return
         }
         if records.isEmpty { print("(no terminations recorded)"); return }
-        let formatter = ISO8601DateFormatter()
         for r in records {
             let band = "band \(r.band.map { "\($0) \(JetsamBand(value: $0)?.name ?? String($0))" } ?? "?")"
             let footprint = r.footprintBytes.map { ", footprint \(JetsamCommand.mib(UInt64(max($0, 0))))" } ?? ""
             let t2d = r.triggerToDeathMicros.map { ", trigger→death \(String(format: "%.1f", Double($0) / 1000)) ms" } ?? ""
-            print("\(formatter.string(from: r.time))  \(r.reason)  \(r.bundleIdentifier)  \(band)\(footprint)\(t2d)  — \(r.message)")
+            print("\(Self.time(r))  \(r.reason)  \(r.bundleIdentifier)  \(band)\(footprint)\(t2d)  — \(r.message)")
         }
     }
 
@@ -121,7 +120,16 @@ struct KillsCommand: ParsableCommand {
             "band": r.band.jsonOrNull, "footprintBytes": r.footprintBytes.jsonOrNull,
             "triggerToDeathMicros": r.triggerToDeathMicros.jsonOrNull, "peakMemoryBytes": r.peakMemoryBytes.jsonOrNull,
             "signal": r.signal.jsonOrNull, "exitStatus": r.exitStatus.jsonOrNull, "requestsServed": r.requestsServed,
-            "time": ISO8601DateFormatter().string(from: r.time),
+            "time": time(r), "timeMicros": r.timeMicros.jsonOrNull,
         ]
+    }
+
+    /// ISO 8601 in UTC with microseconds.
+    static func time(_ r: TerminationHistory) -> String {
+        let micros = r.timeMicros ?? Int64((r.time.timeIntervalSince1970 * 1_000_000).rounded())
+        let seconds = micros >= 0 ? micros / 1_000_000 : (micros - 999_999) / 1_000_000
+        let whole = ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: Double(seconds)))
+        let fraction = String(format: ".%06lld", micros - seconds * 1_000_000)
+        return whole.dropLast() + fraction + "Z"
     }
 }

@@ -148,7 +148,7 @@ enum HistoryReader {
         // Oldest first by time (ids follow time too, unless the clock was set back).
         let launches = try registry.launches(of: identifier, limit: limit).sorted { ($0.time, $0.id ?? 0) < ($1.time, $1.id ?? 0) }
         let requests = try registry.requests(of: identifier, limit: limit).sorted { ($0.time, $0.id ?? 0) < ($1.time, $1.id ?? 0) }
-        let terminations = try registry.terminations(of: identifier, limit: limit).sorted { ($0.time, $0.id ?? 0) < ($1.time, $1.id ?? 0) }
+        let terminations = try registry.terminations(of: identifier, limit: limit).sorted { ($0.preciseTime, $0.id ?? 0) < ($1.preciseTime, $1.id ?? 0) }
         let deadlines = Self.deadlines(registry, policies: policies)
 
         var ids = Set(launches.map(\.bundleIdentifier))

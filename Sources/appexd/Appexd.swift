@@ -44,8 +44,11 @@ struct Appexd: AsyncParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
-    @Option(help: "Memory budget for all extensions together, e.g. 512MiB: the extensions' parent cgroup limit; pressure levels and jetsam kills are judged against it (overrides the configuration file's memoryBudget).")
+    @Option(help: "Memory budget for all extensions together, e.g. 512MiB: pressure levels and jetsam kills are judged against it (overrides the configuration file's memoryBudget).")
     var memoryBudget: String?
+
+    @Option(help: "How far above the memory budget the kernel's own limit on the extensions' parent cgroup sits, so that appexd's kill lands before the kernel's OOM killer (default: a quarter of the budget, at least 64MiB; 0 puts it at the budget; overrides the configuration file's budgetHeadroom).")
+    var budgetHeadroom: String?
 
     @Option(help: "Who dies first inside a jetsam band: longest-in-band (XNU, lmkd) or largest-footprint.")
     var victimOrder: String = VictimOrder.longestInBand.rawValue
@@ -99,6 +102,13 @@ struct Appexd: AsyncParsableCommand {
             }
             budget = size.bytes
         }
+        var headroom = settings.budgetHeadroom?.bytes
+        if let text = budgetHeadroom {
+            guard let size = ByteSize(parsing: text), size.bytes >= 0 else {
+                throw ValidationError("--budget-headroom must be a size such as 64MiB, not \"\(text)\"")
+            }
+            headroom = size.bytes
+        }
         guard let order = VictimOrder(rawValue: victimOrder) else {
             throw ValidationError("--victim-order must be one of \(VictimOrder.allCases.map(\.rawValue).joined(separator: ", ")), not \"\(victimOrder)\"")
         }
@@ -112,7 +122,8 @@ struct Appexd: AsyncParsableCommand {
         var options = SupervisorOptions(
             stateDirectory: state, policyOverlays: policyDirectories, cgroupParent: cgroupParent,
             uidRange: uids, terminateGrace: settings.shutdownGrace, memoryBudget: budget, victimOrder: order,
-            watchSystemPressure: systemPressure, prebuildSandboxes: prebuildSandboxes ?? settings.prebuildSandboxes)
+            watchSystemPressure: systemPressure, prebuildSandboxes: prebuildSandboxes ?? settings.prebuildSandboxes,
+            budgetHeadroom: headroom)
         options.appGroupGrants = AppGroupGrants(settings.appGroups)
         let supervisor = try Supervisor(options: options, logger: Logger(label: "appexd.supervisor"))
         let swept = try StaleSweep.run(stateDirectory: state, cgroups: supervisor.cgroupManager,

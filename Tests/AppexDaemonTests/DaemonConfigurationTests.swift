@@ -101,6 +101,7 @@ struct ConfigurationDirectory {
         #expect(c.socketPath == DaemonConfiguration().socketPath)
         #expect(c.stateDirectory == DaemonConfiguration.defaultStateDirectory)
         #expect(c.memoryBudget == .mebibytes(512))
+        #expect(c.budgetHeadroom == .mebibytes(128) && DaemonConfiguration().budgetHeadroom == nil)
         #expect(!c.prebuildSandboxes)
         #expect(!DaemonConfiguration().prebuildSandboxes)
         #expect(c.clients == ClientLimits(), "the example states the defaults")

@@ -61,7 +61,7 @@ struct InstallTests {
         #expect(foreignKeys == 1)
         #expect(synchronous == 2)  // FULL
         #expect(migrations == ["v1: apps and extensions", "v2: history", "v3: termination band, footprint, trigger to death",
-                               "v4: app group owners"])
+                               "v4: app group owners", "v5: termination time in microseconds"])
         #expect(tables.contains("app") && tables.contains("extension"))
         #expect(FileManager.default.fileExists(atPath: scratch.state + "/registry.sqlite"))
     }

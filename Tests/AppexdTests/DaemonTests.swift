@@ -46,14 +46,16 @@ import Glibc
             return "\(start)-\(start + 99)"
         }
 
-        init() throws {
+        /// `tag`: a suite of its own gets its own cgroup parent and uids, so that its appexd
+        /// never takes another suite's (running meanwhile) for a predecessor's leftovers.
+        init(tag: String = "daemon-tests") throws {
             var template = Array((NSTemporaryDirectory() + "appexd-test-XXXXXX").utf8CString)
             guard let p = mkdtemp(&template) else { throw POSIXError(.EIO) }
             root = String(cString: p)
             chmod(root, 0o755)
             socket = root + "/appexd.sock"
             // Its own parent: appexds of tests that run at once may not share one (each claims it).
-            cgroupParent = "appexd-daemon-tests-\(getpid())-" + root.split(separator: "-").last!
+            cgroupParent = "appexd-\(tag)-\(getpid())-" + root.split(separator: "-").last!
             // uid 4242 may host but not administer; nobody else but root may do anything.
             try Data("hosts: [4242]\nadmins: []\n".utf8).write(to: URL(fileURLWithPath: root + "/appexd.yaml"))
         }
@@ -117,9 +119,10 @@ import Glibc
             return "dev.appex.tests.daemon.probe"
         }
 
-        /// A bundle around the probe extension, by default a bare one at root/src/Probe.appex.
-        func writeProbeBundle(at path: String? = nil, identifier: String = "dev.appex.tests.daemon.probe") throws -> String {
-            let bundle = path ?? root + "/src/Probe.appex"
+        /// A bundle around the probe extension, by default a bare one at root/src/<name>.appex.
+        func writeProbeBundle(at path: String? = nil, identifier: String = "dev.appex.tests.daemon.probe",
+                              point: String = "com.apple.widgetkit-extension", name: String = "Probe") throws -> String {
+            let bundle = path ?? root + "/src/\(name).appex"
             try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
             chmod(root + "/src", 0o755)
             chmod(bundle, 0o755)
@@ -130,7 +133,7 @@ import Glibc
                 <key>CFBundleExecutable</key><string>probe</string>
                 <key>CFBundlePackageType</key><string>XPC!</string>
                 <key>CFBundleVersion</key><string>1</string>
-                <key>NSExtension</key><dict><key>NSExtensionPointIdentifier</key><string>com.apple.widgetkit-extension</string></dict>
+                <key>NSExtension</key><dict><key>NSExtensionPointIdentifier</key><string>\(point)</string></dict>
                 </dict></plist>
                 """
             try Data(plist.utf8).write(to: URL(fileURLWithPath: bundle + "/Info.plist"))

@@ -31,26 +31,8 @@ import Glibc
         let policies = root + "/policies/extension-points"
         do {
             try FileManager.default.createDirectory(atPath: policies, withIntermediateDirectories: true)
-            // Limits of its own far above the budget, no pings while it grows with its only
-            // thread busy: the budget is the only thing that can end it.
-            try """
-                extensionPoints: [\(Self.point)]
-                title: Jetsam benchmark
-                memory:
-                  activeHardLimit: 1GiB
-                  activeSoftLimit: 1GiB
-                  inactiveHardLimit: 1GiB
-                  inactiveSoftLimit: 1GiB
-                  pageCacheAllowance: 32MiB
-                jetsamBand: foreground
-                idleBand: foreground
-                launchDeadline: 10s
-                requestTimeout: 1m
-                idleTimeout: 1h
-                pingInterval: 1h
-                unresponsiveTimeout: 1h
-
-                """.write(toFile: policies + "/jetsam-bench.yaml", atomically: true, encoding: .utf8)
+            try Self.policy(point: Self.point, idleBand: "foreground")
+                .write(toFile: policies + "/jetsam-bench.yaml", atomically: true, encoding: .utf8)
         } catch { fail("policy: \(error)") }
         process = startAppexd(appexd, arguments: [
             "--state-dir", root + "/state", "--policies", root + "/policies",
@@ -66,8 +48,32 @@ import Glibc
         } catch { fail("appexd: \(error)") }
     }
 
-    static func bundle(probe: String, root: String) -> String {
-        let path = root + "/src/Bloater.appex"
+    /// An extension point whose own limits are far above the budget, with no pings while its
+    /// probe grows with its only thread busy: the budget is the only thing that can end it.
+    static func policy(point: String, idleBand: String) -> String {
+        """
+        extensionPoints: [\(point)]
+        title: Jetsam benchmark, \(point)
+        memory:
+          activeHardLimit: 1GiB
+          activeSoftLimit: 1GiB
+          inactiveHardLimit: 1GiB
+          inactiveSoftLimit: 1GiB
+          pageCacheAllowance: 32MiB
+        jetsamBand: foreground
+        idleBand: \(idleBand)
+        launchDeadline: 10s
+        requestTimeout: 1m
+        idleTimeout: 1h
+        pingInterval: 1h
+        unresponsiveTimeout: 1h
+
+        """
+    }
+
+    static func bundle(probe: String, root: String, name: String = "Bloater", identifier: String = identifier,
+                       point: String = point) -> String {
+        let path = root + "/src/\(name).appex"
         do {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
             try FileManager.default.copyItem(atPath: probe, toPath: path + "/probe")

@@ -17,7 +17,12 @@
 //   PSI only  a second appexd with no budget and the system's PSI on; a stall confined to one
 //             cgroup (psi-thrash); stall start → level Warning. Target: within one trigger window.
 //
-//   make bench-jetsam [BENCH_ARGS="--trials N --budget-mib N --step-kib N --interval-us N --psi-trials N"]
+//   Crossings a third appexd under the same budget: `bystanders` idle probes hold a share each,
+//             then a foreground probe grows past the critical line at the same pace; kills per
+//             crossing and survivors, against the fewest the victim order allows.
+//
+//   make bench-jetsam [BENCH_ARGS="--trials N --budget-mib N --step-kib N --interval-us N --psi-trials N
+//                                  --crossings N --bystanders N"]
 //
 // Needs root. Reads APPEXD, APPEX_PROBE (release builds) and EARLYOOM (default
 // /usr/bin/earlyoom); earlyoom-trial and psi-thrash are found beside this executable.
@@ -29,13 +34,14 @@ import Glibc
 #endif
 
 let counts: [String: Int]
-switch parseCounts(Array(CommandLine.arguments.dropFirst()), names: ["trials", "budget-mib", "step-kib", "interval-us", "psi-trials"]) {
+switch parseCounts(Array(CommandLine.arguments.dropFirst()), names: ["trials", "budget-mib", "step-kib", "interval-us", "psi-trials", "crossings", "bystanders"]) {
 case .success(let c): counts = c
 case .failure(let e): fail(e.description)
 }
 let trials = counts["trials"] ?? 30, budgetMiB = counts["budget-mib"] ?? 160
 let stepKiB = counts["step-kib"] ?? 1024, intervalMicros = counts["interval-us"] ?? 2000
 let psiTrials = counts["psi-trials"] ?? 10
+let crossings = counts["crossings"] ?? 10, bystanderCount = counts["bystanders"] ?? 4
 guard budgetMiB >= 32 else { fail("--budget-mib must be at least 32") }
 guard geteuid() == 0 else { fail("needs root: namespaces, cgroups, extension uids") }
 let env = ProcessInfo.processInfo.environment
@@ -192,6 +198,28 @@ if !backToNormal.isEmpty || stuckAtWarning > 0 {
 if !causes.isEmpty {
     print("what took appexd's governor to Critical:")
     for (cause, n) in causes.sorted(by: { $0.value > $1.value }) { print("   \(n)× \(cause)") }
+}
+
+// Kills per crossing: a third appexd; bystanders hold 60 % of the budget between them, the
+// grower takes it to 100 % and holds (the arithmetic: one bystander).
+if crossings > 0 && bystanderCount > 0 {
+    let side = await CrossingSide(appexd: appexdPath, probe: probePath, root: root, budgetMiB: budgetMiB, bystanders: bystanderCount)
+    cleanups.append { [side] in side.stop() }
+    let hold = max(1, budgetMiB * 60 / 100 / bystanderCount), grow = budgetMiB * 40 / 100
+    var results: [CrossingSide.Crossing] = []
+    do {
+        for _ in 0..<crossings {
+            results.append(try await side.crossing(holdMiB: hold, growMiB: grow, stepKiB: stepKiB, intervalMicros: intervalMicros))
+        }
+    } catch { fail("crossings: \(error)") }
+    side.stop()
+    print("\nkills per crossing (\(bystanderCount) idle bystanders holding \(hold) MiB each, a foreground grower to \(grow) MiB "
+          + "at the same pace, budget \(budgetMiB) MiB), \(results.count) crossings:")
+    let kills = results.map(\.kills), extra = zip(results.map(\.kills), results.map(\.fewest)).map { $0 - $1 }
+    print("   appexd kills per crossing: \(kills.map(String.init).joined(separator: " ")); the fewest the order allows: "
+          + results.map { String($0.fewest) }.joined(separator: " "))
+    print("   kills beyond the fewest: \(extra.filter { $0 > 0 }.reduce(0, +)) in all; kernel kills: \(results.map(\.kernelKills).reduce(0, +)); "
+          + "survivors per crossing: \(results.map { String($0.survivors) }.joined(separator: " ")) of \(bystanderCount + 1)")
 }
 
 // PSI alone: a second appexd with no budget and the system's PSI on; a stall confined to a

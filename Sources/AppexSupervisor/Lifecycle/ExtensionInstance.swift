@@ -45,6 +45,9 @@ final class ExtensionInstance: @unchecked Sendable {
     var idleTimer: EventLoop.TimerID?
     var graceTimer: EventLoop.TimerID?
     var pingSequence: UInt64 = 0
+    /// Pings sent and not yet answered, oldest first: sequence and when each went out
+    /// (CLOCK_MONOTONIC ns). `pongTimer` is the oldest one's deadline.
+    var unansweredPings: [(sequence: UInt64, sentAt: UInt64)] = []
     /// When `pingTimer` fires (CLOCK_MONOTONIC ns).
     var pingDue: UInt64 = 0
     /// Footprint limits and memory warnings (Memory/Supervisor+FootprintLimits.swift): the

@@ -94,9 +94,24 @@ extension Supervisor {
             kernelReason = report?.killReason
             peak = report?.peakMemoryBytes
         }
+
+        /// The kernel's OOM killer ended it, at its own limit or at the budget's.
+        var killedByKernelOOM: Bool {
+            kernelReason == KillReason.perProcessLimit.rawValue || kernelReason == KillReason.kernelOOM.rawValue
+        }
     }
 
     private func finishExit(_ instance: ExtensionInstance, in slot: ExtensionSlot, _ exit: ExitSummary) {
+        if exit.killedByKernelOOM {
+            // The kernel's kill came first: it counts no OOM kill for a task already dying of
+            // appexd's SIGKILL. Whatever appexd decided after it (a kill, or a send that
+            // failed on the dead process's socket) is not why it ended, and its trigger and
+            // footprint are not the kernel's.
+            instance.killReason = nil
+            instance.killMessage = nil
+            instance.endTriggeredAt = nil
+            instance.footprintAtTrigger = nil
+        }
         let (reason, message) = Self.classify(exit, killReason: instance.killReason, killMessage: instance.killMessage,
                                               busy: instance.ticket != nil)
         let record = record(instance, reason: reason, message: message, signal: exit.signal, status: exit.exitStatus, peak: exit.peak)
@@ -120,13 +135,16 @@ extension Supervisor {
         }
     }
 
-    /// Why an instance ended: appexd's own reason when it killed it, else what the kernel
-    /// says (the memory limit, the seccomp filter, another signal), else how it exited.
+    /// Why an instance ended: appexd's own reason when it killed it (unless the kernel's OOM
+    /// killer came first: finishExit), else what the kernel says (the memory limit, the seccomp filter, another signal), else how it exited.
     static func classify(_ exit: ExitSummary, killReason: Reason?, killMessage: String?, busy: Bool) -> (Reason, String) {
         if let killReason { return (killReason, killMessage ?? killReason.rawValue) }
+        let peak = exit.peak.map { ", peak \($0 / 1024) KiB" } ?? ""
         if exit.kernelReason == KillReason.perProcessLimit.rawValue {
-            let peak = exit.peak.map { ", peak \($0 / 1024) KiB" } ?? ""
             return (.perProcessLimit, "killed by the kernel at its memory limit\(peak)")
+        }
+        if exit.kernelReason == KillReason.kernelOOM.rawValue {
+            return (.kernelOOM, "killed by the kernel's OOM killer at the memory budget's limit, not its own\(peak)")
         }
         if let s = exit.signal {
             if s == SIGSYS { return (.seccompViolation, "killed by its seccomp filter (SIGSYS)") }

@@ -78,6 +78,12 @@ public struct PressureLadder: Sendable, Equatable {
         return level
     }
 
+    /// Where Warning begins (bytes): under it, only the host's own pressure kills.
+    public var warningLine: Int64? {
+        guard let budget, budget > 0 else { return nil }
+        return Int64(Double(budget) * warningEnter)
+    }
+
     /// The charge lines (bytes) at which the kernel should wake Appex: crossing one, up or
     /// down, may change the level. The charge is never below the footprint, so it reaching
     /// a line is the first sign the footprint may have.

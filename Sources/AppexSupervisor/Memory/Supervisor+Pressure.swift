@@ -7,7 +7,8 @@ import Foundation
 // The memory governor: one pressure level for all of Appex, and what it does about it
 // (Docs/jetsam.md). Normal → nothing; Warning → memory warnings, lowest bands first;
 // Critical → kills in victim order (VictimOrder), one at a time: the next victim is chosen
-// only once the previous one is gone (its pidfd said so) and the level has been read again.
+// only once the previous one's memory is returned (its pidfd said it exited and its cgroup
+// is removed), from the facts read then (PressureGovernor says when a kill is due).
 //
 // What wakes it, all event-driven on the loop:
 //   - the memory budget: usage thresholds on the parent cgroup at the ladder's lines (the
@@ -23,21 +24,21 @@ import Foundation
 //     CAP_SYS_RESOURCE: detected at start);
 //   - MemAvailable, read at every evaluation, as a floor.
 // A kernel signal holds its level for one window after it fires; a timer re-evaluates when
-// the hold ends. While the charge is above a line and the footprint is not, the governor
-// reads again after 100 ms (10 ms next to the critical line), doubling to 1.6 s: the only
-// poll, bounded to that window.
+// the hold ends. A signal raises the level; it decides a kill only if it came after the last
+// victim's memory was returned (PressureGovernor). While the charge is above a line and the
+// footprint is not, the governor reads again after 100 ms (10 ms next to the critical line),
+// doubling to 1.6 s: the only poll, bounded to that window.
 
 /// The governor's state; touched only on the loop.
 final class JetsamState: @unchecked Sendable {
-    var level: PressureLevel = .normal
-    var ladder = PressureLadder(budget: nil, availableFloor: 0)
+    var governor = PressureGovernor(ladder: PressureLadder(budget: nil, availableFloor: 0), systemPressure: false)
+    var level: PressureLevel { governor.level }
+    var ladder: PressureLadder { governor.ladder }
     var parent: ExtensionCgroup?
     /// Kernel notification objects, kept alive while registered.
     var thresholds: [ThresholdWatcher] = []
     var vmpressure: [CgroupEvent] = []
     var psi: [MemoryPressureMonitor] = []
-    /// The level each kernel signal holds, until when (monotonic ns).
-    var holds: [PressureLevel: UInt64] = [:]
     var holdTimer: EventLoop.TimerID?
     let recheck = GapRecheck()
     /// The victim killed and not yet gone.
@@ -72,13 +73,15 @@ extension Supervisor {
             let total = (try? SystemMemory.read().total) ?? 0
             floor = min(max(total / 50, 64 << 20), 512 << 20)
         }
-        jetsam.ladder = PressureLadder(budget: options.memoryBudget, availableFloor: floor)
+        jetsam.governor = PressureGovernor(ladder: PressureLadder(budget: options.memoryBudget, availableFloor: floor),
+                                           systemPressure: options.watchSystemPressure)
         let budget = options.memoryBudget
         if let budget {
             do {
-                try cgroups.setBudget(budget)
+                let limits = BudgetLimits(budget: budget, headroom: options.budgetHeadroom)
+                try cgroups.setBudgetLimits(hard: limits.hard, high: limits.high)
                 jetsam.parent = cgroups.parentCgroup()
-                logger.info("memory budget \(Self.mib(budget)) for all extensions (\(jetsam.parent?.paths.first ?? ""))")
+                logger.info("memory budget \(Self.mib(budget)) for all extensions, the kernel's limit at \(Self.mib(limits.hard)) (\(jetsam.parent?.paths.first ?? ""))")
             } catch {
                 logger.error("memory budget not applied: \(error)")
             }
@@ -145,7 +148,7 @@ extension Supervisor {
             do {
                 try loop.register(event.fd) { [self] in
                     event.acknowledge()
-                    hold(level, for: Self.vmpressureHold, "vmpressure \(level == .critical ? "critical" : "medium") at the budget")
+                    hold(level, .budget, for: Self.vmpressureHold, "vmpressure \(level == .critical ? "critical" : "medium") at the budget")
                 }
                 jetsam.vmpressure.append(event)
             } catch { logger.warning("memory budget: cannot watch vmpressure: \(error)") }
@@ -159,7 +162,7 @@ extension Supervisor {
                     var level = PressureLevel.warning
                     if monitor.kind == .full, let available = try? SystemMemory.read().available,
                        available < jetsam.ladder.availableFloor * 2 { level = .critical }
-                    hold(level, for: monitor.window, "PSI \(monitor.kind.rawValue) stall of 100 ms within \(monitor.window.wholeMilliseconds) ms")
+                    hold(level, .host, for: monitor.window, "PSI \(monitor.kind.rawValue) stall of 100 ms within \(monitor.window.wholeMilliseconds) ms")
                 }
                 jetsam.psi.append(monitor)
                 logger.debug("PSI \(monitor.kind.rawValue) trigger armed, window \(monitor.window.wholeMilliseconds) ms")
@@ -170,7 +173,7 @@ extension Supervisor {
                 try loop.registerPriority(monitor.fd) { [self] in
                     // Only the extensions stall here, on what the budget lets them have: some
                     // of them stalled warns; all of them stalled (full) is critical.
-                    hold(monitor.kind == .full ? .critical : .warning, for: monitor.window,
+                    hold(monitor.kind == .full ? .critical : .warning, .budget, for: monitor.window,
                          "the extensions' PSI \(monitor.kind.rawValue) stall of 100 ms within \(monitor.window.wholeMilliseconds) ms")
                 }
                 jetsam.psi.append(monitor)
@@ -191,73 +194,70 @@ extension Supervisor {
     }
 
     /// A kernel signal: `level` holds for `duration`, then the level is read again.
-    private func hold(_ level: PressureLevel, for duration: Duration, _ cause: String) {
-        let until = MonotonicTime.now + duration.wholeNanoseconds
-        jetsam.holds[level] = max(jetsam.holds[level] ?? 0, until)
+    private func hold(_ level: PressureLevel, _ source: PressureSignal.Source, for duration: Duration, _ cause: String) {
+        let now = MonotonicTime.now
+        jetsam.governor.add(PressureSignal(level: level, source: source, cause: cause, at: now,
+                                           until: now + duration.wholeNanoseconds))
         scheduleHoldExpiry()
         evaluatePressure(cause)
-    }
-
-    /// Drops the holds that have run out; the strongest level still held.
-    private func pruneHolds() -> PressureLevel {
-        let now = MonotonicTime.now
-        jetsam.holds = jetsam.holds.filter { $0.value > now }
-        return jetsam.holds.keys.max() ?? .normal
     }
 
     private func scheduleHoldExpiry() {
         loop.cancel(jetsam.holdTimer)
         jetsam.holdTimer = nil
-        guard let next = jetsam.holds.values.min() else { return }
+        guard let next = jetsam.governor.nextExpiry else { return }
         let now = MonotonicTime.now
         let after = Duration.nanoseconds(Int64(next > now ? next - now : 0) + 1_000_000)
         jetsam.holdTimer = loop.schedule(after: after) { [self] in
             jetsam.holdTimer = nil
-            _ = pruneHolds()
-            scheduleHoldExpiry()
             evaluatePressure("a kernel signal's hold ended")
+            scheduleHoldExpiry()
         }
     }
 
     /// Reads the total, sets the level, and acts on it.
     func evaluatePressure(_ cause: String) {
         guard !shuttingDown else { return }
-        var footprint: Int64 = 0, charged: Int64 = 0
-        if let parent = jetsam.parent {
-            // Near a line, each live instance's own statistics are read first. The kernel
-            // flushes the parent's hierarchical totals lazily: read alone, they lagged the
-            // charge by up to 150 MiB for over a second on Linux 6.18 (Docs/jetsam.md,
-            // "Benchmark"). A read of a child's memory.stat brings them up to date.
-            if let lowest = jetsam.ladder.lines.min(), ((try? parent.memoryCurrent()) ?? 0) >= lowest {
-                for i in allLiveInstances { _ = try? i.run?.run.cgroup?.memoryStat() }
-            }
-            footprint = (try? parent.hierarchicalFootprint().total) ?? 0
-            charged = (try? parent.memoryCurrent()) ?? 0
-            // The footprint is part of the charge. A larger total is stale: a dead victim's
-            // memory leaves the charge at once and the statistics later.
-            if charged > 0 { footprint = min(footprint, charged) }
-        }
+        let (footprint, charged) = readExtensionsFootprint()
         let available = options.watchSystemPressure ? try? SystemMemory.read().available : nil
         jetsam.lastFootprint = footprint
         jetsam.lastAvailable = available
-        let reading = PressureLadder.Reading(footprint: footprint, available: available, signalled: pruneHolds())
-        let next = jetsam.ladder.next(from: jetsam.level, reading)
-        if next != jetsam.level {
-            let from = jetsam.level
-            jetsam.level = next
+        let from = jetsam.level
+        let due = jetsam.governor.evaluate(footprint: footprint, available: available, now: MonotonicTime.now)
+        let next = jetsam.level
+        if next != from {
             jetsam.transitions.append(PressureTransition(from: from, to: next, at: Date(), footprintBytes: footprint, cause: cause))
             if jetsam.transitions.count > Self.maximumTransitions { jetsam.transitions.removeFirst() }
             let budget = jetsam.ladder.budget.map { " of \(Self.mib($0))" } ?? ""
             logger.notice("memory pressure \(from) → \(next): footprint \(Self.mib(footprint))\(budget), \(cause)")
             if next == .normal { for i in allLiveInstances { i.pressureWarned = false } }
         }
-        if jetsam.level >= .warning {
-            // One ordering serves the warnings and the kill.
+        if jetsam.level >= .warning || due != nil {
+            // One ordering serves the warnings and the kill; the warnings go out first.
             let victims = victimOrder()
             warnForPressure(victims)
-            if jetsam.level == .critical { killNextVictim(victims, footprint: footprint) }
+            if let due { killNextVictim(victims, footprint: footprint, due) }
         }
         scheduleBudgetRecheck(footprint: footprint, charged: charged)
+    }
+
+    /// All extensions' footprint, and the parent's charge. Near a line, the sum of each live
+    /// instance's own statistics: the kernel flushes the parent's hierarchical totals lazily
+    /// (read alone, they lagged the charge by up to 150 MiB for over a second on Linux 6.18:
+    /// Docs/jetsam.md, "Benchmark"), and after a kill they may still count the dead victim,
+    /// whose cgroup is gone; a kill decided on that would be one too many.
+    private func readExtensionsFootprint() -> (footprint: Int64, charged: Int64) {
+        guard let parent = jetsam.parent else { return (0, 0) }
+        let charged = (try? parent.memoryCurrent()) ?? 0
+        var footprint: Int64
+        if let lowest = jetsam.ladder.lines.min(), charged + GapRecheck.chargeSlack >= lowest {
+            footprint = allLiveInstances.reduce(0) { $0 + ((try? $1.run?.run.cgroup?.footprint()) ?? 0) }
+        } else {
+            footprint = (try? parent.hierarchicalFootprint().total) ?? 0
+        }
+        // The footprint is part of the charge; a larger total is stale.
+        if charged > 0 { footprint = min(footprint, charged) }
+        return (footprint, charged)
     }
 
     var allLiveInstances: [ExtensionInstance] { slots.values.flatMap { $0.instances.filter(\.isLive) } }
@@ -284,29 +284,37 @@ extension Supervisor {
         }
     }
 
-    /// Critical: the first victim dies, unless one is already on its way.
-    private func killNextVictim(_ victims: [(ExtensionInstance, VictimOrder.Candidate)], footprint: Int64) {
-        if let v = jetsam.victim, v.isLive { return }
-        jetsam.victim = nil
+    /// A kill is due: the first victim dies. The message says what decided it.
+    private func killNextVictim(_ victims: [(ExtensionInstance, VictimOrder.Candidate)], footprint: Int64,
+                                _ cause: PressureGovernor.KillCause) {
         guard let (instance, c) = victims.first else {
             logger.warning("memory pressure critical and no extension left to kill")
             return
         }
         jetsam.victim = instance
+        jetsam.governor.killed()
         let budget = jetsam.ladder.budget.map { " of the \(Self.mib($0)) budget" } ?? ""
+        let why: String
+        switch cause {
+        case .footprint: why = "memory pressure critical (all extensions: \(Self.mib(footprint))\(budget))"
+        case .memAvailable(let a):
+            why = "host memory short: MemAvailable \(Self.mib(a)) under the floor of \(Self.mib(jetsam.ladder.availableFloor)) (all extensions: \(Self.mib(footprint))\(budget))"
+        case .signal(let s):
+            why = "memory pressure critical on \(s.cause), after the last victim's memory was returned (all extensions: \(Self.mib(footprint))\(budget))"
+        }
         let soft = c.overSoftLimit ? ", over its soft limit" : ""
         // The decision's moment and footprint (the record's), read once, also go in the message.
         noteEndTrigger(instance)
         let own = instance.footprintAtTrigger.map { ", footprint \(Self.mib($0))" } ?? ""
-        kill(instance, reason: .memoryPressure,
-             "memory pressure critical (all extensions: \(Self.mib(footprint))\(budget)); first victim: band \(c.band)\(soft)\(own)")
+        kill(instance, reason: .memoryPressure, "\(why); first victim: band \(c.band)\(soft)\(own)")
     }
 
-    /// From finishExit: the victim is gone; the level is read again (and the next one dies
-    /// if it is still critical).
+    /// From finishExit, once the victim's cgroup is removed: its memory is returned. The
+    /// level is judged again from what is there now (and the next one dies if that says so).
     func pressureVictimGone(_ instance: ExtensionInstance) {
         guard jetsam.victim === instance else { return }
         jetsam.victim = nil
+        jetsam.governor.victimGone(at: MonotonicTime.now)
         evaluatePressure("a victim is gone")
     }
 
