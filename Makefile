@@ -7,7 +7,7 @@ export APPEX_POLICIES ?= $(CURDIR)/Policies
 EXAMPLES   := .build/examples
 DEMO_STATE := .build/demo-state
 
-.PHONY: all deps build test demo examples bench bench-replan bench-launch bench-activation bench-supervisor bench-policy bench-metrics bench-jetsam fuzz fuzz-wire fuzz-plist clean
+.PHONY: all deps build test demo examples bench bench-replan bench-launch bench-activation bench-supervisor bench-policy bench-metrics bench-jetsam bench-load fuzz fuzz-wire fuzz-plist clean
 
 all: build
 
@@ -80,6 +80,20 @@ bench-metrics: deps bench-replan
 	  APPEXD=$$(cd .. && $(SWIFT) build -c release --show-bin-path)/appexd \
 	  APPEX_PROBE=$$(cd .. && $(SWIFT) build -c release --show-bin-path)/appex-probe-extension \
 	  $$($(SWIFT) build -c release --show-bin-path)/metrics-bench $(BENCH_ARGS)
+
+# 64 hosts (uid 4242) × 1,000 requests over eight probe extensions, four misbehaving, while a
+# stranger uid holds connections: every outcome, well-behaved p99 against unloaded, appexd's
+# descriptors and memory (Docs/performance.md, "Load and faults"). BENCH_ARGS: --requests N
+# --hosts N --baseline N. Not part of `make bench`.
+bench-load: deps bench-replan
+	$(SWIFT) build -c release --product appexd
+	$(SWIFT) build -c release --product appex-sandbox-init
+	$(SWIFT) build -c release --product appex-probe-extension
+	cd Benchmarks && $(SWIFT) build -c release --product load-bench && \
+	  APPEX_SANDBOX_INIT=$$(cd .. && $(SWIFT) build -c release --show-bin-path)/appex-sandbox-init \
+	  APPEXD=$$(cd .. && $(SWIFT) build -c release --show-bin-path)/appexd \
+	  APPEX_PROBE=$$(cd .. && $(SWIFT) build -c release --show-bin-path)/appex-probe-extension \
+	  $$($(SWIFT) build -c release --show-bin-path)/load-bench $(BENCH_ARGS)
 
 # Memory threshold crossed → victim dead, appexd's budget beside earlyoom on the same load
 # (Docs/jetsam.md, "Benchmark"); installs earlyoom when missing, without leaving its service

@@ -76,6 +76,20 @@ let package = Package(
             ]
         ),
         .target(name: "CDeathWatch"),
+        // appexd under load and faults: 64 hosts, misbehaving extensions, a stranger uid
+        // holding connections (Docs/performance.md, "Load and faults").
+        .executableTarget(
+            name: "load-bench",
+            dependencies: [
+                .product(name: "AppexHostClient", package: appex),
+                .product(name: "AppexWire", package: appex),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                "BenchSupport",
+                "CThreadCredentials",
+            ]
+        ),
+        // A thread's own effective uid (raw setresuid), for load-bench's host connections.
+        .target(name: "CThreadCredentials"),
         // One earlyoom trial, confined to a PID namespace with its bloater; grow.c and grow.h
         // are symlinks to the probe extension's, so both sides run the same load.
         .executableTarget(name: "earlyoom-trial"),

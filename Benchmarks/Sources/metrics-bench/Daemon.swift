@@ -1,4 +1,5 @@
 import AppexHostClient
+import BenchSupport
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -45,31 +46,19 @@ final class Daemon {
         return text.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    private var readings: ProcessReadings { ProcessReadings(pid: process.processIdentifier) }
+
     /// VmRSS in bytes.
-    var residentBytes: Int {
-        let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
-        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
-        return (Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0) * 1024
-    }
+    var residentBytes: Int { readings.statusBytes("VmRSS:") }
 
     /// utime + stime in seconds, all of appexd's threads.
-    var cpuSeconds: Double {
-        let stat = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8)) ?? ""
-        guard let close = stat.lastIndex(of: ")") else { return 0 }
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        guard fields.count > 12, let u = Double(fields[11]), let s = Double(fields[12]) else { return 0 }
-        return (u + s) / Double(sysconf(Int32(_SC_CLK_TCK)))
-    }
+    var cpuSeconds: Double { readings.cpuSeconds }
 
     /// Open descriptors (/proc/<pid>/fd entries).
-    var descriptorCount: Int {
-        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/fd")) ?? []).count
-    }
+    var descriptorCount: Int { readings.descriptorCount }
 
     /// Threads (/proc/<pid>/task entries).
-    var threadCount: Int {
-        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/task")) ?? []).count
-    }
+    var threadCount: Int { readings.threadCount }
 
     func stop() {
         guard process.isRunning else { return }

@@ -1,3 +1,4 @@
+import BenchSupport
 import Foundation
 
 /// Waits until the whole machine has been quiet (at most `busyLimit` of all CPUs busy) for two
@@ -10,10 +11,10 @@ import Foundation
 func waitForQuietMachine(busyLimit: Double = 0.05, timeout: Double = 120) async throws -> Double {
     let start = Date()
     var quietWindows = 0
-    var previous = cpuTimes()
+    var previous = machineCPUTimes()
     while Date().timeIntervalSince(start) < timeout {
         try await Task.sleep(for: .milliseconds(500))
-        let current = cpuTimes()
+        let current = machineCPUTimes()
         let total = current.total - previous.total
         let busy = total > 0 ? Double(total - (current.idle - previous.idle)) / Double(total) : 0
         previous = current
@@ -22,14 +23,4 @@ func waitForQuietMachine(busyLimit: Double = 0.05, timeout: Double = 120) async 
     }
     print("  (the machine stayed busier than \(Int(busyLimit * 100)) % for \(Int(timeout)) s; measuring anyway)")
     return Date().timeIntervalSince(start)
-}
-
-/// The first line of /proc/stat: all CPUs' jiffies, and of them idle + iowait.
-private func cpuTimes() -> (total: UInt64, idle: UInt64) {
-    guard let text = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
-          let line = text.split(separator: "\n").first(where: { $0.hasPrefix("cpu ") }) else { return (0, 0) }
-    let fields = line.split(separator: " ").dropFirst().compactMap { UInt64($0) }
-    guard fields.count >= 5 else { return (0, 0) }
-    // user nice system idle iowait irq softirq steal…
-    return (fields.prefix(8).reduce(0, +), fields[3] + fields[4])
 }
