@@ -57,7 +57,10 @@ import Glibc
     /// interruption carries the kill record.
     @Test func fatalActiveLimitKillsAtTheFootprintLimit() async throws {
         try #require(SupervisorFixture.isRoot, "needs root (cgroups, namespaces); CI runs as root")
-        let f = try SupervisorFixture(policy: Self.memory(activeSoft: 12, activeHard: 16, inactiveSoft: 12, inactiveHard: 16))
+        // A long idle timeout: on a loaded machine the test's own task may wait for a thread
+        // longer than the fixture's 30 s, and the instance it watches must still be there.
+        let f = try SupervisorFixture(policy: Self.memory(activeSoft: 12, activeHard: 16, inactiveSoft: 12, inactiveHard: 16)
+                                      + ["idleTimeout: 10m"])
         try await withFixture(f) { f in
             let id = try await f.install(executable: LifecycleTests.probe, identifier: "dev.appex.tests.fatal")
             #expect(await allocate(f, id, 4)?.outcome == .completed)

@@ -70,15 +70,17 @@ import Glibc
 
     /// The kill records (`appex kills --json`), newest first, once no new one has come for
     /// `quiet` (a held kernel signal used to kill again up to a second after the first).
-    func settledKills(_ d: Daemon, quiet: Duration = .milliseconds(1500)) async throws -> [[String: Any]] {
+    /// The kill records once no new one has come for `quiet` (by the clock: a next kill waits
+    /// for the last victim's cgroup to go, which a loaded machine makes slow).
+    func settledKills(_ d: Daemon, quiet: Duration = .seconds(4)) async throws -> [[String: Any]] {
         var last: [[String: Any]] = []
-        var stable = Duration.zero
-        for _ in 0..<200 {
+        var changed = ContinuousClock.now
+        for _ in 0..<600 {
             let k = try d.appex(["kills", "--json", "--limit", "200", "--state-dir", d.root + "/state"], socket: false)
             let records = (try? JSONSerialization.jsonObject(with: Data(k.out.utf8)) as? [[String: Any]]) ?? []
-            stable = records.count == last.count ? stable + .milliseconds(100) : .zero
+            if records.count != last.count { changed = .now }
             last = records
-            if stable >= quiet { break }
+            if ContinuousClock.now - changed >= quiet { break }
             try await Task.sleep(for: .milliseconds(100))
         }
         return last
@@ -162,13 +164,27 @@ import Glibc
         try await withDaemon(["--memory-budget", "48MiB", "--budget-headroom", "0"]) { d in
             let id = try install(d, "kernel-victim", point: "dev.appex.tests.jetsam.foreground")
             let appexd = try #require(d.process?.processIdentifier)
-            let request = Task.detached { try d.appex(["request", id, "--json", "--user-info", "probe.action=grow",
-                                                       "--user-info", "probe.arg=1024,20000,96,0"]) }
-            // Under the warning line (38 MiB) by far when appexd stops: 15 MiB after 300 ms.
-            try await Task.sleep(for: .milliseconds(300))
-            kill(appexd, SIGSTOP)
             let manager = try CgroupManager.detect(parentName: d.cgroupParent)
             let parentDir = try #require(manager.parentCgroup().paths.first)
+            // appexd stops once the growth has begun, far under the warning line (38 MiB): at
+            // 8 MiB. Watched from a thread of its own: a test task can wait long for one of the
+            // few threads all tests share, and the allocator does not wait.
+            let stopped = DispatchSemaphore(value: 0)
+            Thread {
+                for _ in 0..<15_000 {
+                    let charged = ((try? manager.list()) ?? []).compactMap { name in
+                        (try? String(contentsOfFile: "\(parentDir)/\(name)/memory.usage_in_bytes", encoding: .utf8))
+                            .flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+                    }.reduce(0, +)
+                    if charged >= 8 << 20 { break }
+                    usleep(2000)
+                }
+                kill(appexd, SIGSTOP)
+                stopped.signal()
+            }.start()
+            let request = Task.detached { try d.appex(["request", id, "--json", "--user-info", "probe.action=grow",
+                                                       "--user-info", "probe.arg=1024,20000,96,0"]) }
+            stopped.wait()
             var oomKills = 0
             for _ in 0..<200 where oomKills == 0 {
                 try await Task.sleep(for: .milliseconds(50))
