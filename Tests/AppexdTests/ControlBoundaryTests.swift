@@ -162,6 +162,30 @@ import Glibc
         }
     }
 
+    /// A host pinging as fast as it reads the pongs held a good part of a core of appexd's
+    /// loop (the load benchmark measured it): past a burst and a rate it is disconnected.
+    @Test func aHostFloodingPingsIsDisconnected() async throws {
+        try await withDaemon { d in
+            let frames = d.root + "/frames"
+            try FileManager.default.createDirectory(atPath: frames, withIntermediateDirectories: true)
+            chmod(frames, 0o777)
+            try Data(WireCodec.encode(.hello(Hello(bundleIdentifier: "pinger", pid: 0)))).write(to: URL(fileURLWithPath: frames + "/hello"))
+            try Data(WireCodec.encode(.ping(sequence: 1))).write(to: URL(fileURLWithPath: frames + "/ping"))
+            let attacker = try Attacker(d, uid: 4242, script: Self.pingFlood, arguments: [d.socket, frames, "5000"])
+            defer { attacker.end() }
+            let pongs = try #require(attacker.line().flatMap { Int($0.dropFirst("pongs ".count)) })
+            #expect(pongs < 5000, "every ping was answered")
+            let answers = try Self.frames(in: frames + "/answers").map { try WireCodec.decode($0) }
+            guard case .refusal(let refusal) = answers.last else {
+                Issue.record("no refusal after \(pongs) pongs")
+                return
+            }
+            #expect(refusal.reason == .protocolError && refusal.message?.contains("pings a second") == true, "\(refusal)")
+            // The host may come back and be served as before.
+            #expect(try d.appex(["list"]).status == 0)
+        }
+    }
+
     // MARK: the attackers
 
     /// Opens N connections and never sends Hello; prints how many appexd left open, then, after
@@ -214,6 +238,35 @@ import Glibc
             except (socket.timeout, OSError):
                 pass
         print("sent", flush=True)
+        sys.stdin.readline()
+        """
+
+    /// Says Hello, then pings and reads the answer, up to N times or until appexd closes the
+    /// connection; keeps every frame after the Hello (length-prefixed) and prints the pongs.
+    static let pingFlood = """
+        import socket, sys
+        path, frames, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        s.connect(path)
+        s.settimeout(5.0)
+        s.send(open(frames + "/hello", "rb").read())
+        s.recv(200000)
+        ping = open(frames + "/ping", "rb").read()
+        pongs = 0
+        with open(frames + "/answers", "wb") as out:
+            try:
+                for _ in range(count):
+                    s.send(ping)
+                    data = s.recv(200000)
+                    if not data:
+                        break
+                    out.write(len(data).to_bytes(4, "little") + data)
+                    if data[6] != 0x04:
+                        break
+                    pongs += 1
+            except OSError:
+                pass
+        print("pongs", pongs, flush=True)
         sys.stdin.readline()
         """
 

@@ -20,6 +20,7 @@ final class HostSession: RequestSink, @unchecked Sendable {
     private var openURLReplies: [UInt64: (Bool) -> Void] = [:]
     /// Closes the connection if Hello has not come by then (ClientLimits.helloTimeout).
     var helloTimer: EventLoop.TimerID?
+    private var pings = PingAllowance()
 
     init(server: ControlServer, socket: WireSocket, peer: PeerCredentials) {
         self.server = server
@@ -65,6 +66,11 @@ final class HostSession: RequestSink, @unchecked Sendable {
             helloTimer = nil
             send(.hello(Hello(bundleIdentifier: "appexd", pid: getpid())))
         case .ping(let sequence):
+            guard pings.take() else {
+                server.refusals.warning(server.logger, key: "control: ping flood", "\(label): pings faster than allowed, closing")
+                close(refusal: (.protocolError, "more than \(Int(PingAllowance.perSecond)) pings a second (after a burst of \(Int(PingAllowance.burst))); hosts need not ping appexd"))
+                return
+            }
             send(.pong(sequence: sequence))
         case .hostBeginRequest(let request):
             guard auth.mayHost(uid: peer.uid) else {
