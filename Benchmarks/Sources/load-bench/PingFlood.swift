@@ -14,6 +14,8 @@ final class PingFlood: @unchecked Sendable {
     private var running = true
     private var pongs = 0
     private var problem: String?
+    /// appexd's refusal, when it closed the flood's connection.
+    private var disconnected: String?
     private let finished = DispatchSemaphore(value: 0)
 
     init(uid: UInt32, socket path: String) {
@@ -56,7 +58,14 @@ final class PingFlood: @unchecked Sendable {
                     guard send(.ping(sequence: sequence)) else { return stop(because: "send: errno \(errno)") }
                 }
                 for _ in 0..<16 {
-                    guard case .pong? = receive() else { return stop(because: "a Ping without its Pong (errno \(errno))") }
+                    switch receive() {
+                    case .pong?: continue
+                    case .refusal(let r)?:
+                        // What appexd does to a flood since it allows hosts only a ping rate.
+                        lock.withLock { disconnected = "\(r.reason): \(r.message ?? "")" }
+                        return
+                    default: return stop(because: "a Ping without its Pong (errno \(errno))")
+                    }
                 }
                 lock.withLock { pongs += 16 }
             }
@@ -67,10 +76,11 @@ final class PingFlood: @unchecked Sendable {
         lock.withLock { self.problem = problem }
     }
 
-    /// Stops the flood; the Pongs it got back, and what ended it early, if anything did.
-    func finish() -> (pongs: Int, problem: String?) {
+    /// Stops the flood; the Pongs it got back, what ended it early, if anything did, and
+    /// appexd's refusal if appexd ended it.
+    func finish() -> (pongs: Int, problem: String?, disconnected: String?) {
         lock.withLock { running = false }
         finished.wait()
-        return lock.withLock { (pongs, problem) }
+        return lock.withLock { (pongs, problem, disconnected) }
     }
 }

@@ -137,7 +137,8 @@ if let s = strangerCounts {
 }
 if let flooded {
     print("ping flood (host uid \(flooderUID), its own connection): \(flooded.pongs) Pongs, "
-          + String(format: "%.0f/s", Double(flooded.pongs) / elapsed) + (flooded.problem.map { "; ENDED EARLY: \($0)" } ?? ""))
+          + String(format: "%.0f/s", Double(flooded.pongs) / elapsed) + (flooded.problem.map { "; ENDED EARLY: \($0)" } ?? "")
+          + (flooded.disconnected.map { "; disconnected by appexd: \($0)" } ?? ""))
 }
 print("")
 print("targets")
