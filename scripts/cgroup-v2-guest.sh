@@ -18,7 +18,7 @@ passed=0 failed=0
 : >"$logs/results.txt"
 
 # Known to fail on v2, not yet fixed (Docs/cgroups.md, "Live on v2"): run and shown, not counted.
-# The footprint one fails intermittently (1 run of 2 so far).
+# The footprint one fails intermittently (1 run of 6 so far).
 known_jetsam='AppexSupervisorTests.JetsamTests/(ladderKillsByBandThenTimeInBand|bloaterDiesBystanderLives)'
 known_footprint='AppexSupervisorTests.LifecycleTests/overTheMemoryLimitIsPerProcessLimit'
 known() {
