@@ -7,7 +7,7 @@ export APPEX_POLICIES ?= $(CURDIR)/Policies
 EXAMPLES   := .build/examples
 DEMO_STATE := .build/demo-state
 
-.PHONY: all deps build test demo examples bench bench-replan bench-launch bench-activation bench-supervisor bench-policy bench-metrics bench-jetsam bench-load fuzz fuzz-wire fuzz-plist clean
+.PHONY: all deps build test test-cgroup-v2 demo examples bench bench-replan bench-launch bench-activation bench-supervisor bench-policy bench-metrics bench-jetsam bench-load fuzz fuzz-wire fuzz-plist clean
 
 all: build
 
@@ -20,6 +20,11 @@ build: deps
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+
+# The live cgroup v2 checks in a QEMU guest booting Debian's kernel (Docs/cgroups.md, "Live on
+# v2"); installs QEMU, the kernel and virtme-ng when missing. Root; 4–10 min under TCG.
+test-cgroup-v2: deps
+	@scripts/test-cgroup-v2.sh
 
 examples: deps
 	@scripts/assemble-examples.sh $(EXAMPLES) >/dev/null

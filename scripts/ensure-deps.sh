@@ -14,6 +14,10 @@ command -v tmux >/dev/null 2>&1 || missing+=(tmux)
 # (and whoever sets APPEX_REQUIRE_CHROMIUM=1) needs it, elsewhere that test part is skipped.
 if [ "${APPEX_REQUIRE_CHROMIUM:-}" = 1 ] && ! command -v chromium >/dev/null 2>&1; then missing+=(chromium fonts-liberation); fi
 
+# The cgroup v2 guest of `make test-cgroup-v2` (QEMU, a kernel, virtme-ng): only with
+# APPEX_CGROUP_V2=1 (CI sets it); the target itself asks for it too.
+if [ "${APPEX_CGROUP_V2:-}" = 1 ]; then "$(dirname "$0")/ensure-v2-guest.sh"; fi
+
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" -eq 0 ]; then

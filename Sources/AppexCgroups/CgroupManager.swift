@@ -177,16 +177,7 @@ public struct CgroupManager: Sendable, CustomStringConvertible {
         }
         let p = try probe()
         if let mount = p.unifiedMount, p.hasV2Memory {
-            var base = mount
-            // A delegated subtree (systemd Delegate=yes): our own cgroup, when we may write it
-            // and it offers memory. Otherwise the root of the hierarchy.
-            if let own = p.ownUnifiedPath, own != "/" {
-                let dir = mount + own
-                let controllers = CgroupParse.controllers((try? Sys.readFile(dir + "/cgroup.controllers")) ?? "")
-                if controllers.contains("memory") && Glibc.access(dir, W_OK) == 0 {
-                    base = dir
-                }
-            }
+            let base = v2Base(mount: mount, ownPath: p.ownUnifiedPath)
             return try CgroupManager(version: .v2, roots: .v2(base), parentName: parentName)
         }
         if let memory = p.memoryMount {
@@ -194,6 +185,19 @@ public struct CgroupManager: Sendable, CustomStringConvertible {
         }
         throw CgroupError("detect cgroups", path: "/proc/self/mountinfo", errno: .noSuchFileOrDirectory,
                           message: "no cgroup memory controller (v1 or v2) is mounted")
+    }
+
+    /// The v2 base: a delegated subtree (systemd `Delegate=yes`), i.e. our own cgroup when we
+    /// may write it and it offers memory; otherwise the root of the hierarchy. A process already
+    /// parked in the subtree's `supervisor` leaf (by `enableControllers`, or inherited from the
+    /// supervisor that started it) belongs to the subtree above the leaf, not to a new one below it.
+    static func v2Base(mount: String, ownPath: String?) -> String {
+        guard var own = ownPath, own != "/" else { return mount }
+        if own.hasSuffix("/supervisor") { own.removeLast("/supervisor".count) }
+        guard !own.isEmpty else { return mount }
+        let dir = mount + own
+        let controllers = CgroupParse.controllers((try? Sys.readFile(dir + "/cgroup.controllers")) ?? "")
+        return controllers.contains("memory") && Glibc.access(dir, W_OK) == 0 ? dir : mount
     }
 
     // MARK: Layout

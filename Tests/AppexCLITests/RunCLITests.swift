@@ -69,8 +69,9 @@ struct RunCLITests {
             extensionPID = children(of: appex.processIdentifier).first { uid(of: $0).map(extensionUIDs.contains) ?? false }
         }
         let pid = try #require(extensionPID, "no extension process appeared")
+        // v1: the memory hierarchy's line; v2: the unified line, below a delegated subtree if any.
         let cgroupName = try String(contentsOfFile: "/proc/\(pid)/cgroup", encoding: .utf8)
-            .split(separator: "\n").first { $0.contains(":memory:/appex/") }
+            .split(separator: "\n").first { $0.contains(":memory:/appex/") || ($0.hasPrefix("0::") && $0.contains("/appex/")) }
             .map { String($0.split(separator: "/").last!) }
         #expect(cgroupName != nil, "the extension is in no appex memory cgroup")
 

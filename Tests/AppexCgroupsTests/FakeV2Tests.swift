@@ -330,4 +330,22 @@ struct FakeV2Tests {
         let q = try CgroupManager.probe(mountinfo: info)
         #expect(q.v2MemoryReason?.contains("no memory controller") == true)
     }
+
+    /// The base detect picks: the delegated cgroup when it offers memory and is writable, the
+    /// subtree above the `supervisor` leaf a process was parked in (not a new subtree below it),
+    /// else the mount.
+    @Test func v2BaseIsTheDelegatedSubtreeEvenFromItsSupervisorLeaf() throws {
+        let fake = try FakeCgroup2()
+        let service = "system.slice/appexd.service"
+        try FileManager.default.createDirectory(atPath: fake.path(service + "/supervisor"), withIntermediateDirectories: true)
+        try fake.put(service + "/cgroup.controllers", "memory pids\n")
+        try fake.put(service + "/supervisor/cgroup.controllers", "memory pids\n")
+        #expect(CgroupManager.v2Base(mount: fake.root, ownPath: "/" + service) == fake.path(service))
+        #expect(CgroupManager.v2Base(mount: fake.root, ownPath: "/" + service + "/supervisor") == fake.path(service))
+        #expect(CgroupManager.v2Base(mount: fake.root, ownPath: "/supervisor") == fake.root)
+        #expect(CgroupManager.v2Base(mount: fake.root, ownPath: "/") == fake.root)
+        #expect(CgroupManager.v2Base(mount: fake.root, ownPath: nil) == fake.root)
+        try fake.put(service + "/cgroup.controllers", "pids\n")
+        #expect(CgroupManager.v2Base(mount: fake.root, ownPath: "/" + service) == fake.root, "no memory there")
+    }
 }

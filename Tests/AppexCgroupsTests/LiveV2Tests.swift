@@ -27,6 +27,11 @@ struct LiveV2Tests {
         back.swapOff = limits.swapOff
         #expect(back == limits)
 
+        // memory.high throttles the charger above it (v1's soft limit never does): a shell
+        // growing past 12 MiB would crawl towards 16 MiB for minutes instead of being
+        // OOM-killed. Lifted once read back, so the kill below is the hard limit's.
+        try Sys.writeFile(cg.file("memory.high"), "max")
+
         let fds = try cg.openJoinFDs()
         fds.forEach { close($0) }
         #expect(fds.count == 1)

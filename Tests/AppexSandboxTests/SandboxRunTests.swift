@@ -187,10 +187,12 @@ struct SandboxRunTests {
         let process = try run.launch()
         let cg = try #require(run.cgroup)
         let lines = try String(contentsOfFile: "/proc/\(process.pid)/cgroup", encoding: .utf8).split(separator: "\n")
-        // Each hierarchy the cgroup spans (memory, pids) lists the process at the cgroup's path.
+        // Each hierarchy the cgroup spans (v1: memory, pids; v2: the one unified line, `0::`)
+        // lists the process at the cgroup's path.
         for dir in cg.paths {
-            let controller = dir.contains("/memory/") ? ":memory:" : ":pids:"
-            let line = try #require(lines.first { $0.contains(controller) }, "no \(controller) line")
+            let controller = cg.version == .v2 ? "0::" : dir.contains("/memory/") ? ":memory:" : ":pids:"
+            let line = try #require(lines.first { cg.version == .v2 ? $0.hasPrefix(controller) : $0.contains(controller) },
+                                    "no \(controller) line")
             #expect(dir.hasSuffix(String(line.split(separator: ":").last ?? "")), "\(line) vs \(dir)")
         }
         #expect(try cg.pids() == [process.pid])

@@ -171,8 +171,15 @@ extension Supervisor {
         for monitor in parentPSI {
             do {
                 try loop.registerPriority(monitor.fd) { [self] in
-                    // Only the extensions stall here, on what the budget lets them have: some
-                    // of them stalled warns; all of them stalled (full) is critical.
+                    // Only the extensions stall here: some of them stalled warns; all of them
+                    // stalled (full) is critical. But the parent also counts an extension
+                    // stalled at its own limits (memory.high throttling, reclaim at
+                    // memory.max), no shortage of the budget: with one extension busy that
+                    // alone is "full" (seen live on v2: critical, and both extensions killed,
+                    // at 48 MiB of a 100 MiB budget). It counts only with the charge at the
+                    // budget's lowest line or above.
+                    guard let line = jetsam.ladder.lines.min(),
+                          ((try? jetsam.parent?.memoryCurrent()) ?? 0) >= line else { return }
                     hold(monitor.kind == .full ? .critical : .warning, .budget, for: monitor.window,
                          "the extensions' PSI \(monitor.kind.rawValue) stall of 100 ms within \(monitor.window.wholeMilliseconds) ms")
                 }
