@@ -8,6 +8,7 @@ import AppexPolicy
 import AppexRegistry
 import AppexSandbox
 import AppexSupervisor
+import AppexVersion
 import AppexWire
 import ArgumentParser
 import Foundation
@@ -18,7 +19,8 @@ import ServiceLifecycle
 struct Appexd: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "appexd",
-        abstract: "The Appex extension supervisor daemon.")
+        abstract: "The Appex extension supervisor daemon.",
+        version: AppexVersion.current)
 
     @Option(help: "Configuration file (default \(DaemonConfiguration.defaultPath); a missing default means root only).")
     var config: String?
