@@ -163,6 +163,9 @@ struct AppexdService: Service {
             let installed = try await supervisor.list().count
             logger.notice("ready: \(readyLine), \(installed) extensions installed")
             _ = try? SDNotify.notify("READY=1\nSTATUS=serving on \(socketPath)\nMAINPID=\(getpid())")
+            if let every = SystemdWatchdog.start(on: supervisor.loop) {
+                logger.info("systemd watchdog: WATCHDOG=1 from the supervisor loop every \(every)")
+            }
         } catch {
             // Nothing is served: stop what runs, then fail the group (appexd exits non-zero).
             await metrics?.stop()
