@@ -19,6 +19,7 @@ struct Appex: AsyncParsableCommand {
             TestPolicyCommand.self,
             JetsamCommand.self, KillsCommand.self, TopCommand.self,
             ProfileCommand.self, ReportCommand.self,
+            DoctorCommand.self,
         ]
     )
 }
