@@ -23,6 +23,13 @@ import Glibc
         let real = try #require(PolicyLocator.resolved(policies))
         #expect(PolicyLocator.shippedDirectory(executablePath: prefix.path + "/bin/appex") == real)
         #expect(PolicyLocator.shippedDirectory(executablePath: prefix.path + "/appex-link") == real)
+        // appexd in sbin, and the full tool one level deeper, in libexec/appex.
+        for exe in ["sbin/appexd", "libexec/appex/appex-commands"] {
+            try FileManager.default.createDirectory(atPath: prefix.path + "/" + PolicyLocator.directoryOf(exe),
+                                                    withIntermediateDirectories: true)
+            FileManager.default.createFile(atPath: prefix.path + "/" + exe, contents: Data())
+            #expect(PolicyLocator.shippedDirectory(executablePath: prefix.path + "/" + exe) == real, "\(exe)")
+        }
     }
 
     /// No installed layout: the checkout this test was built from (its Policies/defaults.yaml).
