@@ -15,7 +15,13 @@ public enum PolicyLocator {
     /// `argv[0]` is only a name when the command was found on `PATH`, and then the installed
     /// layout was looked for relative to the working directory.
     public static func shippedDirectory(executablePath: String? = nil) -> String? {
-        if let env = ProcessEnvironment.value("APPEX_POLICIES"), !env.isEmpty { return env }
+        shippedDirectory(executablePath: executablePath, environment: ProcessEnvironment.value("APPEX_POLICIES"))
+    }
+
+    /// `environment`: `$APPEX_POLICIES`'s value; the tests pass nil to look past the one
+    /// `make test` exports.
+    package static func shippedDirectory(executablePath: String?, environment: String?) -> String? {
+        if let env = environment, !env.isEmpty { return env }
         if let exe = resolved(executablePath ?? "/proc/self/exe"),
            let installed = resolved(installPrefix(of: exe) + "/share/appex/Policies"), hasDefaults(installed) {
             return installed
