@@ -144,5 +144,43 @@ fuzz-plist:
 	APPEX_FUZZ_SEEDS=$(FUZZ_PLIST)/corpus $(FUZZ_PLIST)/fuzz-plist -max_total_time=$(FUZZ_SECONDS) \
 	  -max_len=8192 -rss_limit_mb=512 -artifact_prefix=$(FUZZ_PLIST)/ $(FUZZ_PLIST)/corpus
 
+# Installation (Docs/deployment.md, "Installing"): release builds, the Swift runtime linked
+# statically, laid out under DESTDIR/PREFIX where each executable finds the rest relative to
+# its own file. The variables are scripts/install.sh's.
+PREFIX      ?= /usr/local
+DESTDIR     ?=
+SYSCONFDIR  ?= /etc
+RELEASE_BIN  = $(shell $(SWIFT) build -c release --show-bin-path)
+INSTALL_VARS = PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) SYSCONFDIR=$(SYSCONFDIR)
+
+.PHONY: release man install uninstall deb test-package
+
+# The init as bench-launch builds it (no Swift runtime at all); the rest with it linked in.
+release: deps
+	$(SWIFT) build -c release --product appex-sandbox-init
+	$(SWIFT) build -c release --static-swift-stdlib --product appex
+	$(SWIFT) build -c release --static-swift-stdlib --product appex-commands
+	$(SWIFT) build -c release --static-swift-stdlib --product appexd
+
+# Man pages from the command definitions (argument-parser's generate-manual plugin) into
+# .build/man; install.sh installs what is there.
+man: release
+	@scripts/make-man.sh .build/man
+
+install: release man
+	$(INSTALL_VARS) scripts/install.sh install $(RELEASE_BIN)
+
+uninstall:
+	$(INSTALL_VARS) scripts/install.sh uninstall
+
+# A Debian package (dpkg-deb) of the installed tree, PREFIX /usr, in .build/deb/.
+deb: release man
+	@scripts/make-deb.sh $(RELEASE_BIN) .build/deb
+
+# Installs the package on this machine, checks it, removes and purges it (root; slow: release
+# builds). Not part of `make test`.
+test-package: deb
+	@scripts/test-package.sh .build/deb
+
 clean:
 	rm -rf .build Benchmarks/.build

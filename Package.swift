@@ -52,6 +52,10 @@ let package = Package(
 
         // Bundles, Info.plist model, entitlements and validation.
         .target(name: "AppexBundle"),
+        // The version every executable's --version prints (kept equal to VERSION by a test).
+        .target(name: "AppexVersion"),
+        // What an installation relies on: every executable's --version, the systemd unit.
+        .testTarget(name: "AppexPackagingTests", dependencies: ["AppexVersion", "AppexTestSupport", "appex", "appex-commands", "appexd"]),
         // Extension-point policies and syscall groups: the model, effective-policy resolution,
         // the compiled cache and the locator, with no Foundation (`appex run` links it) ...
         .target(name: "AppexPolicyCore", dependencies: ["AppexBundle", "CSeccomp"]),
@@ -114,7 +118,7 @@ let package = Package(
             name: "appex-commands",
             dependencies: [
                 "AppexRun", "AppexBundle", "AppexPolicy", "AppexActivation", "AppexSandbox", "AppexSupervisor", "AppexHostClient",
-                "AppexBinaryLint", "AppexWire", "AppexCgroups", "AppexRegistry",
+                "AppexBinaryLint", "AppexWire", "AppexCgroups", "AppexRegistry", "AppexVersion",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ConsoleKitTerminal", package: "console-kit"),
@@ -215,7 +219,7 @@ let package = Package(
         .target(
             name: "AppexMetrics",
             dependencies: [
-                "AppexSupervisor", "AppexPolicy", "AppexCgroups",
+                "AppexSupervisor", "AppexPolicy", "AppexCgroups", "AppexVersion",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -228,7 +232,7 @@ let package = Package(
         .testTarget(
             name: "AppexMetricsTests",
             dependencies: [
-                "AppexMetrics", "AppexSupervisor", "AppexPolicy", "AppexHostClient", "AppexWire", "AppexCgroups",
+                "AppexMetrics", "AppexSupervisor", "AppexPolicy", "AppexHostClient", "AppexWire", "AppexCgroups", "AppexVersion",
                 "appexd", "appex-probe-extension",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -240,7 +244,7 @@ let package = Package(
         .executableTarget(
             name: "appexd",
             dependencies: [
-                "AppexSupervisor", "AppexDaemon", "AppexWire", "AppexSandbox", "AppexPolicy", "AppexMetrics",
+                "AppexSupervisor", "AppexDaemon", "AppexWire", "AppexSandbox", "AppexPolicy", "AppexMetrics", "AppexVersion",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

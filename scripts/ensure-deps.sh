@@ -10,6 +10,8 @@ if ! pkg-config --exists libseccomp 2>/dev/null; then missing+=(libseccomp-dev);
 command -v cc >/dev/null 2>&1 || missing+=(gcc)
 # appex top's test drives it in a real terminal: tmux.
 command -v tmux >/dev/null 2>&1 || missing+=(tmux)
+# The systemd unit's test runs systemd-analyze verify (the tools only; systemd need not be init).
+command -v systemd-analyze >/dev/null 2>&1 || missing+=(systemd)
 # Headless Chromium renders the HTML pages of appex profile/report in their test; only CI
 # (and whoever sets APPEX_REQUIRE_CHROMIUM=1) needs it, elsewhere that test part is skipped.
 if [ "${APPEX_REQUIRE_CHROMIUM:-}" = 1 ] && ! command -v chromium >/dev/null 2>&1; then missing+=(chromium fonts-liberation); fi

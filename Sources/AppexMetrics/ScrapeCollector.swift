@@ -1,4 +1,5 @@
 import AppexSupervisor
+import AppexVersion
 import CoreMetrics
 import NIOConcurrencyHelpers
 import Prometheus
@@ -60,6 +61,8 @@ public final class ScrapeCollector: Sendable {
     private let extensionRegistry = PrometheusCollectorRegistry()
     private let extensionFactory: DescribedMetricsFactory
     private let state = NIOLockedValueBox(Gauges())
+    /// `appex_build_info{version="…"} 1`, set once: the registry renders it with the rest.
+    private let buildInfo: CoreMetrics.Gauge
 
     /// The gauges of the moment go to `registry` (the one `MetricsBackend.bootstrap` made,
     /// where the supervisor's instruments are too), the per-extension ones to a registry of
@@ -69,6 +72,9 @@ public final class ScrapeCollector: Sendable {
         self.sampler = sampler
         factory = DescribedMetricsFactory(registry: registry)
         extensionFactory = DescribedMetricsFactory(registry: extensionRegistry)
+        buildInfo = CoreMetrics.Gauge(label: MetricCatalog.buildInfo.name, dimensions: [("version", AppexVersion.current)],
+                                      factory: factory)
+        buildInfo.record(1)
     }
 
     /// Sets the gauges from `snapshot`, the sampler's readings (reading only instances it has

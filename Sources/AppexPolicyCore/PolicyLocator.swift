@@ -4,8 +4,8 @@ import Glibc
 
 /// Finds the shipped `Policies/` directory.
 ///
-/// Order: `$APPEX_POLICIES`; `../share/appex/Policies` beside the executable (an installed
-/// layout); in a debug build only, the source checkout it was built from. A release build
+/// Order: `$APPEX_POLICIES`; `<prefix>/share/appex/Policies` of the prefix the executable is
+/// installed under (`installPrefix`); in a debug build only, the source checkout it was built from. A release build
 /// never looks there: whoever owns that checkout would otherwise set the policy of root's
 /// runs. Root then refuses any directory someone else could change (`PolicyDirectoryTrust`).
 public enum PolicyLocator {
@@ -15,15 +15,29 @@ public enum PolicyLocator {
     /// `argv[0]` is only a name when the command was found on `PATH`, and then the installed
     /// layout was looked for relative to the working directory.
     public static func shippedDirectory(executablePath: String? = nil) -> String? {
-        if let env = ProcessEnvironment.value("APPEX_POLICIES"), !env.isEmpty { return env }
+        shippedDirectory(executablePath: executablePath, environment: ProcessEnvironment.value("APPEX_POLICIES"))
+    }
+
+    /// `environment`: `$APPEX_POLICIES`'s value; the tests pass nil to look past the one
+    /// `make test` exports.
+    package static func shippedDirectory(executablePath: String?, environment: String?) -> String? {
+        if let env = environment, !env.isEmpty { return env }
         if let exe = resolved(executablePath ?? "/proc/self/exe"),
-           let installed = resolved(directoryOf(exe) + "/../share/appex/Policies"), hasDefaults(installed) {
+           let installed = resolved(installPrefix(of: exe) + "/share/appex/Policies"), hasDefaults(installed) {
             return installed
         }
         #if DEBUG
         if let source = resolved(directoryOf(#filePath) + "/../../Policies"), hasDefaults(source) { return source }
         #endif
         return nil
+    }
+
+    /// The prefix an executable is installed under: `<prefix>/bin/appex`, `<prefix>/sbin/appexd`,
+    /// `<prefix>/libexec/appex/appex-commands` (the full tool, one level deeper).
+    package static func installPrefix(of executable: String) -> String {
+        let directory = directoryOf(executable)
+        if directory.hasSuffix("/libexec/appex") { return directoryOf(directoryOf(directory)) }
+        return directoryOf(directory)
     }
 
     /// `realpath(3)` of `path`; nil when it does not resolve.

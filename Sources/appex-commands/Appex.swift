@@ -1,3 +1,4 @@
+import AppexVersion
 import ArgumentParser
 
 /// The command tree; `AppexMain` parses it and runs the chosen command.
@@ -5,6 +6,7 @@ struct Appex: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "appex",
         abstract: "Install, validate, run, request and inspect Linux app extensions (.appex bundles).",
+        version: AppexVersion.current,
         subcommands: [
             ValidateCommand.self,
             InfoCommand.self,
@@ -17,6 +19,7 @@ struct Appex: AsyncParsableCommand {
             TestPolicyCommand.self,
             JetsamCommand.self, KillsCommand.self, TopCommand.self,
             ProfileCommand.self, ReportCommand.self,
+            DoctorCommand.self,
         ]
     )
 }

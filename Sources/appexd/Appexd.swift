@@ -8,6 +8,7 @@ import AppexPolicy
 import AppexRegistry
 import AppexSandbox
 import AppexSupervisor
+import AppexVersion
 import AppexWire
 import ArgumentParser
 import Foundation
@@ -18,7 +19,8 @@ import ServiceLifecycle
 struct Appexd: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "appexd",
-        abstract: "The Appex extension supervisor daemon.")
+        abstract: "The Appex extension supervisor daemon.",
+        version: AppexVersion.current)
 
     @Option(help: "Configuration file (default \(DaemonConfiguration.defaultPath); a missing default means root only).")
     var config: String?
@@ -172,6 +174,9 @@ struct AppexdService: Service {
             let installed = try await supervisor.list().count
             logger.notice("ready: \(readyLine), \(installed) extensions installed")
             _ = try? SDNotify.notify("READY=1\nSTATUS=serving on \(socketPath)\nMAINPID=\(getpid())")
+            if let every = SystemdWatchdog.start(on: supervisor.loop) {
+                logger.info("systemd watchdog: WATCHDOG=1 from the supervisor loop every \(every)")
+            }
         } catch {
             // Nothing is served: stop what runs, then fail the group (appexd exits non-zero).
             await metrics?.stop()

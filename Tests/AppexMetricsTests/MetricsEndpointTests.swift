@@ -1,6 +1,7 @@
 import AppexHostClient
 import AppexPolicy
 import AppexSupervisor
+import AppexVersion
 import AppexWire
 import Foundation
 import Testing
@@ -136,6 +137,7 @@ import Glibc
             #expect(m.sum("appex_request_refusals_total", ["reason": "unknown-extension"]) == 2)
             #expect(m.sum("appex_request_refusals_total", ["reason": "disabled"]) == 1)
             #expect(m.sum("appex_request_refusals_total") == 3)
+            #expect(m.sum("appex_build_info", ["version": AppexVersion.current]) == 1)
 
             // Every family appexd exports has the catalog's HELP and TYPE.
             for family in m.families.values where family.name.hasPrefix("appex_") {

@@ -11,7 +11,6 @@ import Glibc
 /// link, as a command on `PATH` often is), else the source checkout.
 @Suite struct PolicyLocatorTests {
     @Test func theInstalledLayoutIsFoundThroughALink() throws {
-        try #require(ProcessInfo.processInfo.environment["APPEX_POLICIES"] == nil, "APPEX_POLICIES would win")
         let prefix = try ScratchDirectory("locator")
         let policies = prefix.path + "/share/appex/Policies"
         try FileManager.default.createDirectory(atPath: policies, withIntermediateDirectories: true)
@@ -21,16 +20,22 @@ import Glibc
         #expect(symlink(prefix.path + "/bin/appex", prefix.path + "/appex-link") == 0)
 
         let real = try #require(PolicyLocator.resolved(policies))
-        #expect(PolicyLocator.shippedDirectory(executablePath: prefix.path + "/bin/appex") == real)
-        #expect(PolicyLocator.shippedDirectory(executablePath: prefix.path + "/appex-link") == real)
+        #expect(PolicyLocator.shippedDirectory(executablePath: prefix.path + "/bin/appex", environment: nil) == real)
+        #expect(PolicyLocator.shippedDirectory(executablePath: prefix.path + "/appex-link", environment: nil) == real)
+        // appexd in sbin, and the full tool one level deeper, in libexec/appex.
+        for exe in ["sbin/appexd", "libexec/appex/appex-commands"] {
+            try FileManager.default.createDirectory(atPath: prefix.path + "/" + PolicyLocator.directoryOf(exe),
+                                                    withIntermediateDirectories: true)
+            FileManager.default.createFile(atPath: prefix.path + "/" + exe, contents: Data())
+            #expect(PolicyLocator.shippedDirectory(executablePath: prefix.path + "/" + exe, environment: nil) == real, "\(exe)")
+        }
     }
 
     /// No installed layout: the checkout this test was built from (its Policies/defaults.yaml).
     @Test func withoutAnInstallTheCheckoutIsUsed() throws {
-        try #require(ProcessInfo.processInfo.environment["APPEX_POLICIES"] == nil, "APPEX_POLICIES would win")
         let elsewhere = try ScratchDirectory("locator-bare")
         FileManager.default.createFile(atPath: elsewhere.path + "/appex", contents: Data())
-        let found = try #require(PolicyLocator.shippedDirectory(executablePath: elsewhere.path + "/appex"))
+        let found = try #require(PolicyLocator.shippedDirectory(executablePath: elsewhere.path + "/appex", environment: nil))
         #expect(found.hasSuffix("/Policies"))
         #expect(FileManager.default.fileExists(atPath: found + "/defaults.yaml"))
         #expect(!found.contains(".."))

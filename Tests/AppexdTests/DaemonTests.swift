@@ -34,6 +34,8 @@ import Glibc
         var logPath: String?
         /// A command appexd is started through (e.g. prlimit), which execs it.
         var commandPrefix: [String] = []
+        /// Variables added to appexd's environment (the test's own otherwise).
+        var environment: [String: String] = [:]
         var pid: Int32? { process?.processIdentifier }
 
         private static let rangesHandedOut = Mutex(0)
@@ -73,6 +75,9 @@ import Glibc
             let p = Process()
             p.executableURL = URL(fileURLWithPath: commandPrefix.first ?? DaemonTests.bin + "/appexd")
             p.arguments = (commandPrefix.isEmpty ? [] : commandPrefix.dropFirst() + [DaemonTests.bin + "/appexd"]) + arguments
+            if !environment.isEmpty {
+                p.environment = ProcessInfo.processInfo.environment.merging(environment) { _, added in added }
+            }
             if let logPath {
                 FileManager.default.createFile(atPath: logPath, contents: nil)
                 p.standardError = FileHandle(forWritingAtPath: logPath)

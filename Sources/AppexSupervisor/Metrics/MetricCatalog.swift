@@ -92,10 +92,13 @@ public enum MetricCatalog {
     public static let supervisorResident = MetricDefinition(
         "appex_supervisor_resident_memory_bytes", .gauge,
         help: "appexd's own resident memory (/proc/self/statm).")
+    public static let buildInfo = MetricDefinition(
+        "appex_build_info", .gauge, labels: ["version"],
+        help: "Always 1; the version label is the running appexd's (VERSION).")
 
     public static let all: [MetricDefinition] = [
         launchDuration, sandboxBuilds, requestDuration, requests, refusals, kills, memoryWarnings, deniedSyscalls, footprint, peak,
-        memoryLimit, liveInstances, installed, pressureLevel, supervisorCPU, supervisorResident,
+        memoryLimit, liveInstances, installed, pressureLevel, supervisorCPU, supervisorResident, buildInfo,
     ]
 
     public static let byName: [String: MetricDefinition] = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })
