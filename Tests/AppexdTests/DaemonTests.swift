@@ -1,5 +1,6 @@
 import AppexCgroups
 import AppexHostClient
+import AppexTestSupport
 import AppexWire
 import AppexWireIO
 import CAppexLauncher
@@ -98,7 +99,6 @@ import Glibc
         }
 
         func appex(_ args: [String], asUID uid: UInt32? = nil, socket useSocket: Bool = true) throws -> (status: Int32, out: String, err: String) {
-            let p = Process()
             // As another uid, the full tool itself: the `appex` front finds it beside its own
             // file, and this uid may not be able to search the build tree (a root-owned 0700
             // checkout; setpriv's exec passes only because setpriv still holds root's
@@ -106,15 +106,8 @@ import Glibc
             let tool = uid == nil ? "/appex" : "/appex-commands"
             var command = [DaemonTests.bin + tool] + args + (useSocket ? ["--socket", socket] : [])
             if let uid { command = ["/usr/bin/setpriv", "--reuid=\(uid)", "--regid=\(uid)", "--clear-groups"] + command }
-            p.executableURL = URL(fileURLWithPath: command[0])
-            p.arguments = Array(command.dropFirst())
-            let out = Pipe(), err = Pipe()
-            p.standardOutput = out
-            p.standardError = err
-            try p.run()
-            let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
-            p.waitUntilExit()
-            return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+            let r = try CProgram.run(command[0], Array(command.dropFirst()))
+            return (r.status, r.stdout, r.stderr)
         }
 
         /// A bare probe bundle at root/src, installed and enabled through the CLI.

@@ -1,3 +1,4 @@
+import AppexTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -8,16 +9,8 @@ import Glibc
 /// reported with its fix and a non-zero exit.
 @Suite(.serialized) struct DoctorCLITests {
     static func doctor(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: DaemonTests.bin + "/appex")
-        p.arguments = ["doctor"] + arguments
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+        let r = try CProgram.run(DaemonTests.bin + "/appex", ["doctor"] + arguments)
+        return (r.status, r.stdout, r.stderr)
     }
 
     static func line(_ output: String, _ name: String) -> String? {

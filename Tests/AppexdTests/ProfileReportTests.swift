@@ -2,6 +2,7 @@ import AppexCgroups
 import AppexHostClient
 import AppexRegistry
 import AppexWire
+import AppexTestSupport
 import Foundation
 import Testing
 #if canImport(FoundationXML)
@@ -110,16 +111,8 @@ import Glibc
     }
 
     static func appex(_ args: [String]) throws -> (status: Int32, out: String, err: String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: DaemonTests.bin + "/appex")
-        p.arguments = args
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+        let r = try CProgram.run(DaemonTests.bin + "/appex", args)
+        return (r.status, r.stdout, r.stderr)
     }
 
     static func object(_ text: String) throws -> [String: Any] {
