@@ -23,8 +23,14 @@ struct ExpandingPlistCLITests {
         try Data(file).write(to: URL(fileURLWithPath: path))
         chmod(path, 0o644)
 
+        // The policies where nobody can read them: a checkout may sit in a directory only
+        // root may search (a 0700 home or mktemp directory).
+        let policies = dir.path + "/Policies"
+        try FileManager.default.copyItem(atPath: AppexBinary.packageRoot + "/Policies", toPath: policies)
+
         let r = try AppexBinary.run(
-            ["--data=\(512 << 20)", "--", "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+            ["--data=\(512 << 20)", "--", "/usr/bin/env", "APPEX_POLICIES=\(policies)",
+             "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
              AppexBinary.commandsPath, "validate", path],
             executable: "/usr/bin/prlimit")
         let output = r.stdout + r.stderr
