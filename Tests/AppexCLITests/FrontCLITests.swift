@@ -1,6 +1,7 @@
 import AppexBinaryLint
 import AppexCgroups
 import AppexRun
+import AppexTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -67,7 +68,7 @@ struct FrontHandOverCLITests {
             try? CgroupManager.detect(parentName: "appex").removeParent()
         }
         let front = dir + "/appex"
-        try FileManager.default.copyItem(atPath: AppexBinary.path, toPath: front)
+        try ExecutableCopy.make(from: AppexBinary.path, to: front)
         #expect(mkdir(dir + "/cache", 0o700) == 0)
         var env = ProcessInfo.processInfo.environment
         env["APPEX_POLICY_CACHE"] = dir + "/cache"
