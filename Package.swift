@@ -209,9 +209,11 @@ let package = Package(
         .testTarget(name: "AppexHostClientTests", dependencies: ["AppexHostClient", "AppexWire", "AppexWireIO", "AppexWireListener"]),
         .target(
             name: "AppexDaemon",
-            dependencies: ["AppexPolicy", "AppexWire", "AppexWireIO", "AppexWireListener", .product(name: "Yams", package: "Yams")]
+            dependencies: ["AppexPolicy", "AppexWire", "AppexWireIO", "AppexWireListener", .product(name: "Yams", package: "Yams"),
+                           .product(name: "Logging", package: "swift-log")]
         ),
-        .testTarget(name: "AppexDaemonTests", dependencies: ["AppexDaemon", "AppexPolicy", "AppexWireIO", "AppexWireListener", "AppexTestSupport"]),
+        .testTarget(name: "AppexDaemonTests", dependencies: ["AppexDaemon", "AppexPolicy", "AppexWireIO", "AppexWireListener", "AppexTestSupport",
+                                                             .product(name: "Logging", package: "swift-log")]),
 
         // appexd's metrics endpoint (Docs/metrics.md): the Prometheus backend behind
         // swift-metrics, the gauges read at scrape time, and `GET /metrics` on NIO's HTTP/1

@@ -16,6 +16,10 @@ command -v systemd-analyze >/dev/null 2>&1 || missing+=(systemd)
 # (and whoever sets APPEX_REQUIRE_CHROMIUM=1) needs it, elsewhere that test part is skipped.
 if [ "${APPEX_REQUIRE_CHROMIUM:-}" = 1 ] && ! command -v chromium >/dev/null 2>&1; then missing+=(chromium fonts-liberation); fi
 
+# promtool (Debian's prometheus package) checks the metrics exposition and the alert rules in
+# their tests; only CI (and whoever sets APPEX_REQUIRE_PROMTOOL=1) needs it, elsewhere skipped.
+if [ "${APPEX_REQUIRE_PROMTOOL:-}" = 1 ] && ! command -v promtool >/dev/null 2>&1; then missing+=(prometheus); fi
+
 # The cgroup v2 guest of `make test-cgroup-v2` (QEMU, a kernel, virtme-ng): only with
 # APPEX_CGROUP_V2=1 (CI sets it); the target itself asks for it too.
 if [ "${APPEX_CGROUP_V2:-}" = 1 ]; then "$(dirname "$0")/ensure-v2-guest.sh"; fi

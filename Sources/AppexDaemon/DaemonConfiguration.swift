@@ -13,6 +13,7 @@ import AppexWireListener
 /// memoryBudget: 512MiB            # optional: for the jetsam
 /// budgetHeadroom: 128MiB          # optional: the kernel's limit this far above the budget
 /// metrics: 127.0.0.1:9464         # optional: the Prometheus endpoint, or off
+/// killsByBundle: true             # optional: appex_kills_total also by bundle_id
 /// prebuildSandboxes: true         # optional: build enabled extensions' sandboxes ahead
 /// clients:                        # optional: what each control-socket client may hold
 ///   helloTimeout: 5s
@@ -47,6 +48,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var budgetHeadroom: ByteSize?
     /// Where `GET /metrics` is served (Docs/metrics.md).
     public var metrics: MetricsEndpoint = .default
+    /// `appex_kills_total` also labelled by `bundle_id` (Docs/metrics.md, "Labels").
+    public var killsByBundle = false
     /// Whether enabled extensions' sandboxes are built before their first launch
     /// (`SupervisorOptions.prebuildSandboxes`).
     public var prebuildSandboxes = false
@@ -99,7 +102,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         var configuration = DaemonConfiguration(file: file)
         guard let root = try YAMLNode.parseDocument(text, file: file) else { return configuration }
         let keys: Set<String> = ["hosts", "admins", "stateDirectory", "socket", "shutdownGrace", "memoryBudget", "metrics",
-                                "prebuildSandboxes", "clients", "appGroups", "budgetHeadroom"]
+                                "prebuildSandboxes", "clients", "appGroups", "budgetHeadroom", "killsByBundle"]
         for (key, node) in try root.mapping(allowed: keys) {
             switch key {
             case "hosts": configuration.hosts = try ConfigurationValues.uids(node)
@@ -111,6 +114,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
             case "budgetHeadroom": configuration.budgetHeadroom = try node.byteSize()
             case "metrics": configuration.metrics = try ConfigurationValues.metricsEndpoint(node)
             case "prebuildSandboxes": configuration.prebuildSandboxes = try node.bool()
+            case "killsByBundle": configuration.killsByBundle = try node.bool()
             case "clients": configuration.clients = try clientLimits(node)
             case "appGroups": configuration.appGroups = try ConfigurationValues.appGroups(node)
             default: break

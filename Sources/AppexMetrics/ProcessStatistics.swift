@@ -3,29 +3,88 @@ import AppexCgroups
 import Glibc
 #endif
 
-/// appexd's own CPU time and resident memory, from /proc/self: what `ps` shows, read at
-/// scrape time (two small files, a few microseconds).
+/// appexd's own process figures, from /proc/self: what `ps` shows, read at scrape time. They
+/// back both the standard `process_*` metrics every Prometheus client library exports and
+/// appexd's own `appex_supervisor_*` pair.
 struct ProcessStatistics: Equatable {
     /// User plus system CPU time.
     var cpuSeconds: Double
     var residentBytes: Int64
+    var virtualBytes: Int64
+    /// When the process started, in seconds since the Unix epoch.
+    var startTimeSeconds: Double
+    var openDescriptors: Int
+    /// RLIMIT_NOFILE's soft limit.
+    var maxDescriptors: Int
 
     static func read() -> ProcessStatistics? {
-        guard let stat = readSmallFile("/proc/self/stat"), let statm = readSmallFile("/proc/self/statm") else { return nil }
-        return parse(stat: stat, statm: statm, ticksPerSecond: Int(sysconf(Int32(_SC_CLK_TCK))),
-                     pageSize: Int(sysconf(Int32(_SC_PAGESIZE))))
+        guard let stat = readSmallFile("/proc/self/stat"), let statm = readSmallFile("/proc/self/statm"),
+              var s = parse(stat: stat, statm: statm, ticksPerSecond: Int(sysconf(Int32(_SC_CLK_TCK))),
+                            pageSize: Int(sysconf(Int32(_SC_PAGESIZE))))
+        else { return nil }
+        if let boot = bootTime { s.startTimeSeconds += Double(boot) }
+        s.openDescriptors = countOpenDescriptors()
+        var limit = rlimit()
+        if getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 { s.maxDescriptors = Int(clamping: limit.rlim_cur) }
+        return s
     }
 
-    /// `stat`: user and system time (ProcessCPUTime). `statm`: the second field is resident pages.
+    /// `stat`: user and system time (ProcessCPUTime), `starttime` (field 22, ticks after boot:
+    /// the result's start time is relative to boot until `read` adds the boot time) and `vsize`
+    /// (field 23, bytes). `statm`: the second field is resident pages.
     static func parse(stat: String, statm: String, ticksPerSecond: Int, pageSize: Int) -> ProcessStatistics? {
-        guard let micros = ProcessCPUTime.micros(stat: stat, includingChildren: false, ticksPerSecond: ticksPerSecond) else {
-            return nil
-        }
+        guard let micros = ProcessCPUTime.micros(stat: stat, includingChildren: false, ticksPerSecond: ticksPerSecond),
+              let close = stat.lastIndex(of: ")")
+        else { return nil }
+        // After ")": field 3 (state) is first, so fields 22 and 23 are at 19 and 20.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
         let pages = statm.split(separator: " ")
-        guard pages.count > 1, let resident = Int64(pages[1]) else { return nil }
-        return ProcessStatistics(cpuSeconds: Double(micros) / 1e6, residentBytes: resident * Int64(pageSize))
+        guard fields.count > 20, let start = UInt64(fields[19]), let vsize = Int64(fields[20]),
+              pages.count > 1, let resident = Int64(pages[1])
+        else { return nil }
+        return ProcessStatistics(cpuSeconds: Double(micros) / 1e6, residentBytes: resident * Int64(pageSize),
+                                 virtualBytes: vsize, startTimeSeconds: Double(start) / Double(ticksPerSecond),
+                                 openDescriptors: 0, maxDescriptors: 0)
     }
 
+    /// Read once: it does not change while the system runs.
+    private static let bootTime: Int64? = readWholeFile("/proc/stat").flatMap(bootTime(procStat:))
+
+    /// `btime` of /proc/stat: the boot time in seconds since the epoch.
+    static func bootTime(procStat: String) -> Int64? {
+        for line in procStat.split(separator: "\n") where line.hasPrefix("btime ") {
+            return Int64(line.dropFirst(6))
+        }
+        return nil
+    }
+
+    /// Entries of /proc/self/fd, less the one the count itself holds open.
+    private static func countOpenDescriptors() -> Int {
+        guard let dir = opendir("/proc/self/fd") else { return 0 }
+        defer { closedir(dir) }
+        var n = 0
+        while let entry = readdir(dir) {
+            if entry.pointee.d_name.0 != UInt8(ascii: ".") { n += 1 }
+        }
+        return max(n - 1, 0)
+    }
+
+    /// To EOF: procfs files report size 0, and /proc/stat grows with the CPUs and interrupts.
+    private static func readWholeFile(_ path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 8192)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n <= 0 { break }
+            bytes += chunk[..<n]
+        }
+        return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// One read: /proc/self/stat and statm are well under a page.
     private static func readSmallFile(_ path: String) -> String? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }

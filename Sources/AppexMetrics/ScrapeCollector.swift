@@ -49,9 +49,46 @@ public final class ScrapeCollector: Sendable {
         var pressure: CoreMetrics.Gauge?
         var bands: [String: CoreMetrics.Gauge] = [:]
         var installed: [Bool: CoreMetrics.Gauge] = [:]
-        var resident: CoreMetrics.Gauge?
-        var cpu: FloatingPointCounter?
+        var process: ProcessGauges?
+    }
+
+    /// appexd's own figures: the `appex_supervisor_*` pair and the standard `process_*` set.
+    private struct ProcessGauges {
+        var resident: CoreMetrics.Gauge
+        var cpu: FloatingPointCounter
+        var standardCPU: FloatingPointCounter
+        var standardResident: CoreMetrics.Gauge
+        var virtual: CoreMetrics.Gauge
+        var startTime: CoreMetrics.Gauge
+        var openFDs: CoreMetrics.Gauge
+        var maxFDs: CoreMetrics.Gauge
         var cpuReported = 0.0
+
+        init(_ f: DescribedMetricsFactory) {
+            resident = CoreMetrics.Gauge(label: MetricCatalog.supervisorResident.name, factory: f)
+            cpu = FloatingPointCounter(label: MetricCatalog.supervisorCPU.name, factory: f)
+            standardCPU = FloatingPointCounter(label: MetricCatalog.processCPU.name, factory: f)
+            standardResident = CoreMetrics.Gauge(label: MetricCatalog.processResident.name, factory: f)
+            virtual = CoreMetrics.Gauge(label: MetricCatalog.processVirtual.name, factory: f)
+            startTime = CoreMetrics.Gauge(label: MetricCatalog.processStartTime.name, factory: f)
+            openFDs = CoreMetrics.Gauge(label: MetricCatalog.processOpenFDs.name, factory: f)
+            maxFDs = CoreMetrics.Gauge(label: MetricCatalog.processMaxFDs.name, factory: f)
+        }
+
+        mutating func record(_ s: ProcessStatistics) {
+            resident.record(s.residentBytes)
+            standardResident.record(s.residentBytes)
+            virtual.record(s.virtualBytes)
+            startTime.record(s.startTimeSeconds)
+            openFDs.record(s.openDescriptors)
+            maxFDs.record(s.maxDescriptors)
+            // A counter only goes up: it is given what was used since the last scrape.
+            if s.cpuSeconds > cpuReported {
+                cpu.increment(by: s.cpuSeconds - cpuReported)
+                standardCPU.increment(by: s.cpuSeconds - cpuReported)
+                cpuReported = s.cpuSeconds
+            }
+        }
     }
 
     public let registry: PrometheusCollectorRegistry
@@ -97,14 +134,8 @@ public final class ScrapeCollector: Sendable {
             if g.pressure == nil { g.pressure = CoreMetrics.Gauge(label: MetricCatalog.pressureLevel.name, factory: factory) }
             g.pressure?.record(snapshot.pressureLevel.rawValue)
             if let process {
-                if g.resident == nil { g.resident = CoreMetrics.Gauge(label: MetricCatalog.supervisorResident.name, factory: factory) }
-                g.resident?.record(process.residentBytes)
-                if g.cpu == nil { g.cpu = FloatingPointCounter(label: MetricCatalog.supervisorCPU.name, factory: factory) }
-                // A counter only goes up: it is given what was used since the last scrape.
-                if process.cpuSeconds > g.cpuReported {
-                    g.cpu?.increment(by: process.cpuSeconds - g.cpuReported)
-                    g.cpuReported = process.cpuSeconds
-                }
+                if g.process == nil { g.process = ProcessGauges(factory) }
+                g.process?.record(process)
             }
             return registry.emitToBuffer() + g.extensionText
         }

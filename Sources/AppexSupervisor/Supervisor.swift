@@ -55,6 +55,10 @@ public struct SupervisorOptions: Sendable {
     /// App groups granted beyond their owning app (appexd.yaml `appGroups:`): checked at
     /// install and enable, and only groups an extension is a member of are mounted.
     public var appGroupGrants = AppGroupGrants()
+    /// `appex_kills_total` also labelled by `bundle_id` (appexd `--kills-by-bundle`): one
+    /// series per extension and reason instead of per extension point, for dashboards that
+    /// filter kills by extension.
+    public var killMetricsByBundle = false
 
     public init(stateDirectory: String, policyOverlays: [String] = [], cgroupParent: String? = nil,
                 cgroups: CgroupManager? = nil, uidRange: ClosedRange<UInt32> = UIDAllocator.defaultRange,
@@ -131,6 +135,7 @@ public final class Supervisor: @unchecked Sendable {
     public init(options: SupervisorOptions, logger: Logger = Logger(label: "appex.supervisor")) throws {
         self.options = options
         self.logger = logger
+        metrics.killsByBundle = options.killMetricsByBundle
         loop = try EventLoop()
         registry = try Registry(stateDirectory: options.stateDirectory)
         policies = try PolicyLocator.load(overlays: options.policyOverlays)

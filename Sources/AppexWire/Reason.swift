@@ -38,4 +38,11 @@ public struct Reason: RawRepresentable, Hashable, Sendable, ExpressibleByStringL
     public static let shutdown: Reason = "shutdown"
     /// An instance ended because appexd stopped (the termination record's reason).
     public static let supervisorShutdown: Reason = "supervisor-shutdown"
+
+    /// The reasons an extension process is ended for (not `exited`, nor the supervisor's own
+    /// shutdown): what `appex_kills_total` counts.
+    public static let killReasons: [Reason] = [
+        .launchTimeout, .requestTimeout, .unresponsive, .crashed, .seccompViolation, .perProcessLimit,
+        .memoryPressure, .kernelOOM, .idleExit,
+    ]
 }

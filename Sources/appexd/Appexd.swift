@@ -46,6 +46,9 @@ struct Appexd: AsyncParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
+    @Option(help: "Log format: text (lines on standard error), json (one object per line on standard error) or journal (the systemd journal's native protocol, metadata as fields).")
+    var logFormat: String = LogFormat.text.rawValue
+
     @Option(help: "Memory budget for all extensions together, e.g. 512MiB: pressure levels and jetsam kills are judged against it (overrides the configuration file's memoryBudget).")
     var memoryBudget: String?
 
@@ -61,6 +64,9 @@ struct Appexd: AsyncParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Build each enabled extension's sandbox ahead of its first launch, in the background, so that launch only enters it (overrides the configuration's prebuildSandboxes; default off).")
     var prebuildSandboxes: Bool?
 
+    @Flag(inversion: .prefixedNo, help: "Label appex_kills_total with bundle_id too, so kills can be told apart by extension (overrides the configuration's killsByBundle; default off: one series per extension point).")
+    var killsByBundle: Bool?
+
     /// `--metrics`, checked before anything else happens.
     var metricsFlag: MetricsEndpoint? {
         get throws {
@@ -74,15 +80,14 @@ struct Appexd: AsyncParsableCommand {
 
     func validate() throws {
         _ = try metricsFlag
+        guard LogFormat(rawValue: logFormat) != nil else {
+            throw ValidationError("--log-format must be one of \(LogFormat.allCases.map(\.rawValue).joined(separator: ", ")), not \"\(logFormat)\"")
+        }
     }
 
     func run() async throws {
         let level = Logger.Level(rawValue: logLevel) ?? .info
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        LoggingSystem.bootstrap(try (LogFormat(rawValue: logFormat) ?? .text).makeHandler(level: level))
         let logger = Logger(label: "appexd")
         // Before the supervisor opens anything: the slots must have low numbers.
         Launcher.reserveDescriptorSlots()
@@ -127,6 +132,7 @@ struct Appexd: AsyncParsableCommand {
             watchSystemPressure: systemPressure, prebuildSandboxes: prebuildSandboxes ?? settings.prebuildSandboxes,
             budgetHeadroom: headroom)
         options.appGroupGrants = AppGroupGrants(settings.appGroups)
+        options.killMetricsByBundle = killsByBundle ?? settings.killsByBundle
         let supervisor = try Supervisor(options: options, logger: Logger(label: "appexd.supervisor"))
         let swept = try StaleSweep.run(stateDirectory: state, cgroups: supervisor.cgroupManager,
                                        uidRange: supervisor.options.uidRange)

@@ -43,6 +43,7 @@ struct ConfigurationDirectory {
             shutdownGrace: 1500ms
             memoryBudget: 512MiB
             prebuildSandboxes: true
+            killsByBundle: true
             """)
         defer { dir.cleanUp([file]) }
         let c = try DaemonConfiguration.load(path: file, explicit: true)
@@ -53,6 +54,7 @@ struct ConfigurationDirectory {
         #expect(c.shutdownGrace == .milliseconds(1500))
         #expect(c.memoryBudget == .mebibytes(512))
         #expect(c.prebuildSandboxes)
+        #expect(c.killsByBundle)
         #expect(c.file == file)
         #expect(c.mayHost(uid: 1000) && c.mayHost(uid: 1001) && !c.mayHost(uid: 2000))
         #expect(c.mayAdminister(uid: 2000) && !c.mayAdminister(uid: 1000))
@@ -104,6 +106,7 @@ struct ConfigurationDirectory {
         #expect(c.budgetHeadroom == .mebibytes(128) && DaemonConfiguration().budgetHeadroom == nil)
         #expect(!c.prebuildSandboxes)
         #expect(!DaemonConfiguration().prebuildSandboxes)
+        #expect(!c.killsByBundle && !DaemonConfiguration().killsByBundle)
         #expect(c.clients == ClientLimits(), "the example states the defaults")
     }
 

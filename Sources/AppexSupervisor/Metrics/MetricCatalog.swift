@@ -96,9 +96,25 @@ public enum MetricCatalog {
         "appex_build_info", .gauge, labels: ["version"],
         help: "Always 1; the version label is the running appexd's (VERSION).")
 
+    // The standard process metrics every Prometheus client library exports under these names
+    // (client_golang's process collector), so generic dashboards and alerts find appexd.
+    public static let processCPU = MetricDefinition(
+        "process_cpu_seconds_total", .counter, help: "Total user and system CPU time spent in seconds.")
+    public static let processResident = MetricDefinition(
+        "process_resident_memory_bytes", .gauge, help: "Resident memory size in bytes.")
+    public static let processVirtual = MetricDefinition(
+        "process_virtual_memory_bytes", .gauge, help: "Virtual memory size in bytes.")
+    public static let processStartTime = MetricDefinition(
+        "process_start_time_seconds", .gauge, help: "Start time of the process since unix epoch in seconds.")
+    public static let processOpenFDs = MetricDefinition(
+        "process_open_fds", .gauge, help: "Number of open file descriptors.")
+    public static let processMaxFDs = MetricDefinition(
+        "process_max_fds", .gauge, help: "Maximum number of open file descriptors.")
+
     public static let all: [MetricDefinition] = [
         launchDuration, sandboxBuilds, requestDuration, requests, refusals, kills, memoryWarnings, deniedSyscalls, footprint, peak,
         memoryLimit, liveInstances, installed, pressureLevel, supervisorCPU, supervisorResident, buildInfo,
+        processCPU, processResident, processVirtual, processStartTime, processOpenFDs, processMaxFDs,
     ]
 
     public static let byName: [String: MetricDefinition] = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })

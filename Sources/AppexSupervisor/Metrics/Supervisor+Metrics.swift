@@ -44,7 +44,21 @@ extension Supervisor {
         metrics.notePeak(record.peakMemoryBytes, bundleIdentifier: record.bundleIdentifier)
         guard record.reason.rawValue != "exited" else { return }
         metrics.kill(reason: record.reason.rawValue, band: JetsamBand(value: record.band)?.name ?? String(record.band),
-                     extensionPoint: extensionPointLabel(record.bundleIdentifier))
+                     extensionPoint: extensionPointLabel(record.bundleIdentifier), bundleIdentifier: record.bundleIdentifier)
+    }
+
+    /// The installed extensions' kill, warning and denial series, made at zero (a catalog
+    /// change calls it through the next metrics snapshot).
+    func primeMetrics() {
+        metrics.prime(catalog.values.map { entry in
+            let bands = [entry.lifecycle.jetsamBand, entry.lifecycle.idleBand].map(\.name)
+            var notified: [String] = []
+            for rule in entry.policy.syscallRules {
+                if case .notify = rule.action { notified.append(rule.name) }
+            }
+            return SupervisorMetrics.Expected(bundleIdentifier: entry.identifier, extensionPoint: entry.installed.extensionPoint,
+                                              bands: bands[0] == bands[1] ? [bands[0]] : bands, notifiedSyscalls: notified)
+        })
     }
 
     func measureMemoryWarning(_ instance: ExtensionInstance) {

@@ -85,6 +85,7 @@ extension Supervisor {
         // state this is one pass over the instances, hashing who they are and their bands.
         if metricsCache.extensions == nil {
             metrics.forgetPeaks(keeping: Set(catalog.keys))
+            primeMetrics()
             metricsCache.extensions = catalog.values.map { entry in
                 MetricsSnapshot.Extension(bundleIdentifier: entry.identifier, extensionPoint: entry.installed.extensionPoint,
                                           enabled: entry.installed.isEnabled,

@@ -1,3 +1,4 @@
+import AppexWire
 import CoreMetrics
 
 /// The supervisor's instruments, through the swift-metrics API: whatever backend the process
@@ -25,6 +26,8 @@ final class SupervisorMetrics: @unchecked Sendable {
         var reason: String
         var band: String
         var extensionPoint: String
+        /// Only with `killsByBundle`.
+        var bundleIdentifier: String?
     }
 
     private struct DurationKey: Hashable {
@@ -39,6 +42,10 @@ final class SupervisorMetrics: @unchecked Sendable {
     private var buildTimers: [String: CoreMetrics.Timer] = [:]
     private var killCounters: [KillKey: CoreMetrics.Counter] = [:]
     private var warningCounters: [String: CoreMetrics.Counter] = [:]
+    private var deniedCounters: Set<DeniedKey> = []
+    /// `appex_kills_total` also by `bundle_id` (SupervisorOptions.killMetricsByBundle): set
+    /// before the first kill, since a metric keeps the label names it was first made with.
+    var killsByBundle = false
     /// Bundle identifier → largest cgroup high-water mark seen for any of its instances.
     private(set) var peaks: [String: Int64] = [:]
     /// Changes whenever `peaks` does.
@@ -100,25 +107,65 @@ final class SupervisorMetrics: @unchecked Sendable {
         counter.increment()
     }
 
-    func kill(reason: String, band: String, extensionPoint: String) {
-        let key = KillKey(reason: reason, band: band, extensionPoint: extensionPoint)
-        let counter = killCounters[key] ?? {
-            let c = CoreMetrics.Counter(label: MetricCatalog.kills.name, dimensions: [
-                ("reason", key.reason), ("band", key.band), ("extension_point", key.extensionPoint),
-            ])
-            killCounters[key] = c
-            return c
-        }()
-        counter.increment()
+    func kill(reason: String, band: String, extensionPoint: String, bundleIdentifier: String) {
+        killCounter(reason: reason, band: band, extensionPoint: extensionPoint, bundleIdentifier: bundleIdentifier).increment()
+    }
+
+    private func killCounter(reason: String, band: String, extensionPoint: String, bundleIdentifier: String) -> CoreMetrics.Counter {
+        let key = KillKey(reason: reason, band: band, extensionPoint: extensionPoint,
+                          bundleIdentifier: killsByBundle ? bundleIdentifier : nil)
+        if let c = killCounters[key] { return c }
+        var dimensions = [("reason", key.reason), ("band", key.band), ("extension_point", key.extensionPoint)]
+        if let id = key.bundleIdentifier { dimensions.append(("bundle_id", id)) }
+        let c = CoreMetrics.Counter(label: MetricCatalog.kills.name, dimensions: dimensions)
+        killCounters[key] = c
+        return c
     }
 
     func memoryWarning(bundleIdentifier: String) {
-        let counter = warningCounters[bundleIdentifier] ?? {
-            let c = CoreMetrics.Counter(label: MetricCatalog.memoryWarnings.name, dimensions: [("bundle_id", bundleIdentifier)])
-            warningCounters[bundleIdentifier] = c
-            return c
-        }()
-        counter.increment()
+        warningCounter(bundleIdentifier).increment()
+    }
+
+    private func warningCounter(_ bundleIdentifier: String) -> CoreMetrics.Counter {
+        if let c = warningCounters[bundleIdentifier] { return c }
+        let c = CoreMetrics.Counter(label: MetricCatalog.memoryWarnings.name, dimensions: [("bundle_id", bundleIdentifier)])
+        warningCounters[bundleIdentifier] = c
+        return c
+    }
+
+    /// What an installed extension's kills, warnings and denials would be counted under.
+    struct Expected {
+        var bundleIdentifier: String
+        var extensionPoint: String
+        /// The bands its instances are in when they end (the policy's active and idle bands).
+        var bands: [String]
+        /// The system calls its policy answers through the notifier.
+        var notifiedSyscalls: [String]
+    }
+
+    private struct DeniedKey: Hashable {
+        var bundleIdentifier: String
+        var syscall: String
+    }
+
+    /// Makes the series `expected` will be counted under, at zero, so that they are exported
+    /// from the start: a counter that first appears at 1 loses that first event to `rate()` and
+    /// `increase()`, and a panel or an alert on a missing series reads "no data", not 0.
+    /// Counters are never removed (one that vanished and came back would read as a reset).
+    func prime(_ expected: [Expected]) {
+        for e in expected {
+            for reason in Reason.killReasons {
+                for band in e.bands {
+                    _ = killCounter(reason: reason.rawValue, band: band, extensionPoint: e.extensionPoint,
+                                    bundleIdentifier: e.bundleIdentifier)
+                }
+            }
+            _ = warningCounter(e.bundleIdentifier)
+            for syscall in e.notifiedSyscalls {
+                let key = DeniedKey(bundleIdentifier: e.bundleIdentifier, syscall: syscall)
+                if deniedCounters.insert(key).inserted { Self.deniedSyscall(bundleIdentifier: e.bundleIdentifier, syscall: syscall, by: 0) }
+            }
+        }
     }
 
     /// A cgroup high-water mark read for an instance of `bundleIdentifier`.
@@ -141,7 +188,11 @@ final class SupervisorMetrics: @unchecked Sendable {
     /// From the seccomp notifier's thread: one denied call. Rare, and the backend's factory
     /// is thread-safe, so no cache: the handler is looked up each time.
     static func deniedSyscall(bundleIdentifier: String, syscall: String) {
+        deniedSyscall(bundleIdentifier: bundleIdentifier, syscall: syscall, by: 1)
+    }
+
+    private static func deniedSyscall(bundleIdentifier: String, syscall: String, by n: Int64) {
         CoreMetrics.Counter(label: MetricCatalog.deniedSyscalls.name,
-                            dimensions: [("bundle_id", bundleIdentifier), ("syscall", syscall)]).increment()
+                            dimensions: [("bundle_id", bundleIdentifier), ("syscall", syscall)]).increment(by: n)
     }
 }
