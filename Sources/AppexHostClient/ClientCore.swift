@@ -34,6 +34,9 @@ final class ClientCore: @unchecked Sendable {
     /// Set once the connection has ended: every later call fails with it.
     private var ended: HostClientError?
     private var closing = false
+    /// Per request, the last open-URL answer under way: appexd matches results to its
+    /// open-URLs in order, so each answer waits for the one before it.
+    private var openURLTails: [UInt64: Task<Void, Never>] = [:]
 
     init(connection: WireConnection, openURL: @escaping HostClient.OpenURLHandler,
          interruptionSink: AsyncStream<Interruption>.Continuation) {
@@ -156,7 +159,10 @@ final class ClientCore: @unchecked Sendable {
     }
 
     private func takeWaiter(_ id: UInt64) -> Waiter? {
-        lock.withLock { waiters.removeValue(forKey: id) }
+        lock.withLock {
+            openURLTails[id] = nil
+            return waiters.removeValue(forKey: id)
+        }
     }
 
     /// Acts on one message; returns the error that ends the connection, if it does.
@@ -191,13 +197,19 @@ final class ClientCore: @unchecked Sendable {
     }
 
     /// Asks the host's handler off the reader thread (it may take its time, e.g. ask the user)
-    /// and sends its answer. If the request has ended meanwhile the answer is stale and dropped.
+    /// and sends its answer, after the answers to the request's earlier open-URLs: a result
+    /// names only the request, so appexd takes results in the order it sent the open-URLs.
+    /// If the request has ended meanwhile the answer is stale and dropped.
     private func answer(_ request: OpenURL) {
         let handler = openURL
         let connection = connection
-        Task {
-            let accepted = await handler(request.requestID, request.url)
-            _ = try? connection.send(.openURLResult(OpenURLResult(requestID: request.requestID, accepted: accepted)))
+        lock.withLock {
+            let previous = openURLTails[request.requestID]
+            openURLTails[request.requestID] = Task {
+                await previous?.value
+                let accepted = await handler(request.requestID, request.url)
+                _ = try? connection.send(.openURLResult(OpenURLResult(requestID: request.requestID, accepted: accepted)))
+            }
         }
     }
 }

@@ -100,6 +100,7 @@ static int act_sleep(struct probe *p, const struct instruction *in, const struct
     if (slot->due.tv_nsec >= 1000000000L) { slot->due.tv_sec++; slot->due.tv_nsec -= 1000000000L; }
     slot->sleep_ms = (long)ms;
     slot->awaiting_url = 0;
+    slot->awaiting_pongs = 0;
     slot->id = in->id;   /* answered by main's timer; pings are served meanwhile */
     return 0;
 }
@@ -242,17 +243,66 @@ static int act_cancel(struct probe *p, const struct instruction *in, const struc
     return probe_cancel(p, in->id, code, "cancelled on instruction");
 }
 
+/* One OpenURL per URL (space-separated, up to 8) during this request; answered with the
+ * results in the order they come ("accepted", or "accepted,refused" for two). */
 static int act_open_url(struct probe *p, const struct instruction *in, const struct wire_frame *frame) {
     (void)frame;
-    if (!in->has_arg || !in->arg[0]) return refuse_arg(p, in, "a URL");
-    wire_begin(&out, WIRE_OPEN_URL);
-    wire_put_u64(&out, 1, in->id);
-    wire_put_string(&out, 2, in->arg);
-    if (wire_send(p->sock, &out)) return -1;
+    if (!in->has_arg || !in->arg[0]) return refuse_arg(p, in, "a URL (or up to 8, space-separated)");
+    static char urls[MAX_ARG];
+    strcpy(urls, in->arg);
     struct pending *slot = free_slot(p);
-    slot->awaiting_url = 1;
-    slot->id = in->id;   /* answered when the OpenURLResult comes */
+    memset(slot, 0, sizeof *slot);
+    char *save = NULL;
+    for (char *url = strtok_r(urls, " ", &save); url; url = strtok_r(NULL, " ", &save)) {
+        if (slot->awaiting_url == 8) return refuse_arg(p, in, "at most 8 URLs");
+        wire_begin(&out, WIRE_OPEN_URL);
+        wire_put_u64(&out, 1, in->id);
+        wire_put_string(&out, 2, url);
+        if (wire_send(p->sock, &out)) return -1;
+        slot->awaiting_url++;
+    }
+    slot->id = in->id;   /* answered when the last OpenURLResult comes */
     return 0;
+}
+
+/* Sends a Ping, answers the request, then exits at once with the status: two frames are on
+ * appexd's socket when the process is already gone (appexd reads one per wakeup). */
+static int act_answer_and_exit(struct probe *p, const struct instruction *in, const struct wire_frame *frame) {
+    (void)frame;
+    long long code;
+    if (number_arg(in, 0, 255, &code)) return refuse_arg(p, in, "an exit status from 0 to 255");
+    wire_begin(&out, WIRE_PING);
+    wire_put_u64(&out, 1, 1);
+    if (wire_send(p->sock, &out)) return -1;
+    if (probe_complete_text(p, in->id, "answered, exiting")) return -1;
+    fflush(NULL);
+    _exit((int)code);
+}
+
+/* Pings appexd N times (1 ... 16, sequences 1 ... N) and answers `pongs=N` once every Pong came. */
+static int act_ping_appexd(struct probe *p, const struct instruction *in, const struct wire_frame *frame) {
+    (void)frame;
+    long long n;
+    if (number_arg(in, 1, 16, &n)) return refuse_arg(p, in, "a count from 1 to 16");
+    for (long long i = 1; i <= n; i++) {
+        wire_begin(&out, WIRE_PING);
+        wire_put_u64(&out, 1, (uint64_t)i);
+        if (wire_send(p->sock, &out)) return -1;
+    }
+    struct pending *slot = free_slot(p);
+    memset(slot, 0, sizeof *slot);
+    slot->awaiting_pongs = slot->pings = (int)n;
+    slot->id = in->id;
+    return 0;
+}
+
+/* Refuses the connection (Refusal without a request id), then exits 1. */
+static int act_refuse(struct probe *p, const struct instruction *in, const struct wire_frame *frame) {
+    (void)in;
+    (void)frame;
+    wire_refuse(p->sock, "refused on instruction");
+    fflush(NULL);
+    _exit(1);
 }
 
 /* Reads up to MAX_FD_READ bytes from the descriptor's current offset. */
@@ -396,6 +446,7 @@ static const struct {
     { "return-fd", act_return_fd },
     { "ignore-pings", act_ignore_pings }, { "memory-warnings", act_memory_warnings }, { "stat", act_stat },
     { "send-frame", act_send_frame }, { "grow", act_grow }, { "allocate-shared", act_allocate_shared },
+    { "answer-and-exit", act_answer_and_exit }, { "ping-appexd", act_ping_appexd }, { "refuse", act_refuse },
 };
 
 /* ---- reading the instruction ------------------------------------------------------------------ */

@@ -66,7 +66,7 @@ static int wake_sleepers(struct probe *p) {
     long long next = -1;
     for (int i = 0; i < PROBE_MAX_REQUESTS; i++) {
         struct pending *r = &p->pending[i];
-        if (r->id == 0 || r->awaiting_url) continue;
+        if (r->id == 0 || r->awaiting_url || r->awaiting_pongs) continue;
         long long left = until_ms(&r->due);
         if (left == 0) {
             char text[64];
@@ -136,7 +136,17 @@ static int dispatch(struct probe *p, const struct wire_frame *f, int *checked_in
         return wire_send(p->sock, &pong) ? -2 : 0;
     }
     case WIRE_PONG:
-        return snprintf(wire_problem, sizeof wire_problem, "a Pong, and the probe sent no Ping"), -1;
+        for (int i = 0; i < PROBE_MAX_REQUESTS; i++) {
+            struct pending *r = &p->pending[i];
+            if (!r->id || !r->awaiting_pongs) continue;
+            if (--r->awaiting_pongs) return 0;
+            char text[32];
+            snprintf(text, sizeof text, "pongs=%d", r->pings);
+            uint64_t id = r->id;
+            r->id = 0;
+            return probe_complete_text(p, id, text) ? -2 : 0;
+        }
+        return snprintf(wire_problem, sizeof wire_problem, "a Pong, and the probe awaits none"), -1;
     case WIRE_BEGIN_REQUEST: {
         uint64_t id = wire_le(first, 8);
         if (id <= p->last_request) {
@@ -169,9 +179,12 @@ static int dispatch(struct probe *p, const struct wire_frame *f, int *checked_in
                      (unsigned long long)id);
             return -1;
         }
-        r->id = 0;
         int accepted = *wire_field(f->payload, f->length, 2, 0, &m);
-        return probe_complete_text(p, id, accepted ? "accepted" : "refused") ? -2 : 0;
+        size_t used = strlen(r->url_results);
+        snprintf(r->url_results + used, sizeof r->url_results - used, "%s%s", used ? "," : "", accepted ? "accepted" : "refused");
+        if (--r->awaiting_url) return 0;
+        r->id = 0;
+        return probe_complete_text(p, id, r->url_results) ? -2 : 0;
     }
     case WIRE_MEMORY_WARNING:
         p->memory_warnings++;

@@ -17,7 +17,9 @@ final class HostSession: RequestSink, @unchecked Sendable {
     let peer: PeerCredentials
     private let fd: Int32
     /// Open-URL questions waiting for the host's answer, by the host's request id.
-    private var openURLReplies: [UInt64: (Bool) -> Void] = [:]
+    /// Per request, the open-URLs awaiting the host's result, oldest first: the host answers
+    /// them in order (up to `WireLimits.openURLsPerRequest` may wait).
+    private var openURLReplies: [UInt64: [(Bool) -> Void]] = [:]
     /// Closes the connection if Hello has not come by then (ClientLimits.helloTimeout).
     var helloTimer: EventLoop.TimerID?
     private var pings = PingAllowance()
@@ -92,7 +94,11 @@ final class HostSession: RequestSink, @unchecked Sendable {
         case .hostCancelRequest(let cancel):
             supervisor.cancel(hostRequestID: cancel.requestID, sink: self)
         case .openURLResult(let result):
-            openURLReplies.removeValue(forKey: result.requestID)?(result.accepted)
+            if var waiting = openURLReplies[result.requestID], !waiting.isEmpty {
+                let reply = waiting.removeFirst()
+                openURLReplies[result.requestID] = waiting.isEmpty ? nil : waiting
+                reply(result.accepted)
+            }
         case .admin(let admin):
             guard auth.mayAdminister(uid: peer.uid) else {
                 send(.refusal(Refusal(reason: .notAuthorized, message: "uid \(peer.uid) may not administer",
@@ -205,7 +211,7 @@ final class HostSession: RequestSink, @unchecked Sendable {
 
     func openURL(_ url: String, requestID: UInt64, reply: @escaping (Bool) -> Void) {
         guard connection != nil else { reply(false); return }
-        openURLReplies[requestID] = reply
+        openURLReplies[requestID, default: []].append(reply)
         send(.openURL(OpenURL(requestID: requestID, url: url)))
     }
 
@@ -236,7 +242,7 @@ final class HostSession: RequestSink, @unchecked Sendable {
         } else {
             connection.close()
         }
-        for reply in openURLReplies.values { reply(false) }
+        for reply in openURLReplies.values.joined() { reply(false) }
         openURLReplies.removeAll()
         supervisor.sinkClosed(self)
         server.sessionClosed(self, fd: fd)

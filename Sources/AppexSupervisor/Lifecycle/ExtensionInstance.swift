@@ -35,6 +35,13 @@ final class ExtensionInstance: @unchecked Sendable {
     var killReason: Reason?
     var killMessage: String?
     var requestsServed = 0
+    /// Its process has exited and what it sent before is being read: it takes no new request.
+    var exiting = false
+    /// Frames received since the last BeginRequest went out: none means the extension has
+    /// said nothing about that request.
+    var framesSinceBegin = 0
+    /// How often it may ping appexd (it is answered within this, killed past it).
+    var pingAllowance = PingAllowance()
 
     // Timers (EventLoop ids), cancelled when what they guard happens.
     var deadlineTimer: EventLoop.TimerID?

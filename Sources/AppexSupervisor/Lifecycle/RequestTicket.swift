@@ -25,6 +25,10 @@ final class RequestTicket: @unchecked Sendable {
     /// When the BeginRequest went to the extension.
     var sentAt: UInt64 = 0
     var cancelRequested = false
+    /// Whether it carried descriptors (they are gone once sent: such a request cannot be sent again).
+    private(set) var hadDescriptors: Bool
+    /// Sent again once already (Supervisor+Exit, `resendable`).
+    var resent = false
     private(set) var ended = false
     /// Told each outcome before the host is (the supervisor's history).
     var onEnd: ((RequestOutcome) -> Void)?
@@ -35,6 +39,7 @@ final class RequestTicket: @unchecked Sendable {
         bundleIdentifier = request.bundleIdentifier
         items = request.items
         self.descriptors = descriptors
+        hadDescriptors = !descriptors.isEmpty
         self.sink = sink
         receivedAt = MonotonicTime.now
     }

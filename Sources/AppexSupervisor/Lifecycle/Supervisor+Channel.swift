@@ -9,12 +9,14 @@ import Glibc
 // level-triggered, so a busy extension cannot starve the others.
 
 extension Supervisor {
-    func channelReadable(_ instance: ExtensionInstance) {
-        guard let channel = instance.channel else { return }
+    /// Reads and handles one frame. Returns whether one was read (more may wait).
+    @discardableResult
+    func channelReadable(_ instance: ExtensionInstance) -> Bool {
+        guard let channel = instance.channel else { return false }
         if instance.killReason != nil && instance.state != .terminating {
             // Killed already: what is left on the socket no longer matters.
             closeChannel(instance)
-            return
+            return false
         }
         let event: WireConnection.Event
         do {
@@ -25,33 +27,47 @@ extension Supervisor {
             logger.warning("\(instance.label): protocol error, closing: \(error)")
             closeChannel(instance, refusal: (error.refusalReason, error.description))
             kill(instance, reason: .protocolError, "\(error)")
-            return
+            return false
         } catch let error as SocketError where error.errno == ECONNRESET {
-            // The extension died with frames of ours unread (say, a memory warning when the
-            // kernel killed it): its end is gone, as at end of stream. Its exit says why.
-            channelEnded(instance)
-            return
+            // The extension closed its end with frames of ours unread (it exited, or the
+            // kernel killed it). The kernel reports that once, before the frames the extension
+            // sent are read: they still count, and end of stream follows them.
+            return true
         } catch {
             logger.warning("\(instance.label): channel failed: \(error)")
             closeChannel(instance)
             kill(instance, reason: .protocolError, "channel failed: \(error)")
-            return
+            return false
         }
         switch event {
         case .wouldBlock:
-            return
+            return false
         case .endOfStream:
             channelEnded(instance)
+            return false
         case .stale(let message):
             logger.debug("\(instance.label): stale \(message.type.name) dropped")
+            return true
         case .message(let frame):
+            instance.framesSinceBegin += 1
             handle(frame, from: instance)
+            return true
         }
+    }
+
+    /// Its process has exited: what it sent before it did still counts (an answer written
+    /// just before `exit` is an answer). The loop reads one frame per wakeup, and the pidfd
+    /// can be seen first, so the frames left on the socket are read now, up to what the
+    /// socket can hold.
+    func drainChannel(_ instance: ExtensionInstance) {
+        instance.exiting = true
+        var frames = 0
+        while frames < 256, channelReadable(instance) { frames += 1 }
     }
 
     /// Usually the process is exiting and its pidfd follows. One that closes its socket and
     /// lives on is useless to appexd: it gets a moment, then is killed.
-    private func channelEnded(_ instance: ExtensionInstance) {
+    func channelEnded(_ instance: ExtensionInstance) {
         closeChannel(instance)
         if instance.killReason == nil && instance.state != .terminating {
             instance.graceTimer = loop.schedule(after: .milliseconds(500)) { [self] in
@@ -67,6 +83,20 @@ extension Supervisor {
             checkedIn(instance, hello: hello)
         case .pong(let sequence):
             pongReceived(instance, sequence: sequence)
+        case .ping(let sequence):
+            // Either end may ping (Docs/protocol.md, section 6); an extension has no need to,
+            // so one that pings faster than the allowance is ended.
+            guard instance.pingAllowance.take() else {
+                kill(instance, reason: .protocolError, "pings faster than \(Int(PingAllowance.perSecond)) a second")
+                return
+            }
+            send(.pong(sequence: sequence), to: instance)
+        case .refusal(let refusal):
+            // The extension ends the connection itself, naming why: recorded as its reason.
+            frame.closeDescriptors()
+            let said = refusal.message.map { ": \($0)" } ?? ""
+            logger.notice("\(instance.label): refused the connection: \(refusal.reason)\(said)")
+            kill(instance, reason: .protocolError, "the extension refused the connection: \(refusal.reason)\(said)")
         case .completeRequest(let complete):
             if refusedAttachments(frame, items: complete.items, from: instance, requestID: complete.requestID) { return }
             answered(instance, requestID: complete.requestID, descriptors: frame.descriptors) { ticket in
@@ -112,7 +142,10 @@ extension Supervisor {
     /// in flight.
     private func answered(_ instance: ExtensionInstance, requestID: UInt64, descriptors: [Int32],
                           _ end: (RequestTicket) -> Void) {
-        guard let ticket = instance.ticket, instance.state == .busy, requestID == instance.channelRequestID else {
+        // A terminating instance may still answer the request it was serving (its grace is
+        // for that); it takes no other.
+        guard let ticket = instance.ticket, instance.state == .busy || instance.state == .terminating,
+              requestID == instance.channelRequestID else {
             descriptors.forEach { _ = close($0) }
             return
         }
@@ -136,6 +169,10 @@ extension Supervisor {
         instance.requestTimer = nil
         instance.ticket = nil
         instance.requestsServed += 1
+        guard instance.state == .busy else {
+            end(ticket)
+            return
+        }
         instance.state = .idle
         end(ticket)
         becameIdle(instance)

@@ -1,5 +1,6 @@
 import AppexCgroups
 import AppexWire
+import AppexWireIO
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -79,7 +80,7 @@ extension Supervisor {
     func pump(_ slot: ExtensionSlot) {
         guard !shuttingDown else { return }
         while !slot.queue.isEmpty {
-            if let idle = slot.instances.first(where: { $0.state == .idle && $0.ticket == nil }) {
+            if let idle = slot.instances.first(where: { $0.state == .idle && $0.ticket == nil && !$0.exiting }) {
                 let ticket = slot.queue.removeFirst()
                 noteQueueTime(ticket)
                 dispatch(ticket, to: idle)
@@ -87,7 +88,7 @@ extension Supervisor {
             }
             // An instance still launching without a request takes the next one.
             if let launching = slot.instances.first(where: {
-                ($0.state == .launching || $0.state == .awaitingCheckIn) && $0.ticket == nil
+                ($0.state == .launching || $0.state == .awaitingCheckIn) && $0.ticket == nil && !$0.exiting
             }) {
                 let ticket = slot.queue.removeFirst()
                 noteQueueTime(ticket)
@@ -129,6 +130,7 @@ extension Supervisor {
         let descriptors = ticket.takeDescriptors()
         defer { descriptors.forEach { _ = close($0) } }
         ticket.sentAt = MonotonicTime.now
+        instance.framesSinceBegin = 0
         let begin = Message.beginRequest(BeginRequest(requestID: instance.channelRequestID, items: ticket.items))
         guard send(begin, to: instance, descriptors: descriptors) else { return }
         if let entry = catalog[instance.identifier] {
@@ -140,10 +142,14 @@ extension Supervisor {
     /// is full is not reading: it is killed as unresponsive. Returns false when not sent.
     @discardableResult
     func send(_ message: Message, to instance: ExtensionInstance, descriptors: [Int32] = []) -> Bool {
-        guard let channel = instance.channel else { return false }
+        // Exited: only what it sent before is read now (drainChannel).
+        guard let channel = instance.channel, !instance.exiting else { return false }
         do {
             if try channel.sendWithoutBlocking(message, descriptors: descriptors) { return true }
             kill(instance, reason: .unresponsive, "its socket buffer is full: it is not reading")
+        } catch let error as SocketError where error.errno == EPIPE || error.errno == ECONNRESET {
+            // Its end is closed: the process is on its way out, and its exit says why. What
+            // it sent before is still to be read (then end of stream, or the drain at exit).
         } catch {
             kill(instance, reason: .protocolError, "sending \(message.type.name) failed: \(error)")
         }

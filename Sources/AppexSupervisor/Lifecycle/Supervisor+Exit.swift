@@ -66,6 +66,7 @@ extension Supervisor {
         guard let handle = instance.run, instance.isLive else { return }
         instance.diedAt = MonotonicTime.now
         loop.unregister(handle.process.pidfd)
+        drainChannel(instance)
         closeChannel(instance)
         disarmFootprintLimits(instance)
         instance.cancelTimers(loop)
@@ -112,6 +113,15 @@ extension Supervisor {
             instance.endTriggeredAt = nil
             instance.footprintAtTrigger = nil
         }
+        // An idle extension that exits by itself can be sent a request in the moment before
+        // appexd sees it go. As an HTTP client retries a request on a kept-alive connection the
+        // server closed, such a request is sent once more, to a new instance.
+        if let ticket = instance.ticket, Self.resendable(ticket, instance, exit) {
+            instance.ticket = nil
+            ticket.resent = true
+            slot.queue.insert(ticket, at: 0)
+            logger.info("\(instance.label) exited as request \(ticket.hostRequestID) reached it; sending it to a new instance")
+        }
         let (reason, message) = Self.classify(exit, killReason: instance.killReason, killMessage: instance.killMessage,
                                               busy: instance.ticket != nil)
         let record = record(instance, reason: reason, message: message, signal: exit.signal, status: exit.exitStatus, peak: exit.peak)
@@ -133,6 +143,14 @@ extension Supervisor {
             waiter.resume()
             return true
         }
+    }
+
+    /// A request sent to a warm instance that then exited cleanly (status 0, no signal, not
+    /// killed) without a word about it: it most likely never read it. Sent again once, and
+    /// only when it carries no descriptors (those went with the first send).
+    static func resendable(_ ticket: RequestTicket, _ instance: ExtensionInstance, _ exit: ExitSummary) -> Bool {
+        !ticket.cold && !ticket.resent && !ticket.hadDescriptors && !ticket.cancelRequested && instance.killReason == nil
+            && instance.framesSinceBegin == 0 && exit.signal == nil && exit.exitStatus == 0
     }
 
     /// Why an instance ended: appexd's own reason when it killed it (unless the kernel's OOM

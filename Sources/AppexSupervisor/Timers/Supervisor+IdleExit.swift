@@ -10,7 +10,8 @@ extension Supervisor {
     func becameIdle(_ instance: ExtensionInstance) {
         let slot = slot(for: instance.identifier)
         pump(slot)
-        guard instance.state == .idle, instance.ticket == nil, let entry = catalog[instance.identifier] else { return }
+        guard instance.state == .idle, instance.ticket == nil, !instance.exiting,
+              let entry = catalog[instance.identifier] else { return }
         enterIdleBands(instance)
         livenessOnIdle(instance)
         loop.cancel(instance.idleTimer)
