@@ -17,8 +17,10 @@ struct TopCommand: AsyncParsableCommand {
         abstract: "Watch appexd's live extensions: band, footprint against its limit, CPU, state, launch time, pressure level.",
         discussion: """
             Keys: q or Ctrl-C quits, space refreshes now. Rows are in victim order: the first one dies first \
-            under memory pressure. When standard output is not a terminal, frames are printed one after \
-            another (like top -b).
+            under memory pressure. The extension's name comes first; columns that do not fit the terminal \
+            are left out, least useful first. When appexd restarts, the last frame stays, marked, until it \
+            answers again. When standard output is not a terminal, frames are printed one after another \
+            (like top -b).
             """)
 
     @Option(help: "appexd's control socket (default $APPEX_SOCKET, else /run/appex/appexd.sock).")
@@ -36,7 +38,7 @@ struct TopCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let client: HostClient
+        var client: HostClient
         do {
             client = try HostClient.connect(socketPath: socket, identifier: "appex-top")
         } catch let e as HostClientError {
@@ -57,20 +59,32 @@ struct TopCommand: AsyncParsableCommand {
 
         var sampler = TopCPUSampler()
         var frames = 0
-        var failure: String?
+        var last: JetsamReport?
+        var rates: [TopInstanceKey: Double] = [:]
+        var problem: String?
         loop: while true {
-            let report: JetsamReport
-            do {
-                report = try await client.jetsam()
-            } catch let e as HostClientError {
-                failure = "appex: \(e.reason.map { "\($0): " } ?? "")\(e.message)"
-                break
+            // appexd restarted or stopped: the last frame stays, marked, and top connects
+            // again every interval until it answers.
+            if problem != nil, let again = try? HostClient.connect(socketPath: socket, identifier: "appex-top") {
+                client.close()
+                client = again
+                sampler = TopCPUSampler()
+                problem = nil
             }
-            let rates = sampler.rates(report, at: MonotonicTime.now)
+            if problem == nil {
+                do {
+                    let report = try await client.jetsam()
+                    rates = sampler.rates(report, at: MonotonicTime.now)
+                    last = report
+                } catch let e as HostClientError {
+                    problem = "appexd stopped answering (\(e.message)); connecting again every \(String(format: "%.1f", interval))s"
+                }
+            }
+            guard let report = last else { break }
             func screen() -> TopScreen {
                 let size = terminal?.console.size ?? (width: 0, height: 0)
-                return TopScreen(report: report, cpuPercent: rates, socket: where_, interval: interval, time: Date(),
-                                 width: size.width, height: size.height > 0 ? size.height : Int.max)
+                return TopScreen(report: report, cpuPercent: problem == nil ? rates : [:], socket: where_, interval: interval,
+                                 time: Date(), width: size.width, height: size.height > 0 ? size.height : Int.max, problem: problem)
             }
             if let terminal {
                 terminal.draw(screen().lines())
@@ -99,8 +113,8 @@ struct TopCommand: AsyncParsableCommand {
             }
         }
         terminal?.restore()
-        if let failure {
-            FileHandle.standardError.write(Data((failure + "\n").utf8))
+        if last == nil, let problem {
+            FileHandle.standardError.write(Data(("appex: " + problem + "\n").utf8))
             throw ExitCode(1)
         }
     }

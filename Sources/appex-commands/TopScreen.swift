@@ -16,21 +16,85 @@ struct TopScreen {
     var time: Date
     var width: Int
     var height: Int
+    /// Why the frame is old: appexd stopped answering, and top is reconnecting.
+    var problem: String? = nil
 
-    static let header = "   PID  BAND             STATE       FOOTPRINT  LIMIT         USE        CPU%  LAUNCH   IN BAND  EXTENSION"
+    /// One column of the table. The extension's name comes first and is never dropped; the
+    /// others are kept in `priority` order while they fit beside it.
+    struct Column: Sendable {
+        var title: String
+        var width: Int
+        var right: Bool
+        /// Lower is kept longer.
+        var priority: Int
+        var cell: @Sendable (TopScreen, JetsamEntry) -> ConsoleText
+    }
+
+    /// The extension column's least width when others must go.
+    static let extensionMinimum = 24
+
+    static let columns: [Column] = [
+        Column(title: "PID", width: 7, right: true, priority: 0) { _, e in String(e.pid).consoleText() },
+        Column(title: "BAND", width: 11, right: false, priority: 5) { _, e in JetsamCommand.bandName(e.band).consoleText() },
+        Column(title: "STATE", width: 10, right: false, priority: 4) { _, e in e.state.consoleText() },
+        Column(title: "FOOTPRINT", width: 9, right: true, priority: 1) { _, e in
+            (JetsamCommand.mib(e.footprintBytes) + (e.overSoftLimit ? "!" : "")).consoleText()
+        },
+        Column(title: "LIMIT", width: 9, right: false, priority: 6) { _, e in
+            (JetsamCommand.mib(limit(e)) + (e.active ? " act" : " idl")).consoleText()
+        },
+        Column(title: "USE", width: 12, right: false, priority: 7) { _, e in bar(share(e)).consoleText(barStyle(e)) },
+        Column(title: "USE%", width: 4, right: true, priority: 2) { _, e in
+            "\(Int((share(e) * 100).rounded()))%".consoleText(barStyle(e))
+        },
+        Column(title: "CPU%", width: 5, right: true, priority: 3) { s, e in
+            (s.cpuPercent[TopInstanceKey(e)].map { String(format: "%.1f", $0) } ?? "-").consoleText()
+        },
+        Column(title: "LAUNCH", width: 7, right: true, priority: 9) { _, e in (e.lastLaunchMicros.map(duration) ?? "-").consoleText() },
+        Column(title: "IN BAND", width: 7, right: true, priority: 8) { _, e in duration(e.timeInBandMicros).consoleText() },
+    ]
+
+    /// The columns that fit `width` beside the extension's name (all of them when the width is
+    /// unknown: a pipe), in display order, and the width left for the name. The name keeps its
+    /// whole length, or at least half the window; then the columns go in by priority until the
+    /// next one does not fit.
+    func layout() -> (columns: [Column], nameWidth: Int) {
+        let names = report.entries.map { "\($0.bundleIdentifier)#\($0.instance)".count }
+        let natural = max(names.max() ?? 0, "EXTENSION".count)
+        guard width > 0 else { return (Self.columns, natural) }
+        let reserved = min(natural, max(Self.extensionMinimum, width / 2))
+        var kept: Set<String> = []
+        var used = 0
+        for c in Self.columns.sorted(by: { $0.priority < $1.priority }) {
+            guard used + 2 + c.width <= width - reserved else { break }
+            kept.insert(c.title)
+            used += 2 + c.width
+        }
+        return (Self.columns.filter { kept.contains($0.title) }, min(natural, max(width - used, 1)))
+    }
+
+    func headerLine(_ layout: (columns: [Column], nameWidth: Int)) -> String {
+        var line = Self.pad("EXTENSION", layout.nameWidth)
+        for c in layout.columns { line += "  " + Self.pad(c.title, c.width, right: c.right) }
+        return line
+    }
 
     func lines() -> [ConsoleText] {
         var out: [ConsoleText] = []
         let clock = Self.clock.string(from: time)
         out.append("appex top".consoleText(.init(color: nil, isBold: true))
                    + " — appexd at \(socket)   \(clock)   every \(String(format: "%.1f", interval))s   q: quit".consoleText())
+        if let problem {
+            out.append(problem.consoleText(.error))
+        }
         out.append(pressureLine())
         out.append(bandsLine())
         out.append("".consoleText())
-        out.append(Self.header.consoleText(.init(color: .black, background: .white)))
+        let layout = layout()
+        out.append(headerLine(layout).consoleText(.init(color: .black, background: .white)))
         let room = max(height - out.count - 1, 1)
         let shown = report.entries.prefix(report.entries.count > room ? room - 1 : room)
-        for entry in shown { out.append(row(entry)) }
+        for entry in shown { out.append(row(entry, layout)) }
         if shown.count < report.entries.count {
             out.append("   … \(report.entries.count - shown.count) more (a taller window shows them)".consoleText(.info))
         }
@@ -67,22 +131,35 @@ struct TopScreen {
             .consoleText()
     }
 
-    private func row(_ e: JetsamEntry) -> ConsoleText {
-        // The limit that applies now: the active pair while it works for a request.
-        let limit = e.active ? e.activeHardLimitBytes : e.inactiveHardLimitBytes
-        let share = limit > 0 ? Double(e.footprintBytes) / Double(limit) : 0
-        let band = "\(e.band) \(JetsamCommand.bandName(e.band))"
-        let cpu = cpuPercent[TopInstanceKey(e)].map { String(format: "%.1f", $0) } ?? "-"
-        let launch = e.lastLaunchMicros.map(Self.duration) ?? "-"
-        var text = (Self.pad(String(e.pid), 6, right: true) + "  " + Self.pad(band, 15) + "  " + Self.pad(e.state, 10)
-                    + "  " + Self.pad(JetsamCommand.mib(e.footprintBytes) + (e.overSoftLimit ? "!" : ""), 9, right: true)
-                    + "  " + Self.pad(JetsamCommand.mib(limit) + (e.active ? " act" : " idl"), 9) + "  ").consoleText()
-        let barStyle: ConsoleStyle = share >= 1 ? .error : share >= 0.8 || e.overSoftLimit ? .warning : .success
-        text += Self.bar(share).consoleText(barStyle)
-        text += (" " + Self.pad("\(Int((share * 100).rounded()))%", 4, right: true) + "  " + Self.pad(cpu, 5, right: true)
-                 + "  " + Self.pad(launch, 7, right: true) + "  " + Self.pad(Self.duration(e.timeInBandMicros), 7, right: true)
-                 + "  \(e.bundleIdentifier)#\(e.instance)").consoleText()
+    private func row(_ e: JetsamEntry, _ layout: (columns: [Column], nameWidth: Int)) -> ConsoleText {
+        var text = Self.pad(Self.fit("\(e.bundleIdentifier)#\(e.instance)", layout.nameWidth), layout.nameWidth).consoleText()
+        for c in layout.columns {
+            let cell = c.cell(self, e)
+            let fill = String(repeating: " ", count: max(0, c.width - cell.description.count))
+            text += "  ".consoleText()
+            text += c.right ? fill.consoleText() + cell : cell + fill.consoleText()
+        }
         return text
+    }
+
+    /// The limit that applies now: the active pair while it works for a request.
+    static func limit(_ e: JetsamEntry) -> UInt64 { e.active ? e.activeHardLimitBytes : e.inactiveHardLimitBytes }
+
+    static func share(_ e: JetsamEntry) -> Double {
+        let l = limit(e)
+        return l > 0 ? Double(e.footprintBytes) / Double(l) : 0
+    }
+
+    static func barStyle(_ e: JetsamEntry) -> ConsoleStyle {
+        let s = share(e)
+        return s >= 1 ? .error : s >= 0.8 || e.overSoftLimit ? .warning : .success
+    }
+
+    /// A name cut to `n` characters keeps its end (the instance number and the distinctive
+    /// last parts of a reverse-DNS identifier): `…share.extension#3`.
+    static func fit(_ s: String, _ n: Int) -> String {
+        guard s.count > n, n > 1 else { return s }
+        return "…" + String(s.suffix(n - 1))
     }
 
     /// `[######    ]`: ten cells, the footprint's share of the limit that applies now.

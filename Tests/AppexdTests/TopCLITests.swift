@@ -181,6 +181,39 @@ extension DaemonTests {
         }
     }
 
+    /// appexd restarts under `appex top`: the frames say so while it is gone, and top goes on
+    /// once it answers again.
+    @Test func topReconnectsWhenAppexdRestarts() async throws {
+        let d = try Daemon()
+        defer { d.cleanUp() }
+        try d.start()
+        let out = d.root + "/top.out"
+        FileManager.default.createFile(atPath: out, contents: nil)
+        let top = Process()
+        top.executableURL = URL(fileURLWithPath: DaemonTests.bin + "/appex")
+        top.arguments = ["top", "--socket", d.socket, "--interval", "0.1", "-n", "600"]
+        top.standardOutput = FileHandle(forWritingAtPath: out)
+        try top.run()
+        defer { if top.isRunning { kill(top.processIdentifier, SIGKILL) } }
+        func frames() -> [String] {
+            ((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").components(separatedBy: "appex top —").dropFirst().map { $0 }
+        }
+        func waitFor(_ check: ([String]) -> Bool) async throws -> Bool {
+            for _ in 0..<300 where !check(frames()) { try await Task.sleep(for: .milliseconds(50)) }
+            return check(frames())
+        }
+        #expect(try await waitFor { $0.count >= 2 }, "top draws")
+        #expect(d.signal(SIGTERM) == 0)
+        #expect(try await waitFor { $0.last?.contains("appexd stopped answering") == true }, "\(frames().last ?? "")")
+        try d.start()
+        let back = try await waitFor { f in
+            guard let gone = f.lastIndex(where: { $0.contains("stopped answering") }) else { return false }
+            return f.count > gone + 2 && !f[f.count - 1].contains("stopped answering")
+        }
+        #expect(back, "frames after the restart: \(frames().suffix(2))")
+        #expect(top.isRunning, "top kept going")
+    }
+
     @Test func topRefusesBadArgumentsAndAMissingDaemon() throws {
         let d = try Daemon()
         defer { d.cleanUp() }
