@@ -107,6 +107,7 @@ struct HTMLPage {
         svg .p99 { stroke: #805ad5; fill: #805ad5; }
         svg .deadline { stroke: #e53e3e; stroke-width: 2; }
         svg text.deadline { fill: #c53030; stroke: none; font-weight: 600; }
+        svg path.deadline.off-scale { fill: #e53e3e; stroke: none; }
         svg .series { fill: none; stroke-width: 2; }
         svg .marker { stroke-width: 1.5; stroke-dasharray: 4 3; }
         svg text.p50, svg text.p90, svg text.p99 { stroke: none; }

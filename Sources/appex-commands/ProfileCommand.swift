@@ -31,6 +31,8 @@ struct ProfileCommand: AsyncParsableCommand {
     var json = false
     @Option(help: "Also write a self-contained HTML page with a distribution plot per phase.")
     var html: String?
+    @Option(help: "An earlier run's --json output: each phase's p50 and p99 then and now, side by side.")
+    var baseline: String?
     @Option(name: .customLong("text"), help: "Text for the request's item (repeatable; default \"appex profile\").")
     var texts: [String] = []
     @Option(name: .customLong("url"), help: "A URL attachment (repeatable).")
@@ -52,6 +54,14 @@ struct ProfileCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // Read first: a bad baseline is refused before anything is launched.
+        let before: ProfileBaseline?
+        do {
+            before = try baseline.map(ProfileBaseline.load)
+        } catch {
+            FileHandle.standardError.write(Data("appex profile: \(error)\n".utf8))
+            throw ExitCode(65)
+        }
         var uids = UIDAllocator.defaultRange
         if let uidRange {
             guard let parsed = UIDRangeCheck.parse(uidRange) else {
@@ -74,7 +84,7 @@ struct ProfileCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data("appex profile: \(error)\n".utf8))
             throw ExitCode(1)
         }
-        let output = ProfileOutput(run: samples)
+        let output = ProfileOutput(run: samples, baseline: before)
         if let html {
             try output.html().write(to: html)
         }

@@ -5,6 +5,8 @@ import Foundation
 /// or a page with a distribution plot per phase.
 struct ProfileOutput {
     let run: ProfileSamples
+    /// `--baseline`: an earlier run to compare with.
+    var baseline: ProfileBaseline? = nil
 
     var deadline: UInt64 { run.deadlineMicros }
 
@@ -60,6 +62,7 @@ struct ProfileOutput {
             let message = run.failureMessages[reason].flatMap { $0.isEmpty || $0 == reason ? nil : $0 }
             lines.append("Not counted: \(n) \(reason)" + (message.map { " (\($0))" } ?? ""))
         }
+        if let baseline, !run.samples.isEmpty { lines += baseline.human(run) }
         lines.append("Percentiles are exact (nearest rank) over the counted \(run.warm ? "requests" : "launches").")
         return lines.joined(separator: "\n")
     }
@@ -93,6 +96,7 @@ struct ProfileOutput {
             "outcomes": run.outcomes,
             "percentiles": "exact-nearest-rank",
         ]
+        if let baseline { o["baseline"] = baseline.json(run) }
         if let shares {
             o["share"] = ["sandboxMicros": Int(shares.sandbox.rounded()), "startupMicros": Int(shares.startup.rounded()),
                           "sandbox": shares.sandbox / (shares.sandbox + shares.startup),
@@ -121,12 +125,13 @@ struct ProfileOutput {
                 page.figure(SVGChart.stackedBar(segments, title: "Where check-in time goes (mean per launch)"),
                             caption: "Blue: the sandbox's share (appexd and the kernel, until the extension's image runs). Orange: the extension's own start-up, from exec to its Hello.")
             }
+            baseline?.html(run, &page)
             for name in run.phaseNames {
                 let s = run.summary(name)
                 let meaning = LaunchPhaseCatalog.phase(name)?.meaning ?? ""
                 page.heading(name, level: 3, id: "phase-\(name)")
                 page.figure(SVGChart.distribution(s, deadline: deadline, label: name),
-                            caption: "\(meaning). Logarithmic time axis; dashed: p50, p90, p99; red: the launch deadline.")
+                            caption: "\(meaning). Logarithmic time axis; dashed: p50, p90, p99; red: the launch deadline (an arrow at the right edge when it is more than 4× the largest sample, off the axis).")
             }
         }
         if !run.failures.isEmpty {

@@ -15,8 +15,9 @@ struct ReportOutput {
         if histories.allSatisfy({ $0.launches.isEmpty && $0.requests.isEmpty && $0.terminations.isEmpty }) {
             return "No history in \(stateDirectory)."
         }
-        for (i, h) in histories.enumerated() {
-            if i > 0 { lines.append("") }
+        lines += ReportFleet(histories).human
+        for h in histories {
+            lines.append("")
             lines += section(h)
         }
         return lines.joined(separator: "\n")
@@ -122,7 +123,7 @@ struct ReportOutput {
 
     var json: [String: Any] {
         ["stateDirectory": stateDirectory, "percentiles": "exact-nearest-rank",
-         "extensions": histories.map(extensionJSON)]
+         "fleet": ReportFleet(histories).json, "extensions": histories.map(extensionJSON)]
     }
 
     private func extensionJSON(_ h: ExtensionHistory) -> [String: Any] {
@@ -171,7 +172,7 @@ struct ReportOutput {
         page.heading("Launch and termination report", level: 1)
         page.paragraph("\(stateDirectory) · \(histories.count) extension\(histories.count == 1 ? "" : "s") · \(ProfileOutput.timestamp(generated))",
                        cssClass: "meta")
-        if histories.isEmpty { page.paragraph("No history.") }
+        if histories.isEmpty { page.paragraph("No history.") } else { ReportFleet(histories).html(&page) }
         for h in histories {
             page.heading(h.bundleIdentifier, level: 2, id: h.bundleIdentifier)
             page.paragraph(counts(h), cssClass: "meta")

@@ -20,7 +20,11 @@ enum SVGChart {
     /// p99 as dashed lines and `deadline` as a red one.
     static func distribution(_ summary: LatencySummary, deadline: UInt64?, label: String) -> String {
         let height = 240.0, left = 56.0, right = width - 24, top = 40.0, bottom = height - 36
-        let high = Double(Swift.max(summary.max, deadline ?? 0))
+        // The axis spans the data; the deadline joins it only when it is near (within
+        // `deadlineReach` of the largest sample), else it is marked off scale at the right
+        // edge: a 1 s line would squeeze 50 µs samples into the left third.
+        let onScale = deadline.map { Double($0) <= Double(summary.max) * deadlineReach } ?? false
+        let high = Double(onScale ? Swift.max(summary.max, deadline ?? 0) : summary.max)
         let x = LogScale(covering: Double(summary.min), high, from: left, to: right)
         let binsPerDecade = 30.0
         let binCount = Swift.max(1, Int((log10(x.hi) - log10(x.lo)) * binsPerDecade))
@@ -50,12 +54,25 @@ enum SVGChart {
             let px = x.position(Double(mark.1))
             s += "<line class=\"\(mark.0) marker\" x1=\"\(SVGText.n(px))\" y1=\"\(SVGText.n(top))\" x2=\"\(SVGText.n(px))\" y2=\"\(SVGText.n(bottom))\"/>"
         }
-        if let deadline {
+        if let deadline, onScale {
             let px = x.position(Double(deadline))
             s += "<line class=\"deadline\" x1=\"\(SVGText.n(px))\" y1=\"\(SVGText.n(top - 4))\" x2=\"\(SVGText.n(px))\" y2=\"\(SVGText.n(bottom))\"/>"
             s += "<text class=\"deadline\" x=\"\(SVGText.n(px - 4))\" y=\"\(SVGText.n(top + 10))\" text-anchor=\"end\">deadline \(SVGText.e(Micros.format(deadline)))</text>"
+        } else if let deadline {
+            // Off scale: an arrow at the right edge says how far beyond the axis it is.
+            let times = Double(deadline) / Swift.max(Double(summary.max), 1)
+            s += "<path class=\"deadline off-scale\" d=\"M \(SVGText.n(right - 10)) \(SVGText.n(top + 2)) L \(SVGText.n(right)) \(SVGText.n(top + 6)) L \(SVGText.n(right - 10)) \(SVGText.n(top + 10)) Z\"/>"
+            s += "<text class=\"deadline off-scale\" x=\"\(SVGText.n(right - 14))\" y=\"\(SVGText.n(top + 10))\" text-anchor=\"end\">deadline \(SVGText.e(Micros.format(deadline))) → \(SVGText.e(Self.multiple(times))) the largest</text>"
         }
         return s + "</svg>"
+    }
+
+    /// How near the deadline must be to the largest sample to share its axis.
+    static let deadlineReach = 4.0
+
+    /// "12×", "1,250×": how many times the largest sample the deadline is.
+    static func multiple(_ times: Double) -> String {
+        times >= 10 ? "\(Int(times.rounded()).formatted())×" : String(format: "%.1f×", times)
     }
 
     // MARK: percentiles over categories (time buckets, versions)

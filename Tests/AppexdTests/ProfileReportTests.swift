@@ -201,6 +201,38 @@ import Glibc
         }
     }
 
+    /// `--baseline`: an earlier run's JSON, phase by phase beside this run's; a file that is not
+    /// one is refused naming the key, before anything is launched.
+    @Test func profileComparesWithABaseline() async throws {
+        try #require(geteuid() == 0, "launching needs root; CI runs as root")
+        let w = try Workspace()
+        defer { w.cleanUp() }
+        let bundle = try w.probeBundle(version: "1")
+        let first = try w.profile([bundle, "-n", "4", "--json"])
+        #expect(first.status == 0, "\(first.err)")
+        let saved = w.root + "/before.json"
+        try Data(first.out.utf8).write(to: URL(fileURLWithPath: saved))
+        let before = try #require(try Self.object(first.out)["phases"] as? [String: [String: Any]])
+
+        let second = try w.profile([bundle, "-n", "4", "--json", "--baseline", saved, "--html", w.root + "/p.html"])
+        #expect(second.status == 0, "\(second.err)")
+        let now = try Self.object(second.out)
+        let compared = try #require((now["baseline"] as? [String: Any])?["phases"] as? [String: [String: Any]])
+        let checkIn = try #require(compared["checkIn"])
+        #expect(checkIn["p50Before"] as? Int == before["checkIn"]?["p50"] as? Int)
+        #expect(checkIn["p50"] as? Int == (now["phases"] as? [String: [String: Any]])?["checkIn"]?["p50"] as? Int)
+        let ratio = try #require(checkIn["p50Ratio"] as? Double)
+        #expect(abs(ratio - Double(checkIn["p50"] as! Int) / Double(max(checkIn["p50Before"] as! Int, 1))) < 1e-9)
+        #expect(try String(contentsOfFile: w.root + "/p.html", encoding: .utf8).contains("Against the baseline"))
+        let text = try w.profile([bundle, "-n", "2", "--baseline", saved])
+        #expect(text.out.contains("Against the baseline \(saved)") && text.out.contains("now/before"), "\(text.out)")
+
+        let bad = w.root + "/bad.json"
+        try Data(#"{"bundleIdentifier": "x", "mode": "cold"}"#.utf8).write(to: URL(fileURLWithPath: bad))
+        let refused = try w.profile([bundle, "-n", "2", "--baseline", bad])
+        #expect(refused.status == 65 && refused.err.contains("phases is missing"), "\(refused)")
+    }
+
     @Test func profileRefusesWhatItCannotLaunch() async throws {
         try #require(geteuid() == 0, "launching needs root; CI runs as root")
         let w = try Workspace()
@@ -274,11 +306,23 @@ import Glibc
         #expect(overTime.reduce(0) { $0 + ($1["count"] as? Int ?? 0) } == 2)
         let launches = try Registry(stateDirectory: w.state).launches(of: id).map { $0.phaseMicroseconds["checkIn"]! }
         Self.expectSummary((ext["phases"] as? [String: Any])?["checkIn"], of: launches, "checkIn")
+        // The fleet summary: the crash is the one kill (the shutdown is graceful), the failed
+        // request the one failure, and the check-in p99 measured against the 1 s deadline.
+        let fleet = try #require(try Self.object(after.out)["fleet"] as? [String: Any])
+        let killed = try #require((fleet["mostKilled"] as? [[String: Any]])?.first)
+        #expect(killed["bundleIdentifier"] as? String == id && killed["count"] as? Int == 1 && killed["mostOften"] as? String == "crashed")
+        let failed = try #require((fleet["mostFailed"] as? [[String: Any]])?.first)
+        #expect(failed["count"] as? Int == 1 && failed["mostOften"] as? String == "crashed", "\(failed)")
+        let nearest = try #require((fleet["nearestDeadline"] as? [[String: Any]])?.first)
+        #expect(nearest["deadlineMicros"] as? Int == 1_000_000 && nearest["launches"] as? Int == 2)
+        #expect(nearest["p99Micros"] as? Int == Int(launches.max()!), "p99 of two launches is the larger")
 
         // For people.
         let text = try Self.appex(["report", id, "--state-dir", w.state])
         #expect(text.status == 0, "\(text.err)")
-        for expected in ["\(id): 2 launches", "Launch time (decision → check-in) by", "Launch time by version",
+        #expect(text.out.hasPrefix("Fleet") || text.out.contains("\nFleet\n"), "the fleet summary comes first: \(text.out)")
+        for expected in ["Nearest their launch deadline", "Most killed", "Most failed requests",
+                         "\(id): 2 launches", "Launch time (decision → check-in) by", "Launch time by version",
                          "Terminations by reason", "crashed", "shutdown", "Requests: 4"] {
             #expect(text.out.contains(expected), "missing \"\(expected)\" in \(text.out)")
         }
@@ -320,8 +364,16 @@ import Glibc
             }
             #expect(!html.contains("NaN"), "\(page) has a non-finite number")
         }
-        // A deadline line in every latency plot: each phase's, and the report's two.
-        #expect(Self.count("<line class=\"deadline\"", in: try String(contentsOfFile: profilePage, encoding: .utf8)) == phaseCount)
+        // The deadline in every latency plot: a line where it is near the data, an arrow at the
+        // right edge where it is more than 4× the largest sample (the axis fits the data); the
+        // report's two plots draw the line.
+        let profileHTML = try String(contentsOfFile: profilePage, encoding: .utf8)
+        let onScale = Self.count("<line class=\"deadline\"", in: profileHTML), offScale = Self.count("<path class=\"deadline off-scale\"", in: profileHTML)
+        #expect(onScale + offScale == phaseCount)
+        #expect(offScale >= 1, "handOff and clone take µs against a 1 s deadline: off scale")
+        let reportHTML = try String(contentsOfFile: reportPage, encoding: .utf8)
+        #expect(reportHTML.range(of: ">Fleet<")!.lowerBound < reportHTML.range(of: ">\(Self.probeID)<")!.lowerBound,
+                "the fleet summary comes before the extensions")
         #expect(Self.count("<line class=\"deadline\"", in: try String(contentsOfFile: reportPage, encoding: .utf8)) == 2)
 
         guard let chromium = Chromium.executable else {
