@@ -1,5 +1,6 @@
 import AppexActivation
 import AppexBundle
+import AppexRun
 import ArgumentParser
 import Foundation
 
@@ -12,10 +13,10 @@ struct ActivationCommand: ParsableCommand {
     )
 }
 
-/// Exit status 2 with messages already written to stderr: a bad rule or bad items.
-private func failInput(_ lines: [String]) -> ExitCode {
-    for line in lines { FileHandle.standardError.write(Data((line + "\n").utf8)) }
-    return ExitCode(2)
+/// A bad rule or bad items (ExitStatus.dataError), or `path` that is not there (noInput).
+private func failInput(_ lines: [String], path: String? = nil) -> CommandFailure {
+    let missing = path.map { $0 != "-" && !FileManager.default.fileExists(atPath: $0) } ?? false
+    return CommandFailure(missing ? .noInput : .dataError, lines: lines)
 }
 
 private func note(_ line: String) {
@@ -31,7 +32,7 @@ struct ActivationEvalCommand: ParsableCommand {
         discussion: """
         ITEMS_JSON: {"extensionItems": [{"attachments": [{"registeredTypeIdentifiers": ["public.jpeg"]}], \
         "attributedContentText": "optional"}]}. Use - to read it from standard input.
-        Exit status: 0 with true/false; 2 for an invalid rule, plist or items payload.
+        Exit status: 0 with true/false; 65 for an invalid rule, plist or items payload; 66 for a missing file.
         """
     )
 
@@ -64,7 +65,7 @@ struct ActivationEvalCommand: ParsableCommand {
             do {
                 info = try InfoPlist.load(path: plist, buildSettings: try buildSettings.settings())
             } catch {
-                throw failInput(["error: \(plist): \(error)"])
+                throw failInput(["error: \(plist): \(error)"], path: plist)
             }
             let spec = info.extensionInfo?.activationRule ?? .none
             let (rule, ruleFindings) = Activation.rule(for: info)
@@ -84,7 +85,7 @@ struct ActivationEvalCommand: ParsableCommand {
         var request = ActivationItems(extensionItems: [])
         switch ActivationCLI.loadItems(items) {
         case .success(let r): request = r
-        case .failure(let error): throw failInput(["error: \(items): \(error)"])
+        case .failure(let error): throw failInput(["error: \(items): \(error)"], path: items)
         }
         do {
             let result = try compiled.evaluate(request)
@@ -144,7 +145,7 @@ struct ExtensionsForCommand: ParsableCommand {
         if let items {
             switch ActivationCLI.loadItems(items) {
             case .success(let r): request = r
-            case .failure(let error): throw failInput(["error: \(items): \(error)"])
+            case .failure(let error): throw failInput(["error: \(items): \(error)"], path: items)
             }
         } else {
             let graph = UTTypeGraph.system
@@ -238,7 +239,7 @@ struct ExtensionsForCommand: ParsableCommand {
             }
             for e in loadErrors { note(e) }
         }
-        if !loadErrors.isEmpty { throw ExitCode(2) }
+        if !loadErrors.isEmpty { throw ExitCode(ExitStatus.dataError.rawValue) }
     }
 }
 

@@ -49,11 +49,14 @@ struct PolicyCommand: ParsableCommand {
         @Argument(help: "An NSExtensionPointIdentifier, e.g. com.apple.share-services.")
         var extensionPoint: String
 
-        @Option(name: .customLong("policy-dir"), help: "A directory of policy files layered over the shipped ones.")
-        var policyDirs: [String] = []
+        @OptionGroup var policyOverlays: PolicyOverlayOptions
 
         func run() throws {
-            let set = try PolicyLocator.load(overlays: policyDirs)
+            let set = try PolicyLocator.load(overlays: policyOverlays.directories)
+            guard set.byExtensionPoint[extensionPoint] != nil else {
+                throw CommandFailure(.noInput, "appex policy show: no policy covers extension point \(extensionPoint); "
+                                     + "the policies cover: \(set.byExtensionPoint.keys.sorted().joined(separator: ", "))")
+            }
             try JSONOutput.print(EffectivePolicy(extensionPoint: extensionPoint, in: set).jsonObject)
         }
     }

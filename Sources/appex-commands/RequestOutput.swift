@@ -1,8 +1,11 @@
+import AppexHostClient
+import AppexRun
 import AppexWire
 import Foundation
 
 /// How `appex request` shows what came back: one JSON object (`--json`: outcome, items,
-/// error, reason, cold, phases in µs, peakMemoryBytes), or a few lines for people.
+/// error, reason, cold, phases in µs, peakMemoryBytes), or a few lines for people. A request
+/// appexd refused before any extension saw it has the outcome "refused".
 struct RequestOutput {
     var outcome: String
     var items: [AppexWire.ExtensionItem] = []
@@ -29,13 +32,21 @@ struct RequestOutput {
 
     /// A request appexd refused before any extension saw it.
     init(refusal: Refusal) {
-        outcome = "failed"
+        outcome = "refused"
         error = refusal.message ?? refusal.reason.rawValue
         reason = refusal.reason.rawValue
         details = refusal.details
     }
 
     var succeeded: Bool { outcome == "completed" }
+
+    /// The command's exit status (ExitStatus): 0 completed; a refusal by its reason (66 no
+    /// such extension, 77 not permitted, 75 busy); 1 otherwise.
+    var exitStatus: ExitStatus {
+        if succeeded { return .success }
+        guard outcome == "refused", let reason else { return .no }
+        return HostClientError(.refused, reason: Reason(reason), message: "").exitStatus
+    }
 
     var json: [String: Any] {
         var phaseObject: [String: Any] = [:]
@@ -71,6 +82,12 @@ struct RequestOutput {
 
     var human: String {
         var lines: [String] = []
+        if outcome == "refused" {
+            // Nothing was launched: no cold or warm, no phases.
+            lines.append("refused: \(error ?? "")" + (reason.map { error?.contains($0) == true ? "" : " (\($0))" } ?? ""))
+            lines += details.map { "  \($0)" }
+            return lines.joined(separator: "\n")
+        }
         var head = outcome + (cold ? " (cold launch)" : " (warm)")
         if let reason { head += ": \(reason)" }
         lines.append(head)

@@ -36,13 +36,8 @@ struct TopCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let client: HostClient
-        do {
-            client = try HostClient.connect(socketPath: socket, identifier: "appex-top")
-        } catch let e as HostClientError {
-            FileHandle.standardError.write(Data("appex: \(e.reason.map { "\($0): " } ?? "")\(e.message)\n".utf8))
-            throw ExitCode(1)
-        }
+        // No appexd: AppexMain says how to start one (exit 69).
+        let client = try HostClient.connect(socketPath: socket, identifier: "appex-top")
         defer { client.close() }
         let where_ = socket ?? ProcessInfo.processInfo.environment["APPEX_SOCKET"] ?? "/run/appex/appexd.sock"
 

@@ -31,8 +31,15 @@ struct Appexd: AsyncParsableCommand {
     @Option(help: "Control socket path (default \(WireProtocol.defaultControlSocketPath)).")
     var socket: String?
 
-    @Option(name: .customLong("policies"), help: "A policy directory layered over the shipped policies (repeatable).")
-    var policyDirectories: [String] = []
+    @Option(name: .customLong("policy-dir"), help: "A policy directory layered over the shipped policies (repeatable).")
+    var policyDirs: [String] = []
+
+    /// `--policy-dir`'s old name, still read (as by every appex command), not shown.
+    @Option(name: .customLong("policies"), help: .hidden)
+    var policiesOldName: [String] = []
+
+    /// The overlays, in the order given.
+    var policyDirectories: [String] { policyDirs + policiesOldName }
 
     @Option(help: ArgumentHelp("The cgroup parent of the extensions' cgroups (only this appexd creates cgroups there; default appexd for /var/lib/appex, else appexd-<hash of the state directory>).", visibility: .hidden))
     var cgroupParent: String?
@@ -45,6 +52,17 @@ struct Appexd: AsyncParsableCommand {
 
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
+
+    /// `--log-level`, checked before anything else happens.
+    var level: Logger.Level {
+        get throws {
+            guard let level = Logger.Level(rawValue: logLevel) else {
+                let names = Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")
+                throw ValidationError("--log-level must be one of \(names), not \"\(logLevel)\"")
+            }
+            return level
+        }
+    }
 
     @Option(help: "Memory budget for all extensions together, e.g. 512MiB: pressure levels and jetsam kills are judged against it (overrides the configuration file's memoryBudget).")
     var memoryBudget: String?
@@ -74,10 +92,14 @@ struct Appexd: AsyncParsableCommand {
 
     func validate() throws {
         _ = try metricsFlag
+        _ = try level
+        if !policyDirs.isEmpty && !policiesOldName.isEmpty {
+            throw ValidationError("--policies is the old name of --policy-dir: give every overlay with --policy-dir")
+        }
     }
 
     func run() async throws {
-        let level = Logger.Level(rawValue: logLevel) ?? .info
+        let level = try self.level
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level

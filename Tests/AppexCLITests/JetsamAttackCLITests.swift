@@ -58,7 +58,7 @@ struct JetsamAttackCLITests {
         func request(_ action: String, _ arg: String) throws -> AppexBinary.Result {
             // Uids of its own: the embedded supervisor's sweep of its state's uids must never hit
             // an extension that another test's supervisor runs under the same numbers.
-            try AppexBinary.run(["request", "--bundle", bundle, "--policies", policies, "--state-dir", state, "--json",
+            try AppexBinary.run(["request", "--bundle", bundle, "--policy-dir", policies, "--state-dir", state, "--json",
                                  "--uid-range", "328000-328999",
                                  "--user-info", "probe.action=\(action)", "--user-info", "probe.arg=\(arg)"])
         }
