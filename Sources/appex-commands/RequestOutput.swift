@@ -10,6 +10,9 @@ struct RequestOutput {
     var outcome: String
     var items: [AppexWire.ExtensionItem] = []
     var error: String?
+    /// `error` as people read it: appexd's own errors (its domain and code mean nothing to
+    /// them) by their message alone; an extension's with its domain and code.
+    var errorForPeople: String?
     var reason: String?
     var cold = false
     var phases: [(String, UInt64)] = []
@@ -24,6 +27,9 @@ struct RequestOutput {
         }
         items = o.items
         error = o.error.map { e in "\(e.domain) \(e.code)" + (e.message.map { ": \($0)" } ?? "") }
+        errorForPeople = o.error.map { e in
+            e.domain == Self.appexdErrorDomain ? e.message ?? "appexd ended the request" : "\(e.domain) \(e.code)" + (e.message.map { ": \($0)" } ?? "")
+        }
         reason = o.reason?.rawValue
         cold = o.cold
         phases = o.phases.map { ($0.name, $0.microseconds) }
@@ -37,6 +43,9 @@ struct RequestOutput {
         reason = refusal.reason.rawValue
         details = refusal.details
     }
+
+    /// The domain of the errors appexd itself ends requests with (RequestTicket.errorDomain).
+    static let appexdErrorDomain = "dev.appex.appexd"
 
     var succeeded: Bool { outcome == "completed" }
 
@@ -91,7 +100,7 @@ struct RequestOutput {
         var head = outcome + (cold ? " (cold launch)" : " (warm)")
         if let reason { head += ": \(reason)" }
         lines.append(head)
-        if let error { lines.append("  error: \(error)") }
+        if let error = errorForPeople ?? error { lines.append("  error: \(error)") }
         for d in details { lines.append("  \(d)") }
         for item in items {
             if let t = item.attributedTitle { lines.append("  title: \(t)") }
