@@ -239,7 +239,10 @@ struct ExtensionsForCommand: ParsableCommand {
             }
             for e in loadErrors { note(e) }
         }
-        if !loadErrors.isEmpty { throw ExitCode(ExitStatus.dataError.rawValue) }
+        if !loadErrors.isEmpty {
+            let missing = paths.contains { !FileManager.default.fileExists(atPath: $0) }
+            throw ExitCode((missing ? ExitStatus.noInput : .dataError).rawValue)
+        }
     }
 }
 

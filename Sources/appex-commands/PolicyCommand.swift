@@ -22,6 +22,9 @@ struct PolicyCommand: ParsableCommand {
         var overlay = false
 
         func run() throws {
+            if let directory, !FileManager.default.fileExists(atPath: directory) {
+                throw CommandFailure(.noInput, "appex policy check: \(directory): no such file or directory")
+            }
             let dirs: [String]
             if let directory, !overlay {
                 dirs = [directory]

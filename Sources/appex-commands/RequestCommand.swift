@@ -72,6 +72,10 @@ struct RequestCommand: AsyncParsableCommand {
         let request = try RequestItems.make(texts: texts, urls: urls, files: files, userInfo: RequestItems.userInfo(userInfo))
         defer { request.descriptors.forEach { _ = close($0) } }
         let output: RequestOutput
+        // Before the embedded supervisor makes anything in the state directory.
+        if let bundle, !FileManager.default.fileExists(atPath: bundle) {
+            throw CommandFailure(.noInput, "appex request: --bundle \(bundle): no such file or directory")
+        }
         if let bundle {
             output = try await Self.embedded(bundle: bundle, identifier: bundleIdentifier, request: request,
                                              stateDirectory: stateDir ?? SupervisorOptions.defaultStateDirectory,

@@ -55,6 +55,27 @@ struct ExitStatusCLITests {
         #expect(both.status == 64 && both.stderr.contains("--policies is the old name of --policy-dir"), "\(both.stderr)")
     }
 
+    /// A file that is not there exits 66 (EX_NOINPUT) whichever command was given it, and
+    /// creates nothing on the way.
+    @Test func aMissingInputExits66Everywhere() throws {
+        let nope = "/nonexistent/appex-\(getpid())"
+        let state = NSTemporaryDirectory() + "appex-missing-state-\(getpid())"
+        let lines: [[String]] = [
+            ["validate", nope], ["info", nope], ["lint-binary", nope], ["run", nope],
+            ["activation", "eval", "--plist", nope, "--items", nope], ["activation", "eval", "--rule", "TRUEPREDICATE", "--items", nope],
+            ["extensions-for", nope, "--item", "public.jpeg"], ["test-policy", nope], ["policy", "check", nope],
+            ["request", "x", "--file", nope], ["request", "--bundle", nope, "--state-dir", state],
+            ["profile", nope, "--state-dir", state], ["report", "--state-dir", nope], ["kills", "--state-dir", nope],
+            ["logs", "x", "--state-dir", nope],
+        ]
+        for line in lines {
+            let r = try AppexBinary.run(line)
+            #expect(r.status == 66, "\(line): \(r.status) \(r.stdout) \(r.stderr)")
+            #expect((r.stdout + r.stderr).contains(nope), "\(line) does not name what is missing: \(r.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: state), "a command created \(state)")
+    }
+
     @Test func badInputIsRefusedWithAClearErrorAndStatus() throws {
         let bogus = try AppexBinary.run(["policy", "show", "com.bogus.point"])
         #expect(bogus.status == 66 && bogus.stderr.contains("no policy covers extension point com.bogus.point"), "\(bogus.stderr)")
