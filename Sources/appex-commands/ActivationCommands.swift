@@ -8,7 +8,7 @@ import Foundation
 struct ActivationCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "activation",
-        abstract: "Evaluate NSExtensionActivationRule rules against request items.",
+        abstract: "Evaluate activation rules against request items.",
         subcommands: [ActivationEvalCommand.self]
     )
 }
@@ -102,8 +102,9 @@ struct ActivationEvalCommand: ParsableCommand {
 struct ExtensionsForCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "extensions-for",
-        abstract: "List the extensions whose activation rule accepts the given items, like a share sheet.",
+        abstract: "List the extensions a share sheet would offer.",
         discussion: """
+        List the extensions whose activation rule accepts the given items, like a share sheet. \
         PATH is an .appex bundle, a containing .app directory whose PlugIns/ holds .appex bundles, \
         or a bare Info.plist. All --item/--file attachments and --text go into one extension item, \
         as a share sheet sends them. Extensions without an NSExtensionActivationRule (widgets, \

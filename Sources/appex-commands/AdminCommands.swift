@@ -50,7 +50,8 @@ struct DaemonOptions: ParsableArguments {
 struct InstallCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "install",
-        abstract: "Install a containing app or a bare .appex into appexd (validated, copied; starts disabled).")
+        abstract: "Install a containing app or an .appex into appexd.",
+        discussion: "Install a containing app or a bare .appex into appexd (validated, copied; starts disabled).")
     @Argument(help: "The bundle, as appexd sees the path.") var path: String
     @OptionGroup var daemon: DaemonOptions
 
@@ -83,7 +84,7 @@ struct EnableCommand: AsyncParsableCommand {
 }
 
 struct DisableCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "disable", abstract: "Disable an extension; its running instances terminate.")
+    static let configuration = CommandConfiguration(commandName: "disable", abstract: "Disable an extension; its running instances end.")
     @Argument(help: "The extension's bundle identifier.") var bundleIdentifier: String
     @OptionGroup var daemon: DaemonOptions
     func run() async throws { try await daemon.run({ try await $0.disable(bundleIdentifier) }) { "disabled \($0.bundleIdentifier)" } }
@@ -92,7 +93,7 @@ struct DisableCommand: AsyncParsableCommand {
 struct UninstallCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "uninstall",
-        abstract: "Uninstall an extension (or every extension of a containing app).")
+        abstract: "Uninstall an extension, or a containing app's.")
     @Argument(help: "An extension's bundle identifier, or a containing app's.") var bundleIdentifier: String
     @Flag(help: "Also remove the extension's data container, and the app groups the uninstall releases.") var removeData = false
     @OptionGroup var daemon: DaemonOptions

@@ -7,7 +7,8 @@ import Foundation
 struct InfoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "info",
-        abstract: "Describe a bundle, containing app, Info.plist or .entitlements file and its effective policy."
+        abstract: "Describe a bundle or plist and its effective policy.",
+        discussion: "Describe a bundle, containing app, Info.plist or .entitlements file and its effective policy."
     )
 
     @Argument(help: "A Name.appex bundle, a Host.app with PlugIns/, an Info.plist or an .entitlements file.")

@@ -10,7 +10,8 @@ import Foundation
 struct JetsamCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "jetsam",
-        abstract: "Show appexd's memory governor: the pressure level and every live extension in victim order (first listed dies first).")
+        abstract: "Show appexd's memory governor and its victim order.",
+        discussion: "Show appexd's memory governor: the pressure level and every live extension in victim order (first listed dies first).")
     @OptionGroup var daemon: DaemonOptions
 
     func run() async throws {
@@ -81,8 +82,9 @@ struct JetsamCommand: AsyncParsableCommand {
 struct KillsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "kills",
-        abstract: "List the terminations appexd caused or observed (reason, band, footprint, trigger to death), newest first.",
+        abstract: "List the terminations appexd recorded, newest first.",
         discussion: """
+            List the terminations appexd caused or observed (reason, band, footprint, trigger to death), newest first. \
             Reads the records of the appexd at the socket (its state directory, which it is \
             asked for), or of --state-dir; with no appexd answering, of the default state \
             directory. The first line says which database was read.

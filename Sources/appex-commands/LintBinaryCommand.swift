@@ -11,7 +11,8 @@ import Foundation
 struct LintBinaryCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lint-binary",
-        abstract: "Report the calls an executable imports that its extension point's policy denies."
+        abstract: "Report imported calls the extension's policy denies.",
+        discussion: "Report the calls an executable imports that its extension point's policy denies."
     )
 
     @Argument(help: "ELF executables, or .appex bundles (their executable and the libraries they bundle).")

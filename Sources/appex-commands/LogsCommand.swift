@@ -11,7 +11,7 @@ import Glibc
 struct LogsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "logs",
-        abstract: "Show an extension's output (stdout and stderr) from its log; -f follows it.",
+        abstract: "Show an extension's stdout and stderr; -f follows.",
         discussion: """
             Reads the log in the state directory of the appexd at the socket (it is asked for \\
             it), or of --state-dir; with no appexd answering, of the default state directory. \\

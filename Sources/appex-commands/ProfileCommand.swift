@@ -8,8 +8,9 @@ import Foundation
 struct ProfileCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "profile",
-        abstract: "Launch an extension N times and show p50/p90/p99/max per launch phase against its deadline.",
+        abstract: "Launch an extension N times: phase percentiles.",
         discussion: """
+            Launch an extension N times and show p50/p90/p99/max per launch phase against its deadline. \
             Through a supervisor embedded here, as appexd would launch it: its effective policy, \
             its sandbox, its launch deadline. BUNDLE (a .appex or a containing app) is installed \
             into the state directory and enabled, as with `appex request --bundle`; EXTENSION \

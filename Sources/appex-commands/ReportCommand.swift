@@ -10,8 +10,9 @@ import Foundation
 struct ReportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "report",
-        abstract: "Launch times over time and by version, and terminations by reason, from the history.",
+        abstract: "Launch times and terminations from the history.",
         discussion: """
+            Launch times over time and by version, and terminations by reason, from the history. \
             Reads the launches, requests and terminations appexd (or an embedded supervisor: \
             appex request --bundle, appex profile) recorded in the state directory's database \
             (--state-dir, else the one of the appexd at the socket, else the default), \

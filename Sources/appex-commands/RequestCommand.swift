@@ -14,7 +14,7 @@ import Glibc
 struct RequestCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "request",
-        abstract: "Send a request to an extension and show what it returned.",
+        abstract: "Send a request to an extension; show the result.",
         discussion: """
             Through appexd (its socket from --socket, $APPEX_SOCKET or /run/appex/appexd.sock), \
             or with --bundle PATH through a supervisor embedded here: the bundle is installed \

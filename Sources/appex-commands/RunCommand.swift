@@ -7,8 +7,9 @@ import ArgumentParser
 struct RunCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
-        abstract: "Run an extension in its sandbox and report its exit, kill reason, peak memory and launch phases.",
+        abstract: "Run an extension in its sandbox; report how it ended.",
         discussion: """
+            Run an extension in its sandbox and report its exit, kill reason, peak memory and launch phases. \
             The extension runs in its own cgroup (memory and pids limits), mount, pid, ipc, uts \
             (and, unless its policy grants the network, net) namespaces, as its own uid, with its \
             policy's seccomp filter. Its stdout and stderr go to <state>/logs/<bundle-id>.log \

@@ -12,7 +12,7 @@ import Glibc
 struct TestPolicyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "test-policy",
-        abstract: "Run policy test files under the real sandbox and report each case.",
+        abstract: "Run policy test files under the real sandbox.",
         discussion: """
             Each case runs appex-probe as an extension (the machinery of appex run: cgroup, uid, \
             rlimits, seccomp filter, view), or, for a launch deadline or memory warnings, the probe \

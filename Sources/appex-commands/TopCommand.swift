@@ -14,8 +14,9 @@ import Glibc
 struct TopCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "top",
-        abstract: "Watch appexd's live extensions: band, footprint against its limit, CPU, state, launch time, pressure level.",
+        abstract: "Watch appexd's live extensions, refreshed in place.",
         discussion: """
+            Watch appexd's live extensions: band, footprint against its limit, CPU, state, launch time, pressure level. \
             Keys: q or Ctrl-C quits, space refreshes now. Rows are in victim order: the first one dies first \
             under memory pressure. When standard output is not a terminal, frames are printed one after \
             another (like top -b).

@@ -8,7 +8,8 @@ import Foundation
 struct ValidateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "validate",
-        abstract: "Check .appex bundles, containing apps, Info.plist or .entitlements files as Apple's tools would."
+        abstract: "Check bundles and plists as Apple's tools would.",
+        discussion: "Check .appex bundles, containing apps, Info.plist or .entitlements files as Apple's tools would."
     )
 
     @Argument(help: "Bundles (Name.appex), containing apps (Host.app with PlugIns/), Info.plist or .entitlements files.")

@@ -30,7 +30,9 @@ struct ExitStatusCLITests {
         let start = try #require(lines.firstIndex { $0.hasPrefix("SUBCOMMANDS:") })
         let commands = lines[(start + 1)...].prefix { !$0.isEmpty }
         #expect(commands.count >= 20)
-        for line in commands where line.hasPrefix("  ") && !line.hasPrefix("       ") {
+        for line in commands {
+            // "  name   abstract": one line each, none wrapped onto a second.
+            #expect(!line.hasPrefix("       "), "an abstract longer than one line: \(line)")
             let words = line.split(separator: " ", maxSplits: 1)
             #expect(words.count == 2, "no abstract: \(line)")
         }
