@@ -275,6 +275,14 @@ public final class HostClient: Sendable {
         return report
     }
 
+    /// Where appexd keeps its state: its registry and history database, the extensions' logs.
+    public func stateDirectory() async throws -> String {
+        guard let path = try await administerWhole(.status).stateDirectory else {
+            throw HostClientError(refusal: Refusal(reason: .protocolError, message: "the answer to Status carries no state directory"))
+        }
+        return path
+    }
+
     private func administer(_ command: AdminRequest.Command) async throws -> [ExtensionInfo] {
         try await administerWhole(command).extensions
     }

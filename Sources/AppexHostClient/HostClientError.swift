@@ -47,7 +47,7 @@ public struct HostClientError: Error, Sendable, Equatable, CustomStringConvertib
 
     /// A Refusal from appexd, of the connection (no request id) or of one request.
     init(refusal: Refusal) {
-        let what = refusal.requestID.map { "appexd refused request \($0)" } ?? "appexd refused the connection"
+        let what = refusal.requestID == nil ? "appexd refused the connection" : "appexd refused the request"
         self.init(refusal.requestID == nil ? .connectionRefused : .refused,
                   reason: refusal.reason,
                   message: refusal.message.map { "\(what): \($0)" } ?? what,

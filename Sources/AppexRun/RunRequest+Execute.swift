@@ -14,6 +14,8 @@ public struct PreparedRun: Sendable {
     public var options: RunOptions
     public var launches: Int
     public var json: Bool
+    /// The extension's output is on our stdout and stderr: the report goes to stderr.
+    public var stdio = false
 }
 
 /// What preparing a request came to.
@@ -26,9 +28,11 @@ public enum RunPreparation: Sendable {
     case policiesNotCached
 }
 
-/// A run that started and failed: `message` goes to stderr, and the command exits 1.
+/// A run that started and failed before the extension ran: `message` goes to stderr, and the
+/// command exits `status` (ExitStatus.osError: a sandbox or launch step failed).
 public struct RunFailure: Error, Sendable, CustomStringConvertible {
     public var message: String
+    public var status = ExitStatus.osError
     public var description: String { message }
 }
 
@@ -83,7 +87,13 @@ extension RunRequest {
                                  timeout: timeout.map { .milliseconds(Int64(($0 * 1000).rounded(.up))) },
                                  uidRange: uids)
         options.preparedNetwork = network
-        return .ready(PreparedRun(spec: spec, extensionPoint: point, options: options, launches: launches, json: json))
+        if stdio {
+            options.passOutput = true
+            // A reader that goes away ends the copy to it (EPIPE), not this run.
+            signal(SIGPIPE, SIG_IGN)
+        }
+        return .ready(PreparedRun(spec: spec, extensionPoint: point, options: options, launches: launches, json: json,
+                                  stdio: stdio))
     }
 }
 
@@ -99,6 +109,22 @@ extension PreparedRun {
         } catch let e as SandboxError {
             throw RunFailure(message: "appex run: \(spec.bundleIdentifier): \(e)")
         }
+    }
+
+    /// appex's exit status after these launches: the last one's, as bwrap passes its child's
+    /// through; 128 + N when signal N ended it.
+    public static func exitStatus(_ reports: [RunReport]) -> Int32 {
+        guard let last = reports.last else { return ExitStatus.osError.rawValue }
+        if let signal = last.signal { return ExitStatus.killed(by: signal) }
+        return last.exitStatus ?? ExitStatus.success.rawValue
+    }
+
+    /// Prints the report (to stderr when the extension's output is on stdout) and exits with
+    /// the extension's status.
+    public func finish(_ reports: [RunReport]) -> Never {
+        let text = output(reports)
+        if stdio { StandardError.line(text) } else { print(text) }
+        exit(Self.exitStatus(reports))
     }
 
     /// The reports as the command prints them: one JSON object (an array for several

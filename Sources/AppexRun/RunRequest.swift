@@ -18,6 +18,8 @@ public struct RunRequest: Equatable, Sendable {
     public var bundle: String
     public var arguments: [String] = []
     public var json = false
+    /// The extension's stdout and stderr on ours too (the report then goes to stderr).
+    public var stdio = false
     public var extensionPoint: String?
     public var policyDirs: [String] = []
     public var stateDir = Self.defaultStateDir
@@ -27,7 +29,7 @@ public struct RunRequest: Equatable, Sendable {
 
     public init(bundle: String, arguments: [String] = [], json: Bool = false, extensionPoint: String? = nil,
                 policyDirs: [String] = [], stateDir: String = Self.defaultStateDir, uidRange: String = Self.defaultUIDRange,
-                timeout: Double? = nil, launches: Int = 1) {
+                timeout: Double? = nil, launches: Int = 1, stdio: Bool = false) {
         self.bundle = bundle
         self.arguments = arguments
         self.json = json
@@ -37,6 +39,7 @@ public struct RunRequest: Equatable, Sendable {
         self.uidRange = uidRange
         self.timeout = timeout
         self.launches = launches
+        self.stdio = stdio
     }
 
     /// The request for `arguments` (the command line without the program's name) when it is
@@ -67,10 +70,10 @@ public struct RunRequest: Equatable, Sendable {
                 name = String(token[..<eq])
                 value = String(token[token.index(after: eq)...])
             }
-            if name == "--json" {
+            if name == "--json" || name == "--stdio" {
                 guard value == nil, !seen.contains(name) else { return nil }
                 seen.append(name)
-                request.json = true
+                if name == "--json" { request.json = true } else { request.stdio = true }
                 continue
             }
             guard Self.valued.contains(name) else { return nil }

@@ -22,8 +22,9 @@ public final class ExtensionLog: @unchecked Sendable {
     private let logsFD: Int32
     /// Current log file, guarded by `lock` (the copier and header writers share it).
     private let file: Protected<Int32>
-    /// The pipe's read end while the pump copies from it (-1 before and after), guarded by `pipe`.
-    private let pipe = Protected<Int32>(-1)
+    /// The pipes' read ends while the pump copies from them (none before and after), each with
+    /// the descriptor it echoes to (-1: none).
+    private let pipes = Protected<[(fd: Int32, echo: Int32)]>([])
 
     /// Opens (creating) `<id>.log` beneath `logsFD`; takes ownership of `logsFD`.
     init(logsFD: Int32, bundleIdentifier: String, limit: Int = ExtensionLog.defaultLimit) throws {
@@ -50,21 +51,24 @@ public final class ExtensionLog: @unchecked Sendable {
 
     /// A pipe for the extension's stdout and stderr: returns the write end (the caller passes
     /// it to the launch and closes it afterwards); the read end is copied from by the shared
-    /// log pump (DescriptorPump.logs), not a thread of its own.
-    public func makePipe() throws -> Int32 {
+    /// log pump (DescriptorPump.logs), not a thread of its own. `echo`: a descriptor of ours
+    /// (`appex run --stdio`: 1 or 2) that gets each piece too. The extension writes only to
+    /// the pipe, never to that descriptor: a terminal it held could be sent ioctls, a file
+    /// truncated.
+    public func makePipe(echo: Int32 = -1) throws -> Int32 {
         var p: [Int32] = [-1, -1]
         guard appex_pipe_cloexec(&p) == 0 else { throw Sys.fail("pipe for the extension's output") }
         // Only the read end: the extension's end stays blocking, as a program expects.
         _ = fcntl(p[0], F_SETFL, fcntl(p[0], F_GETFL) | O_NONBLOCK)
-        pipe.withLock { $0 = p[0] }
+        pipes.withLock { $0.append((p[0], echo)) }
         let readFD = p[0]
         do {
             try DescriptorPump.logs.add(readFD) { [self] in
                 // EOF: every writer is gone; stop() closes the descriptor.
-                if !drain(readFD, once: true) { DescriptorPump.logs.remove(readFD) }
+                if !drain(readFD, echo: echo, once: true) { DescriptorPump.logs.remove(readFD) }
             }
         } catch {
-            pipe.withLock { $0 = -1 }
+            pipes.withLock { $0.removeAll { $0.fd == readFD } }
             Sys.close(p[0]); Sys.close(p[1])
             throw error
         }
@@ -74,13 +78,16 @@ public final class ExtensionLog: @unchecked Sendable {
     /// Copies what the pipe holds into the log: one read (`once`, from the pump: it calls
     /// again while there is more) or until it is empty, at most 1 MiB (a writer that is still
     /// writing does not hold up stop()). False at end of file or on an error.
-    private func drain(_ fd: Int32, once: Bool) -> Bool {
+    private func drain(_ fd: Int32, echo: Int32, once: Bool) -> Bool {
         var buf = [UInt8](repeating: 0, count: 16384)
         var reads = 0
         while true {
             let r = buf.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if r > 0 {
-                append(Array(buf[0..<r]))
+                let piece = Array(buf[0..<r])
+                // A reader that went away (a closed pipe) only stops the echo, not the log.
+                if echo >= 0 { try? Sys.writeAll(fd: echo, piece) }
+                append(piece)
                 reads += 1
                 if once || reads >= 64 { return true }
                 continue
@@ -132,12 +139,13 @@ public final class ExtensionLog: @unchecked Sendable {
 
     /// Stops the copier after draining what the pipe still holds. Idempotent.
     public func stop() {
-        let fd = pipe.withLock { fd -> Int32 in defer { fd = -1 }; return fd }
-        guard fd >= 0 else { return }
-        DescriptorPump.logs.perform { [self] in
-            _ = drain(fd, once: false)
-            DescriptorPump.logs.remove(fd)  // on the pump's thread: at once
+        let open = pipes.withLock { open -> [(fd: Int32, echo: Int32)] in defer { open = [] }; return open }
+        for (fd, echo) in open {
+            DescriptorPump.logs.perform { [self] in
+                _ = drain(fd, echo: echo, once: false)
+                DescriptorPump.logs.remove(fd)  // on the pump's thread: at once
+            }
+            Sys.close(fd)
         }
-        Sys.close(fd)
     }
 }

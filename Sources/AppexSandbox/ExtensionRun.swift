@@ -36,6 +36,9 @@ public struct RunOptions: Sendable {
     /// Told each call a `notify` rule denied, with the bundle identifier and the call's name,
     /// on the seccomp pump's thread (the supervisor's metrics).
     public var onDeniedSyscall: (@Sendable (_ bundleIdentifier: String, _ syscall: String) -> Void)?
+    /// Also copy the extension's stdout to ours and its stderr to ours (`appex run --stdio`),
+    /// besides its log; through pipes, as always, never our descriptors themselves.
+    public var passOutput = false
 
     public init(stateDirectory: String = "/var/lib/appex", timeout: Duration? = nil,
                 cgroups: CgroupManager? = nil, uidRange: ClosedRange<UInt32> = UIDAllocator.defaultRange,
@@ -94,6 +97,8 @@ public final class ExtensionRun {
     private var log: ExtensionLog?
     /// The write end of the log pipe until the launch has handed it to the extension.
     private var logWriteFD: Int32 = -1
+    /// With `passOutput`, stderr's own pipe (stdout's is `logWriteFD`); -1 otherwise.
+    private var errorWriteFD: Int32 = -1
     private var oomBaseline = 0
     private var oomWatcher: OOMWatcher?
     private var notifier: SeccompNotifier?
@@ -193,7 +198,8 @@ public final class ExtensionRun {
         let log = try store.openLog(for: spec.bundleIdentifier)
         self.log = log
         log.append(Array("--- appex run \(spec.bundleIdentifier) at \(Self.timestamp()) ---\n".utf8))
-        logWriteFD = try log.makePipe()
+        logWriteFD = try log.makePipe(echo: options.passOutput ? 1 : -1)
+        if options.passOutput { errorWriteFD = try log.makePipe(echo: 2) }
 
         var env: [String: String] = [
             "HOME": FilesystemView.dataPath,
@@ -216,7 +222,7 @@ public final class ExtensionRun {
         }
         plan.stdin = -1
         plan.stdout = logWriteFD
-        plan.stderr = logWriteFD
+        plan.stderr = errorWriteFD >= 0 ? errorWriteFD : logWriteFD
         var limits: [LaunchPlan.ResourceLimit] = [.init(resource: Int32(RLIMIT_CORE.rawValue), soft: 0, hard: 0)]
         if let files = spec.openFilesLimit {
             limits.append(.init(resource: Int32(RLIMIT_NOFILE.rawValue), soft: UInt64(files), hard: UInt64(files)))
@@ -254,6 +260,8 @@ public final class ExtensionRun {
         joinFDs = []
         Sys.close(logWriteFD)
         logWriteFD = -1
+        Sys.close(errorWriteFD)
+        errorWriteFD = -1
         if p.listenerFD >= 0, let seccomp = plan.seccomp {
             let bundle = spec.bundleIdentifier
             var onDenial: (@Sendable (String) -> Void)?
@@ -375,6 +383,8 @@ public final class ExtensionRun {
         log = nil
         Sys.close(logWriteFD)
         logWriteFD = -1
+        Sys.close(errorWriteFD)
+        errorWriteFD = -1
     }
 
     static func timestamp() -> String {

@@ -14,6 +14,9 @@ public struct AdminRequest: Equatable, Sendable {
         case uninstall(bundleIdentifier: String, removeData: Bool)
         /// The memory governor's list (answered with `AdminResult.jetsam`).
         case jetsam
+        /// Where appexd keeps its records (answered with `AdminResult.stateDirectory`), so
+        /// that `appex kills`, `report` and `logs` read the appexd they talk to.
+        case status
     }
 
     public var requestID: UInt64
@@ -32,6 +35,7 @@ public struct AdminRequest: Equatable, Sendable {
         case .disable: .disable
         case .uninstall: .uninstall
         case .jetsam: .jetsam
+        case .status: .status
         }
     }
 }
@@ -43,11 +47,14 @@ public struct AdminResult: Equatable, Sendable {
     public var extensions: [ExtensionInfo]
     /// The answer to Jetsam.
     public var jetsam: JetsamReport?
+    /// The answer to Status: appexd's state directory (absolute).
+    public var stateDirectory: String?
 
-    public init(requestID: UInt64, extensions: [ExtensionInfo], jetsam: JetsamReport? = nil) {
+    public init(requestID: UInt64, extensions: [ExtensionInfo], jetsam: JetsamReport? = nil, stateDirectory: String? = nil) {
         self.requestID = requestID
         self.extensions = extensions
         self.jetsam = jetsam
+        self.stateDirectory = stateDirectory
     }
 }
 

@@ -36,7 +36,7 @@ public enum ConnectionRole: Sendable, CaseIterable {
             return channel == .extension
         case .openURL:
             return self == .extension || self == .service
-        case .hostBeginRequest, .hostCancelRequest, .install, .list, .enable, .disable, .uninstall, .jetsam:
+        case .hostBeginRequest, .hostCancelRequest, .install, .list, .enable, .disable, .uninstall, .jetsam, .status:
             return self == .host
         case .requestOutcome, .interruption, .adminResult:
             return self == .service

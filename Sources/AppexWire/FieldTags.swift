@@ -32,7 +32,7 @@ enum Tag {
     }
 
     enum Admin { static let requestID: UInt16 = 1, argument: UInt16 = 2, removeData: UInt16 = 3 }
-    enum AdminResult { static let requestID: UInt16 = 1, extensionInfo: UInt16 = 2, jetsam: UInt16 = 3 }
+    enum AdminResult { static let requestID: UInt16 = 1, extensionInfo: UInt16 = 2, jetsam: UInt16 = 3, stateDirectory: UInt16 = 4 }
     enum JetsamReport {
         static let level: UInt16 = 1, budgetBytes: UInt16 = 2, footprintBytes: UInt16 = 3, availableBytes: UInt16 = 4
         static let entry: UInt16 = 5

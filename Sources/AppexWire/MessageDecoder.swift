@@ -242,15 +242,18 @@ struct MessageDecoder {
                                               message: message, signal: signal, band: band, footprintBytes: footprint,
                                               triggerToDeathMicros: triggerToDeath))
 
-        case .install, .list, .enable, .disable, .uninstall, .jetsam:
+        case .install, .list, .enable, .disable, .uninstall, .jetsam, .status:
             return .admin(try decodeAdmin(&r))
 
         case .adminResult:
             var id: UInt64?
             var extensions: [ExtensionInfo] = []
             var jetsam: JetsamReport?
+            var stateDirectory: String?
             while let f = try r.next() {
                 switch f.tag {
+                case Tag.AdminResult.stateDirectory:
+                    try r.once(&stateDirectory, f, "stateDirectory") { f throws(WireError) in try f.string("stateDirectory") }
                 case Tag.AdminResult.requestID: try r.once(&id, f, "requestID") { f throws(WireError) in try f.u64("requestID") }
                 case Tag.AdminResult.jetsam: try r.once(&jetsam, f, "jetsam") { f throws(WireError) in try Self.jetsamReport(f, "jetsam") }
                 case Tag.AdminResult.extensionInfo:
@@ -260,7 +263,8 @@ struct MessageDecoder {
                 default: try r.unknown(f)
                 }
             }
-            return .adminResult(AdminResult(requestID: try r.required(id, "requestID"), extensions: extensions, jetsam: jetsam))
+            return .adminResult(AdminResult(requestID: try r.required(id, "requestID"), extensions: extensions, jetsam: jetsam,
+                                             stateDirectory: stateDirectory))
         }
     }
 
@@ -272,7 +276,7 @@ struct MessageDecoder {
         while let f = try r.next() {
             switch f.tag {
             case Tag.Admin.requestID: try r.once(&id, f, "requestID") { f throws(WireError) in try f.u64("requestID") }
-            case Tag.Admin.argument where type != .list && type != .jetsam:
+            case Tag.Admin.argument where type != .list && type != .jetsam && type != .status:
                 try r.once(&argument, f, argumentName) { f throws(WireError) in try f.string(argumentName) }
             case Tag.Admin.removeData where type == .uninstall:
                 try r.once(&removeData, f, "removeData") { f throws(WireError) in try f.bool("removeData") }
@@ -285,6 +289,7 @@ struct MessageDecoder {
         case .install: command = .install(path: try r.required(argument, argumentName))
         case .list: command = .list
         case .jetsam: command = .jetsam
+        case .status: command = .status
         case .enable: command = .enable(bundleIdentifier: try r.required(argument, argumentName))
         case .disable: command = .disable(bundleIdentifier: try r.required(argument, argumentName))
         default: command = .uninstall(bundleIdentifier: try r.required(argument, argumentName), removeData: removeData ?? false)

@@ -83,7 +83,7 @@ struct MessageEncoder {
             switch m.command {
             case .install(let path):
                 try w.string(Tag.Admin.argument, path, field: name + ".path")
-            case .list, .jetsam:
+            case .list, .jetsam, .status:
                 break
             case .enable(let id), .disable(let id):
                 try w.string(Tag.Admin.argument, id, field: name + ".bundleIdentifier")
@@ -105,6 +105,7 @@ struct MessageEncoder {
                     if let v = e.containingApp { try w.string(Tag.ExtensionInfo.containingApp, v, field: f + ".containingApp") }
                 }
             }
+            if let v = m.stateDirectory { try w.string(Tag.AdminResult.stateDirectory, v, field: name + ".stateDirectory") }
             if let j = m.jetsam {
                 try limit(j.entries.count, WireLimits.extensionsPerResult, name + ".jetsam.entries")
                 try w.nested(Tag.AdminResult.jetsam) { (w: inout TLVWriter) throws(WireError) in

@@ -28,6 +28,7 @@ public enum MessageType: UInt16, Sendable, CaseIterable {
     case uninstall = 0x34
     case adminResult = 0x35
     case jetsam = 0x36
+    case status = 0x3E
 
     /// The name used in Docs/protocol.md and in error paths.
     public var name: String {
@@ -55,6 +56,7 @@ public enum MessageType: UInt16, Sendable, CaseIterable {
         case .uninstall: "Uninstall"
         case .adminResult: "AdminResult"
         case .jetsam: "Jetsam"
+        case .status: "Status"
         }
     }
 }

@@ -1,5 +1,6 @@
 import AppexActivation
 import AppexBundle
+import AppexRun
 import ArgumentParser
 import Foundation
 
@@ -7,15 +8,15 @@ import Foundation
 struct ActivationCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "activation",
-        abstract: "Evaluate NSExtensionActivationRule rules against request items.",
+        abstract: "Evaluate activation rules against request items.",
         subcommands: [ActivationEvalCommand.self]
     )
 }
 
-/// Exit status 2 with messages already written to stderr: a bad rule or bad items.
-private func failInput(_ lines: [String]) -> ExitCode {
-    for line in lines { FileHandle.standardError.write(Data((line + "\n").utf8)) }
-    return ExitCode(2)
+/// A bad rule or bad items (ExitStatus.dataError), or `path` that is not there (noInput).
+private func failInput(_ lines: [String], path: String? = nil) -> CommandFailure {
+    let missing = path.map { $0 != "-" && !FileManager.default.fileExists(atPath: $0) } ?? false
+    return CommandFailure(missing ? .noInput : .dataError, lines: lines)
 }
 
 private func note(_ line: String) {
@@ -31,7 +32,7 @@ struct ActivationEvalCommand: ParsableCommand {
         discussion: """
         ITEMS_JSON: {"extensionItems": [{"attachments": [{"registeredTypeIdentifiers": ["public.jpeg"]}], \
         "attributedContentText": "optional"}]}. Use - to read it from standard input.
-        Exit status: 0 with true/false; 2 for an invalid rule, plist or items payload.
+        Exit status: 0 with true/false; 65 for an invalid rule, plist or items payload; 66 for a missing file.
         """
     )
 
@@ -64,7 +65,7 @@ struct ActivationEvalCommand: ParsableCommand {
             do {
                 info = try InfoPlist.load(path: plist, buildSettings: try buildSettings.settings())
             } catch {
-                throw failInput(["error: \(plist): \(error)"])
+                throw failInput(["error: \(plist): \(error)"], path: plist)
             }
             let spec = info.extensionInfo?.activationRule ?? .none
             let (rule, ruleFindings) = Activation.rule(for: info)
@@ -84,7 +85,7 @@ struct ActivationEvalCommand: ParsableCommand {
         var request = ActivationItems(extensionItems: [])
         switch ActivationCLI.loadItems(items) {
         case .success(let r): request = r
-        case .failure(let error): throw failInput(["error: \(items): \(error)"])
+        case .failure(let error): throw failInput(["error: \(items): \(error)"], path: items)
         }
         do {
             let result = try compiled.evaluate(request)
@@ -101,8 +102,9 @@ struct ActivationEvalCommand: ParsableCommand {
 struct ExtensionsForCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "extensions-for",
-        abstract: "List the extensions whose activation rule accepts the given items, like a share sheet.",
+        abstract: "List the extensions a share sheet would offer.",
         discussion: """
+        List the extensions whose activation rule accepts the given items, like a share sheet. \
         PATH is an .appex bundle, a containing .app directory whose PlugIns/ holds .appex bundles, \
         or a bare Info.plist. All --item/--file attachments and --text go into one extension item, \
         as a share sheet sends them. Extensions without an NSExtensionActivationRule (widgets, \
@@ -144,7 +146,7 @@ struct ExtensionsForCommand: ParsableCommand {
         if let items {
             switch ActivationCLI.loadItems(items) {
             case .success(let r): request = r
-            case .failure(let error): throw failInput(["error: \(items): \(error)"])
+            case .failure(let error): throw failInput(["error: \(items): \(error)"], path: items)
             }
         } else {
             let graph = UTTypeGraph.system
@@ -238,7 +240,10 @@ struct ExtensionsForCommand: ParsableCommand {
             }
             for e in loadErrors { note(e) }
         }
-        if !loadErrors.isEmpty { throw ExitCode(2) }
+        if !loadErrors.isEmpty {
+            let missing = paths.contains { !FileManager.default.fileExists(atPath: $0) }
+            throw ExitCode((missing ? ExitStatus.noInput : .dataError).rawValue)
+        }
     }
 }
 

@@ -1,3 +1,4 @@
+import AppexRun
 import AppexVersion
 import ArgumentParser
 
@@ -6,6 +7,7 @@ struct Appex: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "appex",
         abstract: "Install, validate, run, request and inspect Linux app extensions (.appex bundles).",
+        discussion: "Exit status (every command; README.md has the same table):\n" + ExitStatus.table,
         version: AppexVersion.current,
         subcommands: [
             ValidateCommand.self,
@@ -17,7 +19,7 @@ struct Appex: AsyncParsableCommand {
             RequestCommand.self,
             LintBinaryCommand.self,
             TestPolicyCommand.self,
-            JetsamCommand.self, KillsCommand.self, TopCommand.self,
+            JetsamCommand.self, KillsCommand.self, LogsCommand.self, TopCommand.self,
             ProfileCommand.self, ReportCommand.self,
             DoctorCommand.self,
         ]

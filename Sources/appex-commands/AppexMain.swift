@@ -1,3 +1,5 @@
+import AppexHostClient
+import AppexRun
 import ArgumentParser
 import Dispatch
 #if canImport(Glibc)
@@ -22,7 +24,7 @@ enum AppexMain {
         do {
             parsed = try Appex.parseAsRoot()
         } catch {
-            Appex.exit(withError: error)
+            fail(error)
         }
         if let command = parsed as? AsyncParsableCommand {
             runAsync(command)
@@ -31,8 +33,35 @@ enum AppexMain {
         do {
             try command.run()
         } catch {
-            Appex.exit(withError: error)
+            fail(error)
         }
+    }
+
+    /// Ends with the error's line of the exit-status table (ExitStatus, `appex --help`): a
+    /// `CommandFailure`'s lines as they are, other errors as "appex COMMAND: error".
+    static func fail(_ error: Error) -> Never {
+        guard let status = ErrorExitStatus.of(error) else { Appex.exit(withError: error) }
+        let lines: [String]
+        switch error {
+        case let failure as CommandFailure: lines = failure.lines
+        case let e as HostClientError: lines = e.lines(command: commandName, socketPath: socketOption)
+        default: lines = ["\(commandName): \(error)"]
+        }
+        for line in lines { StandardError.line(line) }
+        exit(status.rawValue)
+    }
+
+    /// "appex" and the subcommand's name, from the command line (for messages).
+    static var commandName: String {
+        let words = CommandLine.arguments.dropFirst().prefix { !$0.hasPrefix("-") }.prefix(1)
+        return (["appex"] + words).joined(separator: " ")
+    }
+
+    /// The command line's --socket, for the message that names the socket.
+    static var socketOption: String? {
+        let args = CommandLine.arguments
+        if let i = args.firstIndex(of: "--socket"), i + 1 < args.count { return args[i + 1] }
+        return args.first { $0.hasPrefix("--socket=") }.map { String($0.dropFirst("--socket=".count)) }
     }
 
     private static func runAsync(_ command: sending AsyncParsableCommand) -> Never {
@@ -44,7 +73,7 @@ enum AppexMain {
             finished.signal()
         }
         finished.wait()
-        if let error = outcome.error { Appex.exit(withError: error) }
+        if let error = outcome.error { fail(error) }
         Appex.exit()
     }
 

@@ -7,7 +7,8 @@ import Foundation
 struct InfoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "info",
-        abstract: "Describe a bundle, containing app, Info.plist or .entitlements file and its effective policy."
+        abstract: "Describe a bundle or plist and its effective policy.",
+        discussion: "Describe a bundle, containing app, Info.plist or .entitlements file and its effective policy."
     )
 
     @Argument(help: "A Name.appex bundle, a Host.app with PlugIns/, an Info.plist or an .entitlements file.")
@@ -18,17 +19,15 @@ struct InfoCommand: ParsableCommand {
 
     @OptionGroup var build: BuildSettingOptions
 
-    @Option(name: .customLong("policy-dir"), help: "A directory of policy files layered over the shipped ones.")
-    var policyDirs: [String] = []
+    @OptionGroup var policyOverlays: PolicyOverlayOptions
 
     func run() throws {
-        let policies = try PolicyLocator.load(overlays: policyDirs)
+        let policies = try PolicyLocator.load(overlays: policyOverlays.directories)
         let target: InputTarget
         do {
             target = try InputTarget.load(path, buildSettings: try build.settings())
         } catch let error as PropertyListFileError {
-            FileHandle.standardError.write(Data("appex info: \(error)\n".utf8))
-            throw ExitCode(1)
+            throw CommandFailure(ErrorExitStatus.of(error) ?? .dataError, "appex info: \(error)")
         }
         let object = Self.describe(target, policies: policies)
         if json {

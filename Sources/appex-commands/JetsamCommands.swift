@@ -10,19 +10,12 @@ import Foundation
 struct JetsamCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "jetsam",
-        abstract: "Show appexd's memory governor: the pressure level and every live extension in victim order (first listed dies first).")
+        abstract: "Show appexd's memory governor and its victim order.",
+        discussion: "Show appexd's memory governor: the pressure level and every live extension in victim order (first listed dies first).")
     @OptionGroup var daemon: DaemonOptions
 
     func run() async throws {
-        let report: JetsamReport
-        do {
-            let client = try HostClient.connect(socketPath: daemon.socket, identifier: "appex-cli")
-            defer { client.close() }
-            report = try await client.jetsam()
-        } catch let e as HostClientError {
-            FileHandle.standardError.write(Data("appex: \(e.reason.map { "\($0): " } ?? "")\(e.message)\n".utf8))
-            throw ExitCode(1)
-        }
+        let report = try await daemon.connected { try await $0.jetsam() }
         if daemon.json {
             try JSONOutput.print(Self.json(report))
         } else {
@@ -84,34 +77,80 @@ struct JetsamCommand: AsyncParsableCommand {
     static func seconds(_ us: UInt64) -> String { String(format: "%.1fs", Double(us) / 1_000_000) }
 }
 
-/// `appex kills`: the termination records in the state database, newest first.
-struct KillsCommand: ParsableCommand {
+/// `appex kills`: the termination records in the state database, newest first; with
+/// --follow, new ones as they are recorded.
+struct KillsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "kills",
-        abstract: "List the terminations appexd caused or observed (reason, band, footprint, trigger to death), newest first.")
+        abstract: "List the terminations appexd recorded, newest first.",
+        discussion: """
+            List the terminations appexd caused or observed (reason, band, footprint, trigger to death), newest first. \
+            Reads the records of the appexd at the socket (its state directory, which it is \
+            asked for), or of --state-dir; with no appexd answering, of the default state \
+            directory. The first line says which database was read.
+            """)
     @Argument(help: "Only this extension's.") var bundleIdentifier: String?
-    @Option(help: "appexd's state directory (default: /var/lib/appex as root).") var stateDir: String?
+    @Option(help: "Read this state directory (default: the one of the appexd at the socket).") var stateDir: String?
+    @Option(help: "appexd's control socket (default $APPEX_SOCKET, else /run/appex/appexd.sock).") var socket: String?
     @Option(help: "At most this many records.") var limit = 50
+    @Flag(name: [.customShort("f"), .long], help: "Keep running and print each termination as it is recorded (oldest first; one JSON object a line with --json).")
+    var follow = false
     @Flag(help: "JSON output.") var json = false
 
-    func run() throws {
-        let dir = stateDir ?? SupervisorOptions.defaultStateDirectory
-        guard FileManager.default.fileExists(atPath: dir) else {
-            FileHandle.standardError.write(Data("appex: no state directory at \(dir)\n".utf8))
-            throw ExitCode(1)
+    func validate() throws {
+        guard limit >= 1 else { throw ValidationError("--limit must be at least 1, not \(limit)") }
+    }
+
+    func run() async throws {
+        let source = try await HistorySource.resolve(stateDir: stateDir, socket: socket)
+        let registry = try source.registry(command: "appex kills")
+        let records = try registry.terminations(of: bundleIdentifier, limit: limit)
+        if follow {
+            try await Self.follow(registry, bundleIdentifier: bundleIdentifier, after: records.first, json: json, source: source)
         }
-        let records = try Registry(stateDirectory: dir).terminations(of: bundleIdentifier, limit: limit)
         if json {
             try JSONOutput.print(records.map(Self.json))
             return
         }
-        if records.isEmpty { print("(no terminations recorded)"); return }
-        for r in records {
-            let band = "band \(r.band.map { "\($0) \(JetsamBand(value: $0)?.name ?? String($0))" } ?? "?")"
-            let footprint = r.footprintBytes.map { ", footprint \(JetsamCommand.mib(UInt64(max($0, 0))))" } ?? ""
-            let t2d = r.triggerToDeathMicros.map { ", trigger→death \(String(format: "%.1f", Double($0) / 1000)) ms" } ?? ""
-            print("\(Self.time(r))  \(r.reason)  \(r.bundleIdentifier)  \(band)\(footprint)\(t2d)  — \(r.message)")
+        print(source.sourceLine)
+        if records.isEmpty { print("no terminations recorded" + (bundleIdentifier.map { " for \($0)" } ?? "")) }
+        for r in records { print(Self.line(r)) }
+    }
+
+    /// Polls the database for records newer than `after`, printing each once, until killed.
+    static func follow(_ registry: Registry, bundleIdentifier: String?, after newest: TerminationHistory?,
+                       json: Bool, source: HistorySource) async throws -> Never {
+        if !json { FileHandle.standardOutput.write(Data((source.sourceLine + ", following\n").utf8)) }
+        var seen = newest.map(Self.order)
+        while true {
+            let fresh = try registry.terminations(of: bundleIdentifier, limit: 1000)
+                .filter { r in seen.map { Self.order(r) > $0 } ?? true }
+                .sorted { Self.order($0) < Self.order($1) }
+            for r in fresh {
+                // Unbuffered: whoever reads a pipe sees each record as it comes.
+                if json {
+                    var data = try JSONSerialization.data(withJSONObject: Self.json(r), options: [.sortedKeys, .withoutEscapingSlashes])
+                    data.append(10)
+                    FileHandle.standardOutput.write(data)
+                } else {
+                    FileHandle.standardOutput.write(Data((Self.line(r) + "\n").utf8))
+                }
+            }
+            if let last = fresh.last { seen = Self.order(last) }
+            try await Task.sleep(for: .milliseconds(250))
         }
+    }
+
+    /// The order records are written in: time to the microsecond, then the row.
+    static func order(_ r: TerminationHistory) -> (Int64, Int64) {
+        (r.timeMicros ?? Int64((r.time.timeIntervalSince1970 * 1_000_000).rounded()), r.id ?? 0)
+    }
+
+    static func line(_ r: TerminationHistory) -> String {
+        let band = "band \(r.band.map { "\($0) \(JetsamBand(value: $0)?.name ?? String($0))" } ?? "?")"
+        let footprint = r.footprintBytes.map { ", footprint \(JetsamCommand.mib(UInt64(max($0, 0))))" } ?? ""
+        let t2d = r.triggerToDeathMicros.map { ", trigger→death \(String(format: "%.1f", Double($0) / 1000)) ms" } ?? ""
+        return "\(Self.time(r))  \(r.reason)  \(r.bundleIdentifier)  \(band)\(footprint)\(t2d)  — \(r.message)"
     }
 
     static func json(_ r: TerminationHistory) -> [String: Any] {

@@ -1,16 +1,18 @@
 import AppexBinaryLint
 import AppexBundle
 import AppexPolicy
+import AppexRun
 import ArgumentParser
 import Foundation
 
 /// `appex lint-binary PATH...`: the extension-safe API check (Docs/extension-safe-api.md).
-/// Findings are warnings, as Xcode's are: exit 0 with warnings, 2 when an input cannot be
-/// read or is malformed.
+/// Findings are warnings, as Xcode's are: exit 0 with warnings, 65 when an input is malformed,
+/// 66 when it is missing (ExitStatus).
 struct LintBinaryCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lint-binary",
-        abstract: "Report the calls an executable imports that its extension point's policy denies."
+        abstract: "Report imported calls the extension's policy denies.",
+        discussion: "Report the calls an executable imports that its extension point's policy denies."
     )
 
     @Argument(help: "ELF executables, or .appex bundles (their executable and the libraries they bundle).")
@@ -19,8 +21,7 @@ struct LintBinaryCommand: ParsableCommand {
     @Option(name: .customLong("extension-point"), help: "Check against this extension point's policy (default: the bundle's; the defaults for a bare executable).")
     var extensionPoint: String?
 
-    @Option(name: .customLong("policy-dir"), help: "A directory of policy files layered over the shipped ones.")
-    var policyDirs: [String] = []
+    @OptionGroup var policyOverlays: PolicyOverlayOptions
 
     @Flag(help: "Print one JSON array of results instead of text.")
     var json = false
@@ -34,9 +35,8 @@ struct LintBinaryCommand: ParsableCommand {
 
     func run() throws {
         let policies: PolicySet
-        do { policies = try PolicyLocator.load(overlays: policyDirs) } catch {
-            FileHandle.standardError.write(Data("appex lint-binary: cannot load policies: \(error)\n".utf8))
-            throw ExitCode(2)
+        do { policies = try PolicyLocator.load(overlays: policyOverlays.directories) } catch {
+            throw CommandFailure(.configuration, "appex lint-binary: cannot load policies: \(error)")
         }
         let targets = paths.map { lint($0, policies: policies) }
         if json {
@@ -44,7 +44,9 @@ struct LintBinaryCommand: ParsableCommand {
         } else {
             for t in targets { print(Self.render(t)) }
         }
-        if targets.contains(where: { !$0.report.errors.isEmpty }) { throw ExitCode(2) }
+        // A missing file is not a malformed one (ExitStatus).
+        if paths.contains(where: { !FileManager.default.fileExists(atPath: $0) }) { throw ExitCode(ExitStatus.noInput.rawValue) }
+        if targets.contains(where: { !$0.report.errors.isEmpty }) { throw ExitCode(ExitStatus.dataError.rawValue) }
     }
 
     func lint(_ path: String, policies: PolicySet) -> Target {

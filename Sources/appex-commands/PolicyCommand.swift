@@ -22,6 +22,9 @@ struct PolicyCommand: ParsableCommand {
         var overlay = false
 
         func run() throws {
+            if let directory, !FileManager.default.fileExists(atPath: directory) {
+                throw CommandFailure(.noInput, "appex policy check: \(directory): no such file or directory")
+            }
             let dirs: [String]
             if let directory, !overlay {
                 dirs = [directory]
@@ -49,11 +52,14 @@ struct PolicyCommand: ParsableCommand {
         @Argument(help: "An NSExtensionPointIdentifier, e.g. com.apple.share-services.")
         var extensionPoint: String
 
-        @Option(name: .customLong("policy-dir"), help: "A directory of policy files layered over the shipped ones.")
-        var policyDirs: [String] = []
+        @OptionGroup var policyOverlays: PolicyOverlayOptions
 
         func run() throws {
-            let set = try PolicyLocator.load(overlays: policyDirs)
+            let set = try PolicyLocator.load(overlays: policyOverlays.directories)
+            guard set.byExtensionPoint[extensionPoint] != nil else {
+                throw CommandFailure(.noInput, "appex policy show: no policy covers extension point \(extensionPoint); "
+                                     + "the policies cover: \(set.byExtensionPoint.keys.sorted().joined(separator: ", "))")
+            }
             try JSONOutput.print(EffectivePolicy(extensionPoint: extensionPoint, in: set).jsonObject)
         }
     }

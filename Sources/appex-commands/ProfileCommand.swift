@@ -8,8 +8,9 @@ import Foundation
 struct ProfileCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "profile",
-        abstract: "Launch an extension N times and show p50/p90/p99/max per launch phase against its deadline.",
+        abstract: "Launch an extension N times: phase percentiles.",
         discussion: """
+            Launch an extension N times and show p50/p90/p99/max per launch phase against its deadline. \
             Through a supervisor embedded here, as appexd would launch it: its effective policy, \
             its sandbox, its launch deadline. BUNDLE (a .appex or a containing app) is installed \
             into the state directory and enabled, as with `appex request --bundle`; EXTENSION \
@@ -21,7 +22,7 @@ struct ProfileCommand: AsyncParsableCommand {
 
     @Argument(help: "A bundle path (.appex or containing app), or an installed extension's bundle identifier.")
     var target: String
-    @Option(name: .short, help: "How many launches (or, with --warm, requests).")
+    @Option(name: .short, parsing: .unconditional, help: "How many launches (or, with --warm, requests).")
     var n: Int = 20
     @Flag(help: "Launch once and measure N requests to the same instance.")
     var warm = false
@@ -41,16 +42,14 @@ struct ProfileCommand: AsyncParsableCommand {
     var files: [String] = []
     @Option(help: "State directory (default /var/lib/appex as root, $XDG_STATE_HOME/appex otherwise).")
     var stateDir: String?
-    @Option(name: .customLong("policies"), help: "A policy directory layered over the shipped ones.")
-    var policyDirectories: [String] = []
+    @OptionGroup var policyOverlays: PolicyOverlayOptions
     @Option(name: .customLong("uid-range"), help: "Uids for the extension, START-END (default 200000-265535); give one of its own when appexd runs on another state directory.")
     var uidRange: String?
     @Option(name: .customLong("cgroup-parent"), help: "The cgroup parent the launches run under (default appex-profile-<pid>, removed at the end).")
     var cgroupParent: String?
 
     func validate() throws {
-        guard n >= 1 else { throw ValidationError("-n wants at least 1") }
-        guard n <= 100_000 else { throw ValidationError("-n is at most 100000") }
+        guard n >= 1, n <= 100_000 else { throw ValidationError("-n must be 1…100000, not \(n)") }
     }
 
     func run() async throws {
@@ -73,20 +72,24 @@ struct ProfileCommand: AsyncParsableCommand {
         let profile = ProfileRun(target: target, extensionIdentifier: extensionIdentifier, count: n, warm: warm,
                                  texts: texts, urls: urls, files: files,
                                  stateDirectory: stateDir ?? SupervisorOptions.defaultStateDirectory,
-                                 policies: policyDirectories, uidRange: uids, cgroupParent: cgroupParent)
+                                 policies: policyOverlays.directories, uidRange: uids, cgroupParent: cgroupParent)
         let progress = ProfileProgress(title: warm ? "requests" : "launches", total: n)
         let samples: ProfileSamples
         do {
             samples = try await profile.run { done, _ in progress.update(done: done) }
             progress.finish()
+        } catch let failure as CommandFailure {
+            progress.finish()
+            throw failure
         } catch {
             progress.finish()
-            FileHandle.standardError.write(Data("appex profile: \(error)\n".utf8))
-            throw ExitCode(1)
+            throw CommandFailure(ErrorExitStatus.of(error) ?? .no, "appex profile: \(error)")
         }
         let output = ProfileOutput(run: samples, baseline: before)
         if let html {
-            try output.html().write(to: html)
+            do { try output.html().write(to: html) } catch {
+                throw CommandFailure(.cannotCreate, "appex profile: cannot write \(html): \(error)")
+            }
         }
         if json {
             try JSONOutput.print(output.json)

@@ -1,3 +1,4 @@
+import AppexRegistry
 import AppexSupervisor
 import AppexWire
 import Foundation
@@ -55,6 +56,14 @@ struct ProfileRun {
 
     /// `progress(done, total)` after each launch or request, from the calling task.
     func run(progress: (Int, Int) -> Void) async throws -> ProfileSamples {
+        // An identifier names something installed: with no registry there, nothing is, and
+        // nothing (lock, registry, bundles) is made in the state directory to find that out.
+        var isDirectory: ObjCBool = false
+        let isBundle = FileManager.default.fileExists(atPath: target, isDirectory: &isDirectory) && isDirectory.boolValue
+        if !isBundle && !FileManager.default.fileExists(atPath: stateDirectory + "/" + Registry.databaseName) {
+            throw CommandFailure(.noInput, "appex profile: no bundle at \(target), and no extension \(extensionIdentifier ?? target) "
+                                 + "is installed in \(stateDirectory) (it holds no \(Registry.databaseName); --state-dir names another)")
+        }
         let lock: StateDirectoryLock
         do {
             lock = try StateDirectoryLock(stateDirectory: stateDirectory)
@@ -102,7 +111,7 @@ struct ProfileRun {
         }
         let id = extensionIdentifier ?? target
         guard let installed = try await supervisor.list().first(where: { $0.bundleIdentifier == id }) else {
-            throw ValidationErrorText("no bundle at \(target), and no extension \(id) is installed in \(stateDirectory)")
+            throw CommandFailure(.noInput, "appex profile: no bundle at \(target), and no extension \(id) is installed in \(stateDirectory)")
         }
         guard installed.isEnabled else {
             throw ValidationErrorText("\(id) is disabled in \(stateDirectory); enable it first (appex enable \(id))")

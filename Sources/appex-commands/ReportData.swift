@@ -22,6 +22,9 @@ struct ExtensionHistory {
     var requests: [RequestHistory]
     var terminations: [TerminationHistory]
 
+    /// Nothing recorded for it.
+    var isEmpty: Bool { launches.isEmpty && requests.isEmpty && terminations.isEmpty }
+
     /// Each launch's phases (µs) with `startup` derived, oldest first.
     var phaseSamples: [[String: UInt64]] { launches.map { LaunchPhaseCatalog.withDerived($0.phaseMicroseconds) } }
 
@@ -138,13 +141,8 @@ struct ExtensionHistory {
 
 /// Reads the history of a state directory: every extension in it, or one.
 enum HistoryReader {
-    static func read(stateDirectory: String, extension identifier: String?, limit: Int,
+    static func read(_ registry: Registry, extension identifier: String?, limit: Int,
                      policies: [String]) throws -> [ExtensionHistory] {
-        let database = stateDirectory + "/" + Registry.databaseName
-        guard FileManager.default.fileExists(atPath: database) else {
-            throw ValidationErrorText("no history: \(database) does not exist (wrong --state-dir?)")
-        }
-        let registry = try Registry(stateDirectory: stateDirectory)
         // Oldest first by time (ids follow time too, unless the clock was set back).
         let launches = try registry.launches(of: identifier, limit: limit).sorted { ($0.time, $0.id ?? 0) < ($1.time, $1.id ?? 0) }
         let requests = try registry.requests(of: identifier, limit: limit).sorted { ($0.time, $0.id ?? 0) < ($1.time, $1.id ?? 0) }

@@ -14,13 +14,14 @@ import Glibc
 struct RequestCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "request",
-        abstract: "Send a request to an extension and show what it returned.",
+        abstract: "Send a request to an extension; show the result.",
         discussion: """
             Through appexd (its socket from --socket, $APPEX_SOCKET or /run/appex/appexd.sock), \
             or with --bundle PATH through a supervisor embedded here: the bundle is installed \
             (validated and copied) into the state directory, enabled, and launched under full \
             governance. Files are opened here and passed to the extension as descriptors.
-            Exit status: 0 completed, 1 cancelled, failed or refused.
+            Exit status: 0 completed; 1 cancelled, failed, or refused (66 when no such extension \
+            is installed, 77 when not permitted, 75 when appexd is busy); 69 when no appexd answers.
             """)
 
     @Argument(help: "The extension's bundle identifier (optional with --bundle).")
@@ -42,8 +43,7 @@ struct RequestCommand: AsyncParsableCommand {
     var bundle: String?
     @Option(help: "State directory for --bundle (default /var/lib/appex as root, $XDG_STATE_HOME/appex otherwise).")
     var stateDir: String?
-    @Option(name: .customLong("policies"), help: "A policy directory layered over the shipped ones (with --bundle).")
-    var policyDirectories: [String] = []
+    @OptionGroup var policyOverlays: PolicyOverlayOptions
     @Option(name: .customLong("uid-range"), help: "Uids for the extension with --bundle, START-END (default 200000-265535); give one of its own when appexd runs on another state directory.")
     var uidRange: String?
     @Option(help: "The extension's jetsam band while it serves this request, by name (idle, background, ui-support, foreground-support, foreground, …) or number; never above its policy's.")
@@ -72,26 +72,25 @@ struct RequestCommand: AsyncParsableCommand {
         let request = try RequestItems.make(texts: texts, urls: urls, files: files, userInfo: RequestItems.userInfo(userInfo))
         defer { request.descriptors.forEach { _ = close($0) } }
         let output: RequestOutput
-        do {
-            if let bundle {
-                output = try await Self.embedded(bundle: bundle, identifier: bundleIdentifier, request: request,
-                                                 stateDirectory: stateDir ?? SupervisorOptions.defaultStateDirectory,
-                                                 policies: policyDirectories, band: band.flatMap(Self.bandValue),
-                                                 uidRange: try uidRange.flatMap(UIDRangeCheck.parse).map { try UIDRangeCheck.verify($0); return $0 })
-            } else {
-                output = try await Self.throughDaemon(identifier: bundleIdentifier!, request: request, socket: socket,
-                                                      band: band.flatMap(Self.bandValue))
-            }
-        } catch let e as HostClientError {
-            FileHandle.standardError.write(Data("appex request: \(e)\n".utf8))
-            throw ExitCode(1)
+        // Before the embedded supervisor makes anything in the state directory.
+        if let bundle, !FileManager.default.fileExists(atPath: bundle) {
+            throw CommandFailure(.noInput, "appex request: --bundle \(bundle): no such file or directory")
+        }
+        if let bundle {
+            output = try await Self.embedded(bundle: bundle, identifier: bundleIdentifier, request: request,
+                                             stateDirectory: stateDir ?? SupervisorOptions.defaultStateDirectory,
+                                             policies: policyOverlays.directories, band: band.flatMap(Self.bandValue),
+                                             uidRange: try uidRange.flatMap(UIDRangeCheck.parse).map { try UIDRangeCheck.verify($0); return $0 })
+        } else {
+            output = try await Self.throughDaemon(identifier: bundleIdentifier!, request: request, socket: socket,
+                                                  band: band.flatMap(Self.bandValue))
         }
         if json {
             try JSONOutput.print(output.json)
         } else {
             print(output.human)
         }
-        if !output.succeeded { throw ExitCode(1) }
+        if !output.succeeded { throw ExitCode(output.exitStatus.rawValue) }
     }
 
     static func throughDaemon(identifier: String, request: RequestItems, socket: String?, band: UInt32?) async throws -> RequestOutput {
@@ -103,7 +102,7 @@ struct RequestCommand: AsyncParsableCommand {
             received.closeDescriptors()
             return RequestOutput(received.message)
         } catch let e as HostClientError where e.kind == .refused {
-            return RequestOutput(refusal: Refusal(reason: e.reason ?? Reason("refused"), message: e.message,
+            return RequestOutput(refusal: Refusal(reason: e.reason ?? Reason("refused"), message: e.refusalText,
                                                   details: e.details))
         }
     }

@@ -23,7 +23,8 @@ struct RequestItems {
             guard fd >= 0 else {
                 let e = errno
                 descriptors.forEach { _ = close($0) }
-                throw ValidationErrorText("--file \(path): \(String(cString: strerror(e)))")
+                let text = "\(AppexMain.commandName): --file \(path): \(String(cString: strerror(e)))"
+                throw CommandFailure(e == ENOENT ? .noInput : e == EACCES ? .noPermission : .no, text)
             }
             var st = stat()
             guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else {

@@ -1,12 +1,18 @@
+import AppexHostClient
+import AppexRun
 import AppexWire
 import Foundation
 
 /// How `appex request` shows what came back: one JSON object (`--json`: outcome, items,
-/// error, reason, cold, phases in µs, peakMemoryBytes), or a few lines for people.
+/// error, reason, cold, phases in µs, peakMemoryBytes), or a few lines for people. A request
+/// appexd refused before any extension saw it has the outcome "refused".
 struct RequestOutput {
     var outcome: String
     var items: [AppexWire.ExtensionItem] = []
     var error: String?
+    /// `error` as people read it: appexd's own errors (its domain and code mean nothing to
+    /// them) by their message alone; an extension's with its domain and code.
+    var errorForPeople: String?
     var reason: String?
     var cold = false
     var phases: [(String, UInt64)] = []
@@ -21,6 +27,9 @@ struct RequestOutput {
         }
         items = o.items
         error = o.error.map { e in "\(e.domain) \(e.code)" + (e.message.map { ": \($0)" } ?? "") }
+        errorForPeople = o.error.map { e in
+            e.domain == Self.appexdErrorDomain ? e.message ?? "appexd ended the request" : "\(e.domain) \(e.code)" + (e.message.map { ": \($0)" } ?? "")
+        }
         reason = o.reason?.rawValue
         cold = o.cold
         phases = o.phases.map { ($0.name, $0.microseconds) }
@@ -29,13 +38,24 @@ struct RequestOutput {
 
     /// A request appexd refused before any extension saw it.
     init(refusal: Refusal) {
-        outcome = "failed"
+        outcome = "refused"
         error = refusal.message ?? refusal.reason.rawValue
         reason = refusal.reason.rawValue
         details = refusal.details
     }
 
+    /// The domain of the errors appexd itself ends requests with (RequestTicket.errorDomain).
+    static let appexdErrorDomain = "dev.appex.appexd"
+
     var succeeded: Bool { outcome == "completed" }
+
+    /// The command's exit status (ExitStatus): 0 completed; a refusal by its reason (66 no
+    /// such extension, 77 not permitted, 75 busy); 1 otherwise.
+    var exitStatus: ExitStatus {
+        if succeeded { return .success }
+        guard outcome == "refused", let reason else { return .no }
+        return HostClientError(.refused, reason: Reason(reason), message: "").exitStatus
+    }
 
     var json: [String: Any] {
         var phaseObject: [String: Any] = [:]
@@ -71,10 +91,16 @@ struct RequestOutput {
 
     var human: String {
         var lines: [String] = []
+        if outcome == "refused" {
+            // Nothing was launched: no cold or warm, no phases.
+            lines.append("refused: \(error ?? "")" + (reason.map { error?.contains($0) == true ? "" : " (\($0))" } ?? ""))
+            lines += details.map { "  \($0)" }
+            return lines.joined(separator: "\n")
+        }
         var head = outcome + (cold ? " (cold launch)" : " (warm)")
         if let reason { head += ": \(reason)" }
         lines.append(head)
-        if let error { lines.append("  error: \(error)") }
+        if let error = errorForPeople ?? error { lines.append("  error: \(error)") }
         for d in details { lines.append("  \(d)") }
         for item in items {
             if let t = item.attributedTitle { lines.append("  title: \(t)") }

@@ -7,12 +7,17 @@ import ArgumentParser
 struct RunCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
-        abstract: "Run an extension in its sandbox and report its exit, kill reason, peak memory and launch phases.",
+        abstract: "Run an extension in its sandbox; report how it ended.",
         discussion: """
+            Run an extension in its sandbox and report its exit, kill reason, peak memory and launch phases. \
             The extension runs in its own cgroup (memory and pids limits), mount, pid, ipc, uts \
             (and, unless its policy grants the network, net) namespaces, as its own uid, with its \
-            policy's seccomp filter. Its stdout and stderr go to <state>/logs/<bundle-id>.log. \
-            Needs root. See Docs/security-model.md and Docs/launch-sequence.md.
+            policy's seccomp filter. Its stdout and stderr go to <state>/logs/<bundle-id>.log \
+            (`appex logs`), and with --stdio to appex's own stdout and stderr as well (the report \
+            then goes to stderr). Needs root. See Docs/security-model.md and Docs/launch-sequence.md.
+            Exit status: the extension's own; 128+N when signal N killed it (137 at its memory \
+            limit or --timeout); before the extension ran, the table in `appex --help` (64 a \
+            wrong command line, 66 no such bundle, 71 the sandbox could not be set up).
             """)
 
     @Argument(help: "An .appex bundle directory, or an executable with --extension-point.")
@@ -24,11 +29,13 @@ struct RunCommand: ParsableCommand {
     @Flag(help: "Print one JSON object: exitStatus, signal, killReason, peakMemoryBytes, phases (µs), …")
     var json = false
 
+    @Flag(help: "Show the extension's stdout and stderr on appex's own (besides its log); the report goes to stderr.")
+    var stdio = false
+
     @Option(name: .customLong("extension-point"), help: "Run under this extension point's policy (required for a bare executable).")
     var extensionPoint: String?
 
-    @Option(name: .customLong("policy-dir"), help: "A directory of policy files layered over the shipped ones (repeatable).")
-    var policyDirs: [String] = []
+    @OptionGroup var policyOverlays: PolicyOverlayOptions
 
     @Option(name: .customLong("state-dir"), help: "State root: containers, uids, logs.")
     var stateDir = RunRequest.defaultStateDir
@@ -53,7 +60,8 @@ struct RunCommand: ParsableCommand {
     /// The parsed options as plain values.
     var request: RunRequest {
         RunRequest(bundle: bundle, arguments: arguments, json: json, extensionPoint: extensionPoint,
-                   policyDirs: policyDirs, stateDir: stateDir, uidRange: uidRange, timeout: timeout, launches: launches)
+                   policyDirs: policyOverlays.directories, stateDir: stateDir, uidRange: uidRange, timeout: timeout, launches: launches,
+                   stdio: stdio)
     }
 }
 
@@ -64,16 +72,18 @@ extension RunRequest {
         let prepared: PreparedRun
         switch try prepare(network: Self.startHelper(), policies: { try PolicyLocator.load(overlays: $0, only: $1) }) {
         case .ready(let p): prepared = p
-        case .usage(let message): throw ValidationError(message)
+        case .usage(let message):
+            // A bundle that is not there is not a usage mistake (ExitStatus.noInput).
+            if message.hasSuffix(": no such file or directory") { throw CommandFailure(.noInput, "appex run: \(message)") }
+            throw ValidationError(message)
         case .policiesNotCached: throw ValidationError("policies could not be loaded")  // load compiles: not reached
         }
         let reports: [RunReport]
         do {
             reports = try prepared.execute()
         } catch let failure as RunFailure {
-            StandardError.line(failure.message)
-            throw ExitCode(1)
+            throw CommandFailure(failure.status, failure.message)
         }
-        print(prepared.output(reports))
+        prepared.finish(reports)
     }
 }

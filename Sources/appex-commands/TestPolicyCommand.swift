@@ -1,5 +1,6 @@
 import AppexPolicy
 import AppexSandbox
+import AppexRun
 import ArgumentParser
 import Foundation
 #if canImport(Glibc)
@@ -11,13 +12,14 @@ import Glibc
 struct TestPolicyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "test-policy",
-        abstract: "Run policy test files under the real sandbox and report each case.",
+        abstract: "Run policy test files under the real sandbox.",
         discussion: """
             Each case runs appex-probe as an extension (the machinery of appex run: cgroup, uid, \
             rlimits, seccomp filter, view), or, for a launch deadline or memory warnings, the probe \
             extension through an embedded supervisor, and compares what happened with what the \
             case expects. Prints one line per case, then "N passed, N failed". Exit status: 0 all \
-            passed, 1 a case failed, 2 a test file was refused. Needs root. See Docs/policy-tests.md.
+            passed, 1 a case failed, 65 a test file was refused, 66 a path is missing, 77 not root, \
+            78 the policies do not load. Needs root. See Docs/policy-tests.md.
             """)
 
     @Argument(help: "Test files, or directories of them (their .yaml files).")
@@ -32,8 +34,7 @@ struct TestPolicyCommand: ParsableCommand {
     @Option(help: "Cases run at once (default: the number of CPUs).")
     var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
 
-    @Option(name: .customLong("policy-dir"), help: "A directory of policy files layered over the shipped ones (repeatable).")
-    var policyDirs: [String] = []
+    @OptionGroup var policyOverlays: PolicyOverlayOptions
 
     @Option(name: .customLong("filter"), help: "Run only cases whose \"suite: name\" contains this (repeatable).")
     var filters: [String] = []
@@ -52,9 +53,9 @@ struct TestPolicyCommand: ParsableCommand {
 
     func run() throws {
         let catalog: PolicyTestCatalog
-        do { catalog = try PolicyTestCatalog(overlays: policyDirs) } catch {
+        do { catalog = try PolicyTestCatalog(overlays: policyOverlays.directories) } catch {
             Self.printError(error)
-            throw ExitCode(2)
+            throw ExitCode(ExitStatus.configuration.rawValue)
         }
         defer { catalog.removeScratch() }
 
@@ -70,21 +71,22 @@ struct TestPolicyCommand: ParsableCommand {
                 }
             }
         } catch {
+            // The paths themselves: a file or directory that is not there.
             Self.printError(error)
-            throw ExitCode(2)
+            throw ExitCode(ExitStatus.noInput.rawValue)
         }
-        if refused { throw ExitCode(2) }
+        if refused { throw ExitCode(ExitStatus.dataError.rawValue) }
 
         let (planned, otherArchitecture) = try PolicyTestPlanner.plan(files, catalog: catalog, filters: filters)
         var notes: [String] = []
         if otherArchitecture > 0 { notes.append("\(otherArchitecture) cases for other architectures than \(PolicyTestPlanner.machine) left out") }
         guard !planned.isEmpty else {
             FileHandle.standardError.write(Data("appex test-policy: no cases to run\n".utf8))
-            throw ExitCode(2)
+            throw ExitCode(ExitStatus.noInput.rawValue)
         }
         guard geteuid() == 0 else {
             FileHandle.standardError.write(Data("appex test-policy: runs cases under the real sandbox (namespaces, cgroups, uids): needs root\n".utf8))
-            throw ExitCode(1)
+            throw ExitCode(ExitStatus.noPermission.rawValue)
         }
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
         guard let uids = UIDRangeCheck.parse(uidRange) else {

@@ -1,7 +1,7 @@
-/// Columns for the terminal: the first left-aligned, the others right-aligned (numbers),
-/// each as wide as its widest cell.
+/// Columns for the terminal: the first left-aligned, the others right-aligned (numbers) or,
+/// with `textColumns`, left-aligned too; each as wide as its widest cell.
 enum TextTable {
-    static func render(headers: [String], rows: [[String]], indent: String = "  ") -> [String] {
+    static func render(headers: [String], rows: [[String]], indent: String = "  ", textColumns: Bool = false) -> [String] {
         let all = [headers] + rows
         let columns = all.map(\.count).max() ?? 0
         var widths = [Int](repeating: 0, count: columns)
@@ -12,7 +12,7 @@ enum TextTable {
             var line = indent
             for (i, cell) in row.enumerated() {
                 let fill = String(repeating: " ", count: widths[i] - cell.count)
-                line += i == 0 ? cell + fill : "  " + fill + cell
+                line += i == 0 ? cell + fill : textColumns ? "  " + cell + fill : "  " + fill + cell
             }
             while line.hasSuffix(" ") { line.removeLast() }
             return line

@@ -1,5 +1,6 @@
 import AppexCgroups
 import AppexHostClient
+import AppexRun
 import AppexWire
 import ArgumentParser
 import Foundation
@@ -14,8 +15,9 @@ import Glibc
 struct TopCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "top",
-        abstract: "Watch appexd's live extensions: band, footprint against its limit, CPU, state, launch time, pressure level.",
+        abstract: "Watch appexd's live extensions, refreshed in place.",
         discussion: """
+            Watch appexd's live extensions: band, footprint against its limit, CPU, state, launch time, pressure level. \
             Keys: q or Ctrl-C quits, space refreshes now. Rows are in victim order: the first one dies first \
             under memory pressure. The extension's name comes first; columns that do not fit the terminal \
             are left out, least useful first. When appexd restarts, the last frame stays, marked, until it \
@@ -38,13 +40,8 @@ struct TopCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var client: HostClient
-        do {
-            client = try HostClient.connect(socketPath: socket, identifier: "appex-top")
-        } catch let e as HostClientError {
-            FileHandle.standardError.write(Data("appex: \(e.reason.map { "\($0): " } ?? "")\(e.message)\n".utf8))
-            throw ExitCode(1)
-        }
+        // No appexd: AppexMain says how to start one (exit 69).
+        var client = try HostClient.connect(socketPath: socket, identifier: "appex-top")
         defer { client.close() }
         let where_ = socket ?? ProcessInfo.processInfo.environment["APPEX_SOCKET"] ?? "/run/appex/appexd.sock"
 
@@ -115,7 +112,7 @@ struct TopCommand: AsyncParsableCommand {
         terminal?.restore()
         if last == nil, let problem {
             FileHandle.standardError.write(Data(("appex: " + problem + "\n").utf8))
-            throw ExitCode(1)
+            throw ExitCode(ExitStatus.unavailable.rawValue)
         }
     }
 }

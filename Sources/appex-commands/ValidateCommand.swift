@@ -1,5 +1,6 @@
 import AppexBundle
 import AppexPolicy
+import AppexRun
 import ArgumentParser
 import Foundation
 
@@ -7,7 +8,8 @@ import Foundation
 struct ValidateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "validate",
-        abstract: "Check .appex bundles, containing apps, Info.plist or .entitlements files as Apple's tools would."
+        abstract: "Check bundles and plists as Apple's tools would.",
+        discussion: "Check .appex bundles, containing apps, Info.plist or .entitlements files as Apple's tools would."
     )
 
     @Argument(help: "Bundles (Name.appex), containing apps (Host.app with PlugIns/), Info.plist or .entitlements files.")
@@ -18,8 +20,7 @@ struct ValidateCommand: ParsableCommand {
 
     @OptionGroup var build: BuildSettingOptions
 
-    @Option(name: .customLong("policy-dir"), help: "A directory of policy files layered over the shipped ones.")
-    var policyDirs: [String] = []
+    @OptionGroup var policyOverlays: PolicyOverlayOptions
 
     struct Result {
         var path: String
@@ -30,7 +31,7 @@ struct ValidateCommand: ParsableCommand {
 
     func run() throws {
         let settings = try build.settings()
-        let policies = try PolicyLocator.load(overlays: policyDirs)
+        let policies = try PolicyLocator.load(overlays: policyOverlays.directories)
         var results: [Result] = []
         for path in paths {
             results += Self.validate(path, settings: settings, policies: policies)
@@ -43,7 +44,9 @@ struct ValidateCommand: ParsableCommand {
         } else {
             for r in results { print(Self.render(r)) }
         }
-        if results.contains(where: { !$0.valid }) { throw ExitCode(1) }
+        // A path that is not there is not a verdict on a bundle (ExitStatus.noInput).
+        if paths.contains(where: { !FileManager.default.fileExists(atPath: $0) }) { throw ExitCode(ExitStatus.noInput.rawValue) }
+        if results.contains(where: { !$0.valid }) { throw ExitCode(ExitStatus.no.rawValue) }
     }
 
     static func validate(_ path: String, settings: [String: String], policies: PolicySet) -> [Result] {

@@ -35,15 +35,14 @@ enum AppexFront {
             CommandsTool.handOver()
         }
         do {
-            let reports = try run.execute()
-            print(run.output(reports))
+            run.finish(try run.execute())
         } catch let failure as RunFailure {
             StandardError.line(failure.message)
-            exit(1)
+            exit(failure.status.rawValue)
         } catch {
-            // As argument-parser reports an error a command throws.
-            StandardError.line("Error: \(error)")
-            exit(1)
+            // As the full tool reports an error a command throws (AppexMain).
+            StandardError.line("appex run: \(error)")
+            exit(ExitStatus.osError.rawValue)
         }
     }
 }

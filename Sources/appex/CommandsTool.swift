@@ -28,10 +28,10 @@ enum CommandsTool {
         for path in candidates() where access(path, X_OK) == 0 {
             execv(path, CommandLine.unsafeArgv)
             StandardError.line("appex: cannot run \(path): \(String(cString: strerror(errno)))")
-            exit(126)
+            exit(ExitStatus.cannotExecute.rawValue)
         }
         StandardError.line("appex: \(name), the rest of the appex tool, is not beside this executable nor in "
                            + "../libexec/appex/; build it (swift build --product \(name)) or set APPEX_COMMANDS")
-        exit(127)
+        exit(ExitStatus.notFound.rawValue)
     }
 }

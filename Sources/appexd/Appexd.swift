@@ -31,8 +31,15 @@ struct Appexd: AsyncParsableCommand {
     @Option(help: "Control socket path (default \(WireProtocol.defaultControlSocketPath)).")
     var socket: String?
 
-    @Option(name: .customLong("policies"), help: "A policy directory layered over the shipped policies (repeatable).")
-    var policyDirectories: [String] = []
+    @Option(name: .customLong("policy-dir"), help: "A policy directory layered over the shipped policies (repeatable).")
+    var policyDirs: [String] = []
+
+    /// `--policy-dir`'s old name, still read (as by every appex command), not shown.
+    @Option(name: .customLong("policies"), help: .hidden)
+    var policiesOldName: [String] = []
+
+    /// The overlays, in the order given.
+    var policyDirectories: [String] { policyDirs + policiesOldName }
 
     @Option(help: ArgumentHelp("The cgroup parent of the extensions' cgroups (only this appexd creates cgroups there; default appexd for /var/lib/appex, else appexd-<hash of the state directory>).", visibility: .hidden))
     var cgroupParent: String?
@@ -48,6 +55,17 @@ struct Appexd: AsyncParsableCommand {
 
     @Option(help: "Log format: text (lines on standard error), json (one object per line on standard error) or journal (the systemd journal's native protocol, metadata as fields).")
     var logFormat: String = LogFormat.text.rawValue
+
+    /// `--log-level`, checked before anything else happens.
+    var level: Logger.Level {
+        get throws {
+            guard let level = Logger.Level(rawValue: logLevel) else {
+                let names = Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")
+                throw ValidationError("--log-level must be one of \(names), not \"\(logLevel)\"")
+            }
+            return level
+        }
+    }
 
     @Option(help: "Memory budget for all extensions together, e.g. 512MiB: pressure levels and jetsam kills are judged against it (overrides the configuration file's memoryBudget).")
     var memoryBudget: String?
@@ -83,10 +101,14 @@ struct Appexd: AsyncParsableCommand {
         guard LogFormat(rawValue: logFormat) != nil else {
             throw ValidationError("--log-format must be one of \(LogFormat.allCases.map(\.rawValue).joined(separator: ", ")), not \"\(logFormat)\"")
         }
+        _ = try level
+        if !policyDirs.isEmpty && !policiesOldName.isEmpty {
+            throw ValidationError("--policies is the old name of --policy-dir: give every overlay with --policy-dir")
+        }
     }
 
     func run() async throws {
-        let level = Logger.Level(rawValue: logLevel) ?? .info
+        let level = try self.level
         LoggingSystem.bootstrap(try (LogFormat(rawValue: logFormat) ?? .text).makeHandler(level: level))
         let logger = Logger(label: "appexd")
         // Before the supervisor opens anything: the slots must have low numbers.

@@ -28,7 +28,13 @@ final class MetricsEndpointRunner: Sendable {
             server = try await MetricsServer.start(host: host, port: port, supervisor: supervisor,
                                                    collector: ScrapeCollector(registry: backend.registry))
         } catch {
-            throw AppexdError("metrics: cannot listen on \(MetricsEndpoint.listen(host: host, port: port)): \(error) (--metrics off turns the endpoint off)")
+            let endpoint = MetricsEndpoint.listen(host: host, port: port)
+            // NIO's error names its own calls; people want to know the port is taken.
+            if "\(error)".contains("Address already in use") {
+                throw AppexdError("metrics: \(endpoint) is already in use by another program (another appexd?): "
+                                  + "give another with --metrics HOST:PORT, or turn the endpoint off with --metrics off")
+            }
+            throw AppexdError("metrics: cannot listen on \(endpoint): \(error) (--metrics off turns the endpoint off)")
         }
         let file = stateDirectory + "/" + addressFileName
         do {

@@ -37,20 +37,20 @@ import Testing
         #expect(try Self.eval(plist: plist, [["public.url"], ["public.url"]]) == "false")
     }
 
-    @Test func badRuleExitsTwoWithOffset() throws {
+    @Test func badRuleExitsDataErrorWithOffset() throws {
         let items = try Self.itemsFile([["public.jpeg"]])
         defer { try? FileManager.default.removeItem(atPath: items) }
         let r = try AppexBinary.run(["activation", "eval", "--rule", "TRUEPREDICATE AND (", "--items", items])
-        #expect(r.status == 2)
+        #expect(r.status == 65)
         #expect(r.stderr.contains("--rule:1:"))
     }
 
-    @Test func badItemsExitTwoWithJSONPath() throws {
+    @Test func badItemsExitDataErrorWithJSONPath() throws {
         let path = NSTemporaryDirectory() + "appex-items-" + UUID().uuidString + ".json"
         try #"{"extensionItems": [{"attachments": [{"registeredTypeIdentifiers": [7]}]}]}"#.write(toFile: path, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: path) }
         let r = try AppexBinary.run(["activation", "eval", "--rule", "TRUEPREDICATE", "--items", path])
-        #expect(r.status == 2)
+        #expect(r.status == 65)
         #expect(r.stderr.contains("extensionItems[0]"))
     }
 

@@ -82,7 +82,7 @@ extension RunCLITests {
         #expect(v.stdout.contains("executable.runpath") && v.stdout.contains("/etc") && v.stdout.contains("/home"), "\(v.stdout)")
 
         let r = try runBounded(["run", "--state-dir", state, bundle, "--", "read", "/etc/passwd"])
-        #expect(r.status == 1)
+        #expect(r.status == 71)
         #expect(r.stderr.contains("RUNPATH entry \"/etc\", \"/home\""), "\(r.stderr)")
         #expect(!FileManager.default.fileExists(atPath: state + "/logs/com.example.hostile.share.log"), "it was launched")
 
@@ -117,7 +117,7 @@ extension RunCLITests {
         _ = lchown(container + "/Library", st.st_uid, st.st_gid)
 
         let r = try runBounded(["run", "--state-dir", state, bundle, "--", "pid"])
-        #expect(r.status == 1, "the launch went ahead through a planted link")
+        #expect(r.status == 71, "the launch went ahead through a planted link")
         // The walk stops at the link (ELOOP, or ENOTDIR for O_DIRECTORY|O_NOFOLLOW), naming it.
         #expect(r.stderr.contains("[Library]") && (r.stderr.contains("ELOOP") || r.stderr.contains("ENOTDIR")), "\(r.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: outside).isEmpty, "root created files outside the container")
@@ -135,7 +135,7 @@ extension RunCLITests {
         // A link to a host file: root must not read (or run) it.
         try #require(symlink("/usr/bin/true", bundle + "/probe") == 0)
         var r = try runBounded(["run", "--state-dir", state, bundle, "--", "pid"])
-        #expect(r.status == 1)
+        #expect(r.status == 71)
         #expect(r.stderr.contains("symbolic link"), "\(r.stderr)")
         var v = try AppexBinary.run(["validate", bundle])
         #expect(v.status == 1 && v.stdout.contains("symbolic link"), "\(v.stdout)")
@@ -144,13 +144,13 @@ extension RunCLITests {
         try FileManager.default.removeItem(atPath: bundle + "/probe")
         try #require(mkfifo(bundle + "/probe", 0o755) == 0)
         r = try runBounded(["run", "--state-dir", state, bundle, "--", "pid"])
-        #expect(r.status == 1)
+        #expect(r.status == 71)
         #expect(r.stderr.contains("FIFO"), "\(r.stderr)")
         v = try AppexBinary.run(["validate", bundle])
         #expect(v.status == 1 && v.stdout.contains("FIFO"), "\(v.stdout)")
         // The same as a bare executable.
         r = try runBounded(["run", "--state-dir", state, "--extension-point", "com.apple.share-services", bundle + "/probe"])
-        #expect(r.status == 1 && r.stderr.contains("FIFO"), "\(r.stderr)")
+        #expect(r.status == 71 && r.stderr.contains("FIFO"), "\(r.stderr)")
 
         // Info.plist itself as a link to a host file.
         try FileManager.default.removeItem(atPath: bundle + "/probe")
@@ -198,7 +198,7 @@ extension RunCLITests {
         // nobody (65534) is an account: a range over it is refused, naming it.
         let r = try runBounded(["run", "--state-dir", state, "--uid-range", "65000-66000",
                                 "--extension-point", "com.apple.share-services", dir + "/first", "--", "pid"])
-        #expect(r.status == 1)
+        #expect(r.status == 71)
         #expect(r.stderr.contains("65534") && r.stderr.contains("/etc/passwd"), "\(r.stderr)")
     }
 

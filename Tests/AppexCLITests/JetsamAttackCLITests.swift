@@ -55,11 +55,11 @@ struct JetsamAttackCLITests {
                 """.write(toFile: policies + "/extension-points/jetsam-cli.yaml", atomically: true, encoding: .utf8)
         }
 
-        func request(_ action: String, _ arg: String) throws -> AppexBinary.Result {
+        func request(_ action: String, _ arg: String, json: Bool = true) throws -> AppexBinary.Result {
             // Uids of its own: the embedded supervisor's sweep of its state's uids must never hit
             // an extension that another test's supervisor runs under the same numbers.
-            try AppexBinary.run(["request", "--bundle", bundle, "--policies", policies, "--state-dir", state, "--json",
-                                 "--uid-range", "328000-328999",
+            try AppexBinary.run(["request", "--bundle", bundle, "--policy-dir", policies, "--state-dir", state]
+                                + (json ? ["--json"] : []) + ["--uid-range", "328000-328999",
                                  "--user-info", "probe.action=\(action)", "--user-info", "probe.arg=\(arg)"])
         }
 
@@ -83,7 +83,11 @@ struct JetsamAttackCLITests {
         let big = try s.request(action, "48")
         let json = try #require(try big.json() as? [String: Any], "\(big.stdout) \(big.stderr)")
         #expect(json["outcome"] as? String == "failed" && json["reason"] as? String == "per-process-limit", "\(json)")
-        #expect(big.status != 0)
+        #expect(big.status == 1)
+        // For people: the reason and appexd's message, without its error domain and code.
+        let human = try s.request(action, "48", json: false)
+        #expect(human.status == 1 && human.stdout.hasPrefix("failed (") && human.stdout.contains("per-process-limit"), "\(human.stdout)")
+        #expect(!human.stdout.contains("dev.appex.appexd"), "\(human.stdout)")
 
         let kills = try AppexBinary.run(["kills", "--json", "--state-dir", s.state])
         #expect(kills.status == 0, "\(kills.stderr)")

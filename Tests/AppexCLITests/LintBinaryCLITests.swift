@@ -121,11 +121,11 @@ import Testing
         FileManager.default.createFile(atPath: dir + "/script", contents: Data("#!/bin/sh\n".utf8))
 
         let bad = try AppexBinary.run(["lint-binary", dir + "/bad-phentsize"])
-        #expect(bad.status == 2)
+        #expect(bad.status == 65, "malformed: EX_DATAERR")
         #expect(bad.stdout.contains("error: bad-phentsize: malformed ELF: ELF header at offset 0x36: e_phentsize is 40"), "\(bad.stdout)")
 
         let (r, targets) = try lint([dir + "/truncated", dir + "/script", Self.mountProbe, dir + "/missing"])
-        #expect(r.status == 2)
+        #expect(r.status == 66, "a missing file among them: EX_NOINPUT")
         let kinds = targets.map { (($0["errors"] as? [[String: Any]])?.first?["kind"] as? String) ?? "-" }
         #expect(kinds == ["malformed", "not-elf", "-", "unreadable"])
         // The good file among them is still checked.
@@ -139,7 +139,7 @@ import Testing
         try makeBundle(bundle, point: "com.apple.widget-extension")
         try FileManager.default.createSymbolicLink(atPath: bundle + "/Widget", withDestinationPath: Self.mountProbe)
         let (r, targets) = try lint([bundle])
-        #expect(r.status == 2)
+        #expect(r.status == 65)
         let error = try #require((targets[0]["errors"] as? [[String: Any]])?.first)
         #expect((error["message"] as? String)?.contains("symbolic link") == true, "\(error)")
     }

@@ -117,8 +117,10 @@ struct ProbeCLITests {
         let base = 400_000 + UInt32.random(in: 2000..<4000) * 50
         let r = try AppexBinary.run(["run", "--json", "--state-dir", state, "--uid-range", "\(base)-\(base + 49)"]
                                     + point + [executable, "--"] + args)
-        #expect(r.status == 0, "\(r.stderr)")
-        let json = try #require(try r.json() as? [String: Any])
+        let json = try #require(try r.json() as? [String: Any], "\(r.stderr)")
+        // appex passes the extension's status through, as bwrap does: 128+N when signal N killed it.
+        let signal = json["signal"] as? Int
+        #expect(r.status == (signal.map { Int32(128 + $0) } ?? Int32(json["exitStatus"] as? Int ?? -1)), "\(r.stderr)")
         let log = try String(contentsOfFile: json["logPath"] as? String ?? "", encoding: .utf8)
         return (json, log.split(separator: "\n").last.map(String.init) ?? "")
     }

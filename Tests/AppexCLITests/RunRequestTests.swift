@@ -17,6 +17,7 @@ import Testing
         ["run", "--extension-point", "com.apple.widget-extension", "/x/true"],
         ["run", "/x/Share.appex"],
         ["run", "/x/Share.appex", "--json"],
+        ["run", "/x/Share.appex", "--stdio", "--json"],
         ["run", "--json", "/x/Share.appex", "--state-dir", "/tmp/s", "--uid-range", "300000-300999"],
         ["run", "/x/true", "--extension-point=com.apple.share-services", "--state-dir=/tmp/s"],
         ["run", "/x/true", "--extension-point", "p", "--policy-dir", "/a", "--policy-dir=/b", "--policy-dir", "/c"],
@@ -48,6 +49,8 @@ import Testing
         ["run", "/x/true", "--extension-point", "a", "--extension-point", "b"],
         ["run", "/x/true", "--json", "--json"],
         ["run", "/x/true", "--json=yes"],
+        ["run", "/x/true", "--stdio", "--stdio"],
+        ["run", "/x/true", "--policies", "/a"],
         ["run", "/x/true", "--timeout", "soon"],
         ["run", "/x/true", "--timeout", "-1"],
         ["run", "/x/true", "--launches", "2.5"],
@@ -69,7 +72,7 @@ import Testing
     @Test func randomOrdersAgree() throws {
         var generator = SystemRandomNumberGenerator()
         let options: [[String]] = [
-            ["--json"], ["--extension-point", "com.apple.widget-extension"], ["--extension-point=p"],
+            ["--json"], ["--stdio"], ["--extension-point", "com.apple.widget-extension"], ["--extension-point=p"],
             ["--policy-dir", "/a"], ["--policy-dir=/b"], ["--state-dir", "/s"], ["--state-dir=/t"],
             ["--uid-range", "200000-200099"], ["--timeout", "0.25"], ["--launches", "4"],
         ]

@@ -153,7 +153,7 @@ struct TestPolicyCLITests {
         defer { try? FileManager.default.removeItem(atPath: (file as NSString).deletingLastPathComponent) }
         // /dev/null.yaml does not exist: refused before anything runs.
         let refused = try AppexBinary.run(["test-policy", file])
-        #expect(refused.status == 2)
+        #expect(refused.status == 65)
         #expect(refused.stderr.contains("\(file):14:13:"), "\(refused.stderr)")
         #expect(refused.stderr.contains("cases[2].policy: policy file /dev/null.yaml does not exist"), "\(refused.stderr)")
 
@@ -240,7 +240,7 @@ struct TestPolicyCLITests {
         let file = try testFile(yaml)
         defer { try? FileManager.default.removeItem(atPath: (file as NSString).deletingLastPathComponent) }
         let r = try AppexBinary.run(["test-policy", file])
-        #expect(r.status == 2, "\(r.stdout)")
+        #expect(r.status == 65, "\(r.stdout)")
         #expect(r.stdout.isEmpty, "nothing runs: \(r.stdout)")
         let expected = "error: \(file)\(location)"
         let line = r.stderr.split(separator: "\n").first { $0.hasPrefix(expected) }
@@ -261,7 +261,7 @@ struct TestPolicyCLITests {
             """)
         defer { try? FileManager.default.removeItem(atPath: (file as NSString).deletingLastPathComponent) }
         let r = try AppexBinary.run(["test-policy", file])
-        #expect(r.status == 2)
+        #expect(r.status == 65)
         #expect(r.stderr.contains("error: \(file):6:12: cases[0].errno: unknown errno \"EPREM\""), "\(r.stderr)")
         #expect(r.stderr.contains("error: \(file):9:13: cases[1].expect: unknown outcome \"alowed\""), "\(r.stderr)")
     }
@@ -274,7 +274,7 @@ struct TestPolicyCLITests {
         try "policy: broken.yaml\ncases:\n  - name: a\n    action: getpid\n    expect: allowed\n"
             .write(toFile: dir + "/t.yaml", atomically: true, encoding: .utf8)
         let r = try AppexBinary.run(["test-policy", dir + "/t.yaml"])
-        #expect(r.status == 2)
+        #expect(r.status == 65)
         #expect(r.stderr.contains("error: \(dir)/t.yaml:1:9: policy: policy file \(dir)/broken.yaml does not load:"), "\(r.stderr)")
         #expect(r.stderr.contains("error: \(dir)/broken.yaml:3:20: memory.activeHardLimit: expected a size"), "\(r.stderr)")
     }
@@ -283,7 +283,7 @@ struct TestPolicyCLITests {
         let dir = try makeDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let r = try AppexBinary.run(["test-policy", dir])
-        #expect(r.status == 2)
+        #expect(r.status == 66)
         #expect(r.stderr.contains("error: \(dir): no .yaml test files in this directory"), "\(r.stderr)")
     }
 }

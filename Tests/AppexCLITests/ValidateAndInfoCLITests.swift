@@ -79,7 +79,7 @@ import Testing
         #expect(v.status == 1)
         #expect(v.stdout.contains("plist.malformed") && v.stdout.contains(path))
         let i = try AppexBinary.run(["info", "--json", path])
-        #expect(i.status == 1 && i.stderr.contains(path))
+        #expect(i.status == 65 && i.stderr.contains(path))
     }
 
     @Test func wrongValueTypesAreReportedAtTheirKeyPaths() throws {
@@ -108,9 +108,9 @@ import Testing
         #expect(v.status == 1)
         #expect(v.stdout.contains("plist.malformed") && v.stdout.contains(bad))
         let i = try AppexBinary.run(["info", "--json", bad])
-        #expect(i.status == 1 && i.stderr.contains(bad))
+        #expect(i.status == 65 && i.stderr.contains(bad))
         let missing = try AppexBinary.run(["validate", dir + "/nope.plist"])
-        #expect(missing.status == 1 && missing.stdout.contains("no such file"))
+        #expect(missing.status == 66 && missing.stdout.contains("no such file"))
     }
 
     @Test func policyCheckShippedAndBroken() throws {

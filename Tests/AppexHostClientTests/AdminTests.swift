@@ -37,8 +37,8 @@ import Glibc
                     var info = bundle == Self.share.bundleIdentifier ? Self.share : Self.balloon
                     info.enabled = false
                     try connection.send(.adminResult(AdminResult(requestID: id, extensions: [info])))
-                case .jetsam:
-                    throw FakeAppexd.Failure(description: "no Jetsam expected here")
+                case .jetsam, .status:
+                    throw FakeAppexd.Failure(description: "no \(request.command) expected here")
                 }
             }
             try FakeAppexd.awaitEnd(connection)
@@ -55,7 +55,7 @@ import Glibc
         #expect(invalid?.details == ["Info.plist:12: NSExtension.NSExtensionPointIdentifier: missing",
                                      "Broken: not an ELF executable"])
         #expect(invalid?.description == """
-            appexd refused request 2: Broken.appex failed validation [invalid-bundle]
+            appexd refused the request: Broken.appex failed validation [invalid-bundle]
               Info.plist:12: NSExtension.NSExtensionPointIdentifier: missing
               Broken: not an ELF executable
             """)

@@ -70,7 +70,7 @@ import Glibc
         #expect(error?.kind == .refused)
         #expect(error?.reason == .unknownExtension)
         #expect(error?.requestID == 1)
-        #expect(error?.message == "appexd refused request 1: no extension com.example.nope")
+        #expect(error?.message == "appexd refused the request: no extension com.example.nope")
         #expect(error?.details == ["installed: com.example.share"])
         let after = try await client.beginRequest(bundleIdentifier: "com.example.share")
         #expect(after.outcome == .completed)

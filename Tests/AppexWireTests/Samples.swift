@@ -60,6 +60,8 @@ enum Samples {
                                    message: "memory pressure critical", signal: 9, band: 0, footprintBytes: 16_777_216,
                                    triggerToDeathMicros: 1_840)),
         .admin(AdminRequest(requestID: 15, command: .jetsam)),
+        .admin(AdminRequest(requestID: 16, command: .status)),
+        .adminResult(AdminResult(requestID: 16, extensions: [], stateDirectory: "/var/lib/appex")),
         .adminResult(AdminResult(requestID: 15, extensions: [], jetsam: JetsamReport(
             level: "warning", budgetBytes: 536_870_912, footprintBytes: 440_401_920, availableBytes: 8_589_934_592, entries: [
                 JetsamEntry(bundleIdentifier: "com.example.widget", instance: 3, pid: 4242, band: 10, state: "idle",

@@ -98,7 +98,7 @@ extension DaemonTests {
             let bare = d.root + "/src/A.appex"
             try Self.writeProbe(d, bare, identifier: Self.attacker)
             let refused = try d.appex(["install", bare], asUID: admin)
-            #expect(refused.status == 1)
+            #expect(refused.status == 65, "an invalid bundle: EX_DATAERR")
             for needle in ["install.app-group", "\"\(Self.group)\"", "bare bundle \"\(Self.attacker)\"", "containing app \"\(Self.victimApp)\""] {
                 #expect(refused.err.contains(needle), "\(needle) missing from: \(refused.err)")
             }

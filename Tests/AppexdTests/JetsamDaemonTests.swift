@@ -45,7 +45,7 @@ import Glibc
                 """
             try Data(yaml.utf8).write(to: URL(fileURLWithPath: policies + "/extension-points/jetsam-\(n).yaml"))
         }
-        d.extraArguments = ["--policies", policies, "--no-system-pressure"] + extra
+        d.extraArguments = ["--policy-dir", policies, "--no-system-pressure"] + extra
         try d.start()
         try await body(d)
     }

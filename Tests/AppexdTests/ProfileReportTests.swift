@@ -238,8 +238,15 @@ import Glibc
         let w = try Workspace()
         defer { w.cleanUp() }
         let missing = try w.profile(["dev.appex.tests.not-installed", "-n", "2"])
-        #expect(missing.status != 0 && missing.err.contains("no extension dev.appex.tests.not-installed is installed"), "\(missing.err)")
-        #expect(try w.profile(["x", "-n", "0"]).status != 0)
+        #expect(missing.status == 66 && missing.err.contains("no extension dev.appex.tests.not-installed is installed"), "\(missing.err)")
+        #expect(try w.profile(["x", "-n", "0"]).status == 64)
+        let negative = try w.profile(["x", "-n", "-5"])
+        #expect(negative.status == 64 && negative.err.contains("-n must be 1…100000, not -5"), "\(negative.err)")
+        // Naming an extension in a state directory that holds none creates nothing there.
+        let fresh = w.root + "/fresh-state"
+        let nothing = try Self.appex(["profile", "dev.appex.tests.unknown", "-n", "1", "--state-dir", fresh])
+        #expect(nothing.status == 66 && nothing.err.contains("no extension dev.appex.tests.unknown is installed"), "\(nothing.err)")
+        #expect(!FileManager.default.fileExists(atPath: fresh), "profile created \(fresh)")
     }
 
     // MARK: report
@@ -327,7 +334,11 @@ import Glibc
             #expect(text.out.contains(expected), "missing \"\(expected)\" in \(text.out)")
         }
         let none = try Self.appex(["report", "--state-dir", w.root + "/no-such-state"])
-        #expect(none.status != 0 && none.err.contains("no history"), "\(none.err)")
+        #expect(none.status == 66 && none.err.contains("no-such-state/registry.sqlite does not exist"), "\(none.err)")
+        #expect(!FileManager.default.fileExists(atPath: w.root + "/no-such-state"), "report created the state directory")
+        // An extension with no history is named, not shown as an empty report.
+        let unknown = try Self.appex(["report", "dev.nope", "--state-dir", w.state])
+        #expect(unknown.status == 66 && unknown.err.contains("dev.nope has no launches"), "\(unknown.err)")
     }
 
     static func reasons(_ ext: [String: Any]) -> [String: Int] {

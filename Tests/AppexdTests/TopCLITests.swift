@@ -113,7 +113,7 @@ extension DaemonTests {
             unresponsiveTimeout: 120s
 
             """.utf8).write(to: URL(fileURLWithPath: overlay + "/extension-points/widgetkit.yaml"))
-        d.extraArguments = ["--memory-budget", "256MiB", "--no-system-pressure", "--policies", overlay]
+        d.extraArguments = ["--memory-budget", "256MiB", "--no-system-pressure", "--policy-dir", overlay]
         try d.start()
         do {
             let id = try d.installProbe()
@@ -220,6 +220,7 @@ extension DaemonTests {
         let zero = try d.appex(["top", "--interval", "0"])
         #expect(zero.status == 64 && zero.err.contains("--interval"), "\(zero)")
         let none = try d.appex(["top", "-n", "1"])
-        #expect(none.status == 1 && none.err.contains("appex:"), "no appexd on \(d.socket): \(none)")
+        #expect(none.status == 69 && none.err.contains("cannot connect to appexd at \(d.socket)") && none.err.contains("APPEX_SOCKET"),
+                "no appexd on \(d.socket): \(none)")
     }
 }

@@ -144,8 +144,10 @@ final class HostSession: RequestSink, @unchecked Sendable {
             do {
                 var extensions: [ExtensionInfo] = []
                 var jetsam: JetsamReport?
+                var stateDirectory: String?
                 switch admin.command {
                 case .jetsam: jetsam = await supervisor.jetsamReport()
+                case .status: stateDirectory = supervisor.registry.stateDirectory
                 case .install(let path):
                     extensions = try await supervisor.install(path: path, requester: requester.get()).extensions.map(Self.info)
                 case .list: extensions = try await supervisor.list().map(Self.info)
@@ -157,7 +159,8 @@ final class HostSession: RequestSink, @unchecked Sendable {
                         ExtensionInfo(bundleIdentifier: $0, extensionPoint: "", enabled: false)
                     }
                 }
-                answer = .adminResult(AdminResult(requestID: id, extensions: extensions, jetsam: jetsam))
+                answer = .adminResult(AdminResult(requestID: id, extensions: extensions, jetsam: jetsam,
+                                                  stateDirectory: stateDirectory))
             } catch {
                 answer = .refusal(Self.refusal(for: error, requestID: id))
             }

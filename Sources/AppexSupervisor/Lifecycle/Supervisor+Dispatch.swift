@@ -24,7 +24,7 @@ extension Supervisor {
         if let refusal = RequestAdmission.refusal(for: request, entry: entry) {
             descriptors.forEach { _ = close($0) }
             metrics.refusal(reason: refusal.reason.rawValue)
-            logger.info("refused request \(request.requestID) for \(request.bundleIdentifier): \(refusal.reason) \(refusal.message ?? "")")
+            logger.info("refused a request for \(request.bundleIdentifier) (\(refusal.reason)): \(refusal.message ?? "")")
             return refusal
         }
         let ticket = RequestTicket(request: request, descriptors: descriptors, sink: sink)

@@ -44,7 +44,8 @@ extension Supervisor {
             instance.killMessage = message
         }
         noteEndTrigger(instance)
-        logger.info("\(instance.label): killing: \(reason): \(message)")
+        // The one line at notice is the end's, with what the kill came to (finishExit).
+        logger.debug("\(instance.label): killing: \(reason): \(message)")
         signalKill(instance)
     }
 
@@ -125,7 +126,8 @@ extension Supervisor {
         let (reason, message) = Self.classify(exit, killReason: instance.killReason, killMessage: instance.killMessage,
                                               busy: instance.ticket != nil)
         let record = record(instance, reason: reason, message: message, signal: exit.signal, status: exit.exitStatus, peak: exit.peak)
-        logger.info("\(instance.label) ended: \(reason): \(message)")
+        // One line per end at notice: a kill is what an operator looks for in the journal.
+        logger.notice("\(instance.label) ended: \(reason): \(message)")
         if let ticket = instance.ticket {
             instance.ticket = nil
             ticket.peakMemoryBytes = exit.peak.map { UInt64(max($0, 0)) }
