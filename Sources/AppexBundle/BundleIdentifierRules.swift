@@ -14,7 +14,7 @@ public enum BundleIdentifierRules {
     /// Why `identifier` cannot be a directory name, or nil when it can.
     /// Checked on the UTF-8 bytes (all that is allowed is ASCII): `String.contains(String)`
     /// comes from the string-processing library, whose first use in a process instantiates its
-    /// generic searchers (~0.1 ms); this runs several times on every `appex run`.
+    /// generic searchers; this runs several times on every `appex run`.
     public static func pathSafetyProblem(_ identifier: String) -> String? {
         let bytes = identifier.utf8
         if bytes.isEmpty { return "is empty" }

@@ -4,10 +4,11 @@ import NIOConcurrencyHelpers
 
 /// The footprints and high-water marks of live instances, read in the background so that a
 /// scrape reads no cgroup file (cAdvisor's housekeeping, in small): with 1,000 instances,
-/// reading `memory.stat` and the peak of each on every scrape took ~30 ms of it.
+/// reading `memory.stat` and the peak of each on every scrape was most of the scrape
+/// (Docs/decisions/0010-many-idle-extensions.md).
 ///
 /// `refresh` (every `interval`, on the metrics thread) reads each instance's charge and peak
-/// (one number each, ~5 µs) and `memory.stat` (~20 µs, the kernel formats all of it) only when
+/// (one number each) and `memory.stat` (dearer: the kernel formats all of it) only when
 /// the charge moved since the last reading: an idle extension costs two small reads per
 /// interval. A scrape takes what is here, reading only instances it has never seen (launched
 /// since the last refresh), so a gauge is at most `interval` old and a new instance shows at

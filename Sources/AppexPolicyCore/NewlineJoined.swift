@@ -1,6 +1,6 @@
 extension Array where Element == String {
     /// The lines joined by "\n", by a loop. `joined(separator:)` would do, but its generic
-    /// first use costs a conformance scan (~0.1 ms) in a fresh process, and `appex run` joins
+    /// first use costs a conformance scan in a fresh process, and `appex run` joins
     /// lines several times (the policy cache's file name, the seccomp rule list's canonical
     /// form, its report).
     package var newlineJoined: String {

@@ -113,9 +113,9 @@ package struct PolicyFingerprint: Equatable {
 /// 64-bit FNV-1a: the policy fingerprint, the caches' digests, a seccomp program's digest, the names
 /// `appex test-policy` derives (change detection and naming, not authentication).
 ///
-/// Bytes are hashed through a raw buffer: every `appex run` hashes the caches' payloads
-/// (~45 KB) and the seccomp rule list, and the generic `Sequence` loop, left unspecialized
-/// across modules, cost a witness call per byte (3 % of the process).
+/// Bytes are hashed through a raw buffer: every `appex run` hashes the caches' payloads and
+/// the seccomp rule list, and the generic `Sequence` loop, left unspecialized across modules,
+/// cost a witness call per byte.
 package struct FNV1a {
     package private(set) var value: UInt64 = 0xcbf2_9ce4_8422_2325
 

@@ -43,8 +43,8 @@ package enum PrivateCacheFile {
     /// The payload's digest: FNV-1a's step taken on 64-bit little-endian words, then on the
     /// bytes after the last whole word. Each step is a bijection of the running value, so a
     /// payload that differs in one word (any one corrupted byte) always gets another digest.
-    /// Every `appex run` checks a ~45 KB policy payload: FNV-1a byte by byte took ~60 µs of
-    /// it, this an eighth of the multiplies. Change detection, not authentication: a cache is
+    /// Every `appex run` checks the whole policy payload: this takes an eighth of the
+    /// multiplies of FNV-1a byte by byte. Change detection, not authentication: a cache is
     /// trusted for who wrote it (above).
     package static func digest(_ payload: ArraySlice<UInt8>) -> UInt64 {
         let prime: UInt64 = 0x0000_0100_0000_01b3

@@ -50,7 +50,7 @@ extension RunRequest {
     /// the bundle or the policies throws.
     public func prepare(network: PreparedNetworkNamespace,
                         policies: (_ overlays: [String], _ extensionPoint: String) throws -> PolicySet?) throws -> RunPreparation {
-        // stat, not FileManager (its first use is ~40 µs of every run).
+        // stat, not FileManager (its first use in a process would be paid by every run).
         var st = stat()
         guard stat(bundle, &st) == 0 else { return .usage("\(bundle): no such file or directory") }
         // The extension point first, then only its policy: the cache's other policies are

@@ -4,9 +4,9 @@ import AppexSandbox
 ///
 /// `parseCommon` reads the common shapes of an `appex run` command line without
 /// argument-parser. argument-parser finds a command's options by reflection, and each first
-/// question the Swift runtime is asked about a type's conformances scans all ~7,300 conformance
-/// records of this executable: ~3 ms of a 12 ms `appex run` went to parsing its arguments
-/// (Docs/launch-sequence.md, "Start-up"). It accepts only what it reads exactly as
+/// question the Swift runtime is asked about a type's conformances scans every conformance
+/// record of the executable: a quarter of an `appex run` went to parsing its arguments
+/// (Docs/decisions/0003-static-executable-run-without-reflection.md). It accepts only what it reads exactly as
 /// argument-parser does and returns nil for anything else (help, an unknown or repeated
 /// option, a value that looks like an option, a second positional argument), which then goes
 /// through argument-parser as before: so errors and help stay argument-parser's.
@@ -48,7 +48,7 @@ public struct RunRequest: Equatable, Sendable {
         guard arguments.first == "run" else { return nil }
         var bundle: String?
         var request = RunRequest(bundle: "")
-        var seen: [String] = []  // not a Set: its first use is a conformance scan (~0.1 ms)
+        var seen: [String] = []  // not a Set: its first use is a conformance scan
         var i = 1
         while i < arguments.count {
             let token = arguments[i]

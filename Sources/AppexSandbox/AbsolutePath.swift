@@ -5,8 +5,8 @@ import Glibc
 
 /// A path made absolute against the working directory and normalized lexically (`.`, `..`,
 /// repeated slashes), without following links: what `URL(fileURLWithPath:).standardizedFileURL`
-/// gives, through swift-system instead of Foundation's URL, whose first use costs ~0.2 ms of
-/// an `appex run`.
+/// gives, through swift-system instead of Foundation's URL, whose first use in a process
+/// every `appex run` would pay.
 public enum AbsolutePath {
     public static func of(_ path: String) -> String {
         var result = FilePath(path)

@@ -5,7 +5,7 @@ import Glibc
 
 /// One throwing step run on a thread of its own while the caller does other work, then
 /// joined. `ExtensionRun.prepare` builds the extension's sandbox this way (a clone with new
-/// namespaces, the view's mounts, the init's exec: ~1 ms, mostly in the kernel) while it
+/// namespaces, the view's mounts, the init's exec: mostly kernel work) while it
 /// compiles the filter and makes the cgroup and the log: two CPUs instead of one for a
 /// one-shot `appex run`.
 ///

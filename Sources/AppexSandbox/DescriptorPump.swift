@@ -27,7 +27,7 @@ public final class DescriptorPump: @unchecked Sendable {
     private var wakeFD: Int32 = -1
     /// Indexed by descriptor: descriptors are small and dense, so a table finds a handler
     /// in one step, and it is not a Dictionary, whose first use (an `Int32: Hashable` lookup
-    /// through every conformance record) cost ~0.2 ms of every `appex run`.
+    /// through every conformance record) every `appex run` would pay.
     private var handlers: [(() -> Void)?] = []
     private var commands: [() -> Void] = []
     private var thread: pthread_t?

@@ -361,8 +361,8 @@ public final class ExtensionRun {
             self.process?.pidfd = -1
         }
         // A sandbox of this run's own ends with it: its init starts dying now (unless
-        // collectExit began that already), and its namespaces come down (~0.1–0.2 ms in the
-        // kernel) while the rest is cleaned up.
+        // collectExit began that already), and the kernel takes its namespaces down while the
+        // rest is cleaned up.
         if ownsSandbox { sandbox?.beginClose() }
         notifier?.stop()
         notifier = nil

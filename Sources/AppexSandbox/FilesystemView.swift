@@ -169,7 +169,7 @@ public enum FilesystemView {
 
     static func normalize(_ p: String) -> String {
         // By hand, not `joined(separator:)` or `String + Substring`: their generic first uses
-        // cost a conformance scan each (~0.1 ms) in every `appex run`.
+        // cost a conformance scan each in every `appex run`.
         var out = ""
         for part in p.split(separator: "/") where part != "." && !part.isEmpty {
             out += "/" + String(part)

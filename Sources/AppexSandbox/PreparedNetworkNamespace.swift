@@ -5,9 +5,9 @@ import Glibc
 
 /// A network namespace made ahead of the sandbox that uses it, on a thread of its own.
 ///
-/// A new network namespace is the most expensive part of building a sandbox: ~0.5 ms of
-/// kernel work on this kind of machine (the loopback device, the namespace's sysctl
-/// tables), more than all the mounts. Made inside the sandbox's clone it sits on the launch
+/// A new network namespace is the most expensive part of building a sandbox: kernel work
+/// (the loopback device, the namespace's sysctl tables) that costs more than all the mounts
+/// (Docs/decisions/0005-network-namespace-made-ahead.md). Made inside the sandbox's clone it sits on the launch
 /// path. `appex run` starts one as its first step instead, on the other CPU while this one
 /// loads the policy and resolves the spec, and the sandbox's init enters it (`setns`) in
 /// place of cloning a new one (`LaunchPlan.networkNamespaceFD`).

@@ -13,7 +13,7 @@ public enum SandboxInitLocator {
     public static let name = "appex-sandbox-init"
 
     public static func path() throws -> String {
-        // stat and access, not FileManager: its first use costs ~40 µs of every `appex run`.
+        // stat and access, not FileManager: its first use in a process is paid by every `appex run`.
         for candidate in candidates() where isExecutableFile(candidate) {
             return candidate
         }
@@ -49,9 +49,9 @@ public enum SandboxInitLocator {
         var list: [String] = []
         if let env = ProcessEnvironment.value("APPEX_SANDBOX_INIT"), !env.isEmpty { list.append(env) }
         // realpath and plain string steps on its canonical answer (PolicyLocator's, which finds
-        // the shipped policies the same way), not Foundation's URL (its first use costs
-        // ~0.2 ms, AbsolutePath) nor FilePath's removingLastComponent (a conformance scan,
-        // ~0.1 ms): this runs on every `appex run`.
+        // the shipped policies the same way), not Foundation's URL (costly on first use,
+        // AbsolutePath) nor FilePath's removingLastComponent (a conformance scan): this runs
+        // on every `appex run` (Docs/decisions/0004-shorter-filter-sandbox-beside.md).
         list += installedCandidates(named: name)
         // A debug build also finds the init its checkout built; a release build never does:
         // whoever owns the checkout would choose what root runs as every sandbox's pid 1.

@@ -25,8 +25,8 @@ extension SandboxSpec {
     /// `bare.<file name>`, the name made a valid identifier (BundleIdentifierRules): leading
     /// dots dropped, a dot after a dot and every character outside A–Z, a–z, 0–9, `-` and `.`
     /// made `-`. By Unicode scalar, not Character: `Character.isLetter` kept letters the
-    /// identifier rules then refused (`é`), and its first use loaded Unicode property tables,
-    /// ~0.1 ms of every `appex run` of a bare executable.
+    /// identifier rules then refused (`é`), and its first use loaded Unicode property tables
+    /// on every `appex run` of a bare executable.
     static func bareIdentifier(_ executable: String) -> String {
         let name = executable.split(separator: "/").last ?? ""
         var safe = String.UnicodeScalarView()

@@ -5,10 +5,10 @@
 /// Why: the kernel's work to load a filter grows with its length (copy, check, conversion,
 /// JIT) and with the instructions each syscall number walks (the kernel runs the filter for
 /// every number once to fill its allow cache). A default of ENOSYS made libseccomp emit an
-/// allow rule for each of ~460 known numbers: a shipped policy's filter was ~530
-/// instructions and took ~180 µs to load on every launch. Known numbers are a few ranges, so
-/// here they are a few comparisons; the program shrinks to ~150 instructions and loads in
-/// about half the time (Docs/launch-sequence.md, "Loading the filter").
+/// allow rule for each of several hundred known numbers, and the kernel's cost to load a
+/// filter grows with its length. Known numbers are a few ranges, so here they are a few
+/// comparisons and the program is a fraction of that length (figures:
+/// Docs/decisions/0004-shorter-filter-sandbox-beside.md).
 ///
 /// Layout, with the accumulator loaded as the kernel gives it (unsigned 32-bit):
 ///

@@ -6,8 +6,9 @@ import Glibc
 
 /// Compiled seccomp programs kept between runs, beside the compiled policies.
 ///
-/// libseccomp takes ~5 ms to build the filter of a shipped policy (a rule for each of ~450
-/// syscall numbers, then the binary tree): a third of a whole `appex run` on this machine kind.
+/// libseccomp's build of a shipped policy's filter (a rule for each known syscall number,
+/// then the binary tree) was a third of a whole `appex run`
+/// (Docs/decisions/0002-whole-command-static-runtime-seccomp-cache.md).
 /// The program it exports depends only on the canonical rule list, on Appex's build (its
 /// syscall table and argument rules), on libseccomp's version and on the API level it found in
 /// the kernel, so all of them make the key; the file also carries the rule list itself, which

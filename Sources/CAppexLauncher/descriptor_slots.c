@@ -3,8 +3,9 @@
 //
 // Without CLONE_FILES, clone copies the parent's whole descriptor table (a reference taken on
 // every open file) and the child's execve then closes every copy that is close-on-exec: with
-// 1,000 live extensions appexd holds ~12,000 descriptors, and the copy and the closes cost a
-// launch ~4 ms, twice per cold start (the sandbox init, then the extension). With slots, the
+// 1,000 live extensions appexd holds many thousands of descriptors, and the copy and the
+// closes are paid twice per cold start (the sandbox init, then the extension;
+// Docs/decisions/0010-many-idle-extensions.md). With slots, the
 // descriptors a child needs are dup3'd into reserved numbers below `limit`, the child is
 // cloned with CLONE_FILES (no copy), and its first act is close_range(limit, ~0U,
 // CLOSE_RANGE_UNSHARE): the kernel gives it a private table holding only the descriptors

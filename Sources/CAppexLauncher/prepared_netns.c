@@ -1,7 +1,7 @@
 // A network namespace made ahead on a thread of its own (PreparedNetworkNamespace.swift),
-// started here in C: the first Swift thread of `appex run` used to wait ~0.2 ms for the
-// runtime to instantiate the generic types around it, at the start of the process, before
-// the thread could begin its ~1 ms of work.
+// started here in C: the first Swift thread of `appex run` used to wait for the runtime to
+// instantiate the generic types around it, at the start of the process, before the thread
+// could begin its work (Docs/decisions/0007-first-uses-off-the-path.md).
 #include "appex_launcher.h"
 #include <stdlib.h>
 

@@ -12,7 +12,7 @@ import Glibc
 /// Not `AsyncParsableCommand.main()`: that one runs every command, synchronous or not, from
 /// an async `main`, which hands the work to another thread and ends the main thread with
 /// `pthread_exit`. In a static executable that exit unwinds the main thread's stack through
-/// every frame description of the program (libgcc sorts them all first, ~50 ms); dynamically
+/// every frame description of the program (libgcc sorts them all first); dynamically
 /// linked it still costs a thread hop. Here the synchronous commands (run, validate, policy,
 /// …) run on the main thread as they are parsed, and the asynchronous ones (request, top,
 /// profile, …) on a task the main thread waits for, so no thread ever unwinds. Nothing here

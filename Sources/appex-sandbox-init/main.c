@@ -17,7 +17,7 @@
 // No C library: it is exec'd inside the view by descriptor (execveat), where no dynamic
 // loader or library may be visible, so it must be static; and a static C library's start-up
 // (TLS, IRELATIVE relocations, /proc/self/exe, getrandom, brk) costs more than this whole
-// program and makes the file ~670 KB. So it starts at _start, makes six kinds of system call
+// program and makes the file hundreds of times larger. So it starts at _start, makes six kinds of system call
 // itself (syscall.h) and takes every number and structure from the kernel's own headers.
 // The file is a few KB; Docs/launch-sequence.md has the measurements.
 #include <asm/signal.h>

@@ -11,7 +11,7 @@ import Glibc
 ///
 /// This executable links no Foundation (nor argument-parser, Yams, SQLite): Foundation's
 /// start-up (CoreFoundation, ICU and libdispatch constructors, and the pages they touch) was
-/// ~0.5 ms of every `appex run` before `main`. It hands over before creating anything, when
+/// paid by every `appex run` before `main` (Docs/decisions/0009-run-without-foundation.md). It hands over before creating anything, when
 /// the line is not one `RunRequest.parseCommon` reads, when the request is wrong (the full tool
 /// reports it in argument-parser's words), when loading the bundle or policies fails (the same),
 /// and when the compiled policies are not cached (compiling them needs YAML, so Foundation).
