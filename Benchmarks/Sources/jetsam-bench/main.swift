@@ -2,7 +2,8 @@
 // earlyoom, on the same load in the same run (Docs/jetsam.md, "Benchmark").
 //
 //   load      a bloater touches `step` KiB every `interval` µs (grow.h, one file for both sides),
-//             logging the monotonic time and its growth at each step to a shared file, so the
+//             logging the monotonic time and its growth at each step (earlyoom's side to a
+//             shared file, the probe to a pipe: appexd forwards no writable file), so the
 //             harness knows afterwards when the threshold was crossed. Death: its pidfd, polled.
 //   Appex     appexd --memory-budget B --no-system-pressure; the victim is the probe extension
 //             (`grow` action), launched afresh each trial. Threshold: Critical, 90 % of B, on
@@ -106,7 +107,7 @@ var lastCross = appex.criticalLine - (2 << 20)
 var backToNormal: [UInt64] = [], stuckAtWarning = 0
 
 @MainActor func runAppex(measured: Bool) async throws {
-    let t = try await appex.trial(log: log, plan: { plan(crossBytes: $0) }, timeoutMilliseconds: Int32(timeoutMilliseconds))
+    let t = try await appex.trial(plan: { plan(crossBytes: $0) }, timeoutMilliseconds: Int32(timeoutMilliseconds))
     lastCross = t.crossBytes
     guard measured else { return }
     if let b = t.backToNormal { backToNormal.append(b) } else { stuckAtWarning += 1 }
@@ -246,6 +247,14 @@ if crossings > 0 && bystanderCount > 0 {
         print(pad(name, 24) + pad("mean \(mean(k)): " + k.map(String.init).joined(separator: " "), 36)
               + pad("mean \(mean(s)): " + s.map(String.init).joined(separator: " "), 36) + "\(f) of \(k.count)")
     }
+    // MemAvailable is the whole machine's: where it never reached the line, earlyoom had no
+    // crossing to answer. The same columns over the crossings where it did.
+    let reached = theirs.filter(\.crossed)
+    print(pad("  where MemAvailable", 24) + pad("mean \(mean(reached.map(\.victims.count))): "
+                                                + reached.map { String($0.victims.count) }.joined(separator: " "), 36)
+          + pad("mean \(mean(reached.map(\.survivors))): " + reached.map { String($0.survivors) }.joined(separator: " "), 36)
+          + "\(reached.filter(\.foregroundKilled).count) of \(reached.count)")
+    print("  reached its line (\(reached.count) of \(theirs.count))")
 }
 
 // PSI alone: a second appexd with no budget and the system's PSI on; a stall confined to a
