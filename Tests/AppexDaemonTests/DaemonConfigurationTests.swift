@@ -105,6 +105,7 @@ struct ConfigurationDirectory {
         #expect(!c.prebuildSandboxes)
         #expect(!DaemonConfiguration().prebuildSandboxes)
         #expect(c.clients == ClientLimits(), "the example states the defaults")
+        #expect(c.logLevel == "info" && DaemonConfiguration().logLevel == nil)
     }
 
     @Test func clientLimitsAreReadAndFittedToTheDescriptorLimit() throws {
