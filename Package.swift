@@ -55,7 +55,7 @@ let package = Package(
         // The version every executable's --version prints (kept equal to VERSION by a test).
         .target(name: "AppexVersion"),
         // What an installation relies on: every executable's --version, the systemd unit.
-        .testTarget(name: "AppexPackagingTests", dependencies: ["AppexVersion", "AppexTestSupport", "appex", "appex-commands", "appexd"]),
+        .testTarget(name: "AppexPackagingTests", dependencies: ["AppexVersion", "AppexTestSupport", "appex", "appex-commands", "appexd", "appex-sandbox-init"]),
         // Extension-point policies and syscall groups: the model, effective-policy resolution,
         // the compiled cache and the locator, with no Foundation (`appex run` links it) ...
         .target(name: "AppexPolicyCore", dependencies: ["AppexBundle", "CSeccomp"]),
