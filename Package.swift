@@ -27,7 +27,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
-        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
@@ -55,7 +55,7 @@ let package = Package(
         // The version every executable's --version prints (kept equal to VERSION by a test).
         .target(name: "AppexVersion"),
         // What an installation relies on: every executable's --version, the systemd unit.
-        .testTarget(name: "AppexPackagingTests", dependencies: ["AppexVersion", "AppexTestSupport", "appex", "appex-commands", "appexd"]),
+        .testTarget(name: "AppexPackagingTests", dependencies: ["AppexVersion", "AppexTestSupport", "appex", "appex-commands", "appexd", "appex-sandbox-init"]),
         // Extension-point policies and syscall groups: the model, effective-policy resolution,
         // the compiled cache and the locator, with no Foundation (`appex run` links it) ...
         .target(name: "AppexPolicyCore", dependencies: ["AppexBundle", "CSeccomp"]),
@@ -250,6 +250,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                // SIGHUP reloads the configuration.
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
         .testTarget(

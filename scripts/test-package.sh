@@ -48,6 +48,7 @@ dpkg-deb -c "$deb" | awk '{ print substr($6, 2) }' | grep -v '/$' > "$work/files
 check "dpkg -i $(basename "$deb")" dpkg -i "$deb"
 check "appex --version is $version" sh -c "[ \"\$(appex --version)\" = $version ]"
 check "appexd --version is $version" sh -c "[ \"\$(/usr/sbin/appexd --version)\" = $version ]"
+check "appex-sandbox-init --version is $version" sh -c "[ \"\$(/usr/libexec/appex/appex-sandbox-init --version)\" = $version ]"
 check "the unit verifies" systemd-analyze verify /lib/systemd/system/appexd.service
 check "the example configuration is /etc/appex/appexd.yaml" cmp /etc/appex/appexd.yaml "$root/Docs/appexd.yaml"
 check "policies load from /usr/share/appex/Policies" installed appex policy check

@@ -65,4 +65,13 @@ enum ConfigurationValues {
         guard size.bytes > 0 else { throw node.error("expected a size above 0, found \(size)") }
         return size
     }
+
+    static func logLevel(_ node: YAMLNode) throws -> String {
+        let text = try node.string()
+        let levels = DaemonConfiguration.logLevels
+        guard levels.contains(text) else {
+            throw node.error("expected one of \(levels.joined(separator: ", ")), found \"\(text)\"")
+        }
+        return text
+    }
 }

@@ -23,6 +23,7 @@ import AppexWireListener
 ///   descriptorsPerConnection: 64
 /// appGroups:                      # optional: app groups granted beyond their owning app
 ///   group.com.example.shared: [com.example.app, com.example.tools.widget]
+/// logLevel: info                  # optional: trace, debug, info, notice, warning, error, critical
 /// ```
 ///
 /// Every key is optional. A mistake (unknown key, wrong type, unknown user name, bad or
@@ -32,6 +33,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public static let defaultPath = "/etc/appex/appexd.yaml"
     public static let defaultStateDirectory = "/var/lib/appex"
     public static let defaultShutdownGrace: Duration = .seconds(2)
+    /// swift-log's level names, least severe first (`logLevel`, `appexd --log-level`).
+    public static let logLevels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
 
     /// uids allowed to act as hosts (begin and cancel requests, list extensions), besides root.
     public var hosts: Set<UInt32>
@@ -58,6 +61,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// App group → containing-app and bundle identifiers granted it, besides the containing app
     /// that owns it (Docs/security-model.md, "App groups").
     public var appGroups: [String: Set<String>] = [:]
+    /// trace, debug, info, notice, warning, error or critical; nil: appexd's default (info).
+    public var logLevel: String?
     /// The file this was read from; nil when no file was read (defaults).
     public var file: String?
 
@@ -102,7 +107,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         var configuration = DaemonConfiguration(file: file)
         guard let root = try YAMLNode.parseDocument(text, file: file) else { return configuration }
         let keys: Set<String> = ["hosts", "admins", "stateDirectory", "socket", "shutdownGrace", "memoryBudget", "metrics",
-                                "prebuildSandboxes", "clients", "appGroups", "budgetHeadroom", "killsByBundle"]
+                                "prebuildSandboxes", "clients", "appGroups", "budgetHeadroom", "killsByBundle", "logLevel"]
         for (key, node) in try root.mapping(allowed: keys) {
             switch key {
             case "hosts": configuration.hosts = try ConfigurationValues.uids(node)
@@ -117,6 +122,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
             case "killsByBundle": configuration.killsByBundle = try node.bool()
             case "clients": configuration.clients = try clientLimits(node)
             case "appGroups": configuration.appGroups = try ConfigurationValues.appGroups(node)
+            case "logLevel": configuration.logLevel = try ConfigurationValues.logLevel(node)
             default: break
             }
         }

@@ -38,10 +38,9 @@ public struct JSONLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    public func log(level: Logger.Level, message: Logger.Message, metadata explicit: Logger.Metadata?,
-                    source: String, file: String, function: String, line: UInt) {
-        var line = Self.line(time: LogTime.now(), level: level, label: label, message: message.description, source: source,
-                             metadata: explicit.map { metadata.merging($0) { _, new in new } } ?? metadata)
+    public func log(event: LogEvent) {
+        var line = Self.line(time: LogTime.now(), level: event.level, label: label, message: event.message.description,
+                             source: event.source, metadata: event.metadata.map { metadata.merging($0) { _, new in new } } ?? metadata)
         line.append(UInt8(ascii: "\n"))
         line.withUnsafeBytes { _ = write(output.fd, $0.baseAddress, $0.count) }
     }

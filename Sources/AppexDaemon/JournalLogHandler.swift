@@ -74,13 +74,12 @@ public struct JournalLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    public func log(level: Logger.Level, message: Logger.Message, metadata explicit: Logger.Metadata?,
-                    source: String, file: String, function: String, line: UInt) {
-        let all = explicit.map { metadata.merging($0) { _, new in new } } ?? metadata
-        let record = Self.datagram(level: level, label: label, message: message.description, metadata: all,
-                                   file: file, function: function, line: line)
+    public func log(event: LogEvent) {
+        let all = event.metadata.map { metadata.merging($0) { _, new in new } } ?? metadata
+        let record = Self.datagram(level: event.level, label: label, message: event.message.description, metadata: all,
+                                   file: event.file, function: event.function, line: event.line)
         if socket.send(record) { return }
-        var text = Array("\(LogTime.now()) \(level) \(label): \(message)\n".utf8)
+        var text = Array("\(LogTime.now()) \(event.level) \(label): \(event.message)\n".utf8)
         text.withUnsafeMutableBytes { _ = write(2, $0.baseAddress, $0.count) }
     }
 

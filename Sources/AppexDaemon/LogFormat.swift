@@ -6,21 +6,22 @@ import Logging
 public enum LogFormat: String, CaseIterable, Sendable {
     case text, json, journal
 
-    /// The handler factory `LoggingSystem.bootstrap` takes.
-    public func makeHandler(level: Logger.Level) throws -> @Sendable (String) -> any LogHandler {
+    /// A handler per logger label, writing every level: appexd puts its one reloadable level
+    /// in front (ReloadableLogLevel).
+    public func makeHandler() throws -> @Sendable (String) -> any LogHandler {
         switch self {
         case .text:
             return { label in
                 var handler = StreamLogHandler.standardError(label: label)
-                handler.logLevel = level
+                handler.logLevel = .trace
                 return handler
             }
         case .json:
             let output = JSONLogHandler.Output.standardError
-            return { label in JSONLogHandler(label: label, level: level, output: output) }
+            return { label in JSONLogHandler(label: label, level: .trace, output: output) }
         case .journal:
             let socket = try JournalLogHandler.Socket(path: JournalLogHandler.socketPath)
-            return { label in JournalLogHandler(label: label, level: level, socket: socket) }
+            return { label in JournalLogHandler(label: label, level: .trace, socket: socket) }
         }
     }
 }

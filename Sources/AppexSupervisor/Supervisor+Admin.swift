@@ -24,7 +24,7 @@ extension Supervisor {
             }
             return findings
         }
-        install.appGroupGrants = options.appGroupGrants
+        install.appGroupGrants = appGroupGrants
         return install
     }
 
@@ -46,7 +46,7 @@ extension Supervisor {
     }
 
     public func enable(_ identifier: String) async throws -> InstalledExtension {
-        let grants = options.appGroupGrants
+        let grants = appGroupGrants
         let e = try await onWorker { [registry] in try registry.enable(identifier, appGroupGrants: grants) }
         await reload([identifier])
         return e
@@ -88,17 +88,17 @@ extension Supervisor {
     /// Reloads run one at a time, each reading the registry after its own change, and their
     /// swaps reach the loop in the same order: when two admins change one extension at once,
     /// the catalog ends as the registry does.
-    private func reload(_ identifiers: [String]) async {
+    func reload(_ identifiers: [String]) async {
         let policies = self.policies
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
             catalogReloads.async { [self, registry] in
                 let membership: AppGroupMembership
                 do {
-                    membership = try registry.appGroupMembership(grants: options.appGroupGrants)
+                    membership = try registry.appGroupMembership(grants: appGroupGrants)
                 } catch {
                     // No owners known: only granted groups are mounted until the next reload.
                     logger.error("catalog: app group owners unreadable: \(error)")
-                    membership = AppGroupMembership(grants: options.appGroupGrants)
+                    membership = AppGroupMembership(grants: appGroupGrants)
                 }
                 // nil: uninstalled, or its copy no longer loads (logged); either way it leaves.
                 let loaded = Set(identifiers).map { id -> (String, CatalogEntry?) in

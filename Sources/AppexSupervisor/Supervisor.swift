@@ -6,6 +6,7 @@ import AppexWire
 import Dispatch
 import Foundation
 import Logging
+import Synchronization
 
 /// How a supervisor runs: where its state is, which policies, which cgroups and uids.
 public struct SupervisorOptions: Sendable {
@@ -53,7 +54,8 @@ public struct SupervisorOptions: Sendable {
     /// starts, so that launch only enters it (Docs/supervisor.md, "Sandboxes built ahead").
     public var prebuildSandboxes: Bool
     /// App groups granted beyond their owning app (appexd.yaml `appGroups:`): checked at
-    /// install and enable, and only groups an extension is a member of are mounted.
+    /// install and enable, and only groups an extension is a member of are mounted. What the
+    /// supervisor starts with; `Supervisor.reconfigure` replaces it while it runs.
     public var appGroupGrants = AppGroupGrants()
     /// `appex_kills_total` also labelled by `bundle_id` (appexd `--kills-by-bundle`): one
     /// series per extension and reason instead of per extension point, for dashboards that
@@ -99,7 +101,15 @@ public final class Supervisor: @unchecked Sendable {
     let parentClaim: CgroupParentClaim
     /// The cgroups instances get (for the stale sweep at start).
     public var cgroupManager: CgroupManager { cgroups }
-    private(set) var policies: PolicySet
+    /// What `reconfigure` (appexd's SIGHUP) replaces while extensions run; read from the loop
+    /// and from the workers that load catalog entries.
+    let live: Mutex<LiveSettings>
+    struct LiveSettings: Sendable {
+        var policies: PolicySet
+        var appGroupGrants: AppGroupGrants
+    }
+    var policies: PolicySet { live.withLock { $0.policies } }
+    var appGroupGrants: AppGroupGrants { live.withLock { $0.appGroupGrants } }
     var catalog: [String: CatalogEntry] = [:] {
         didSet {
             catalogGeneration &+= 1
@@ -138,7 +148,8 @@ public final class Supervisor: @unchecked Sendable {
         metrics.killsByBundle = options.killMetricsByBundle
         loop = try EventLoop()
         registry = try Registry(stateDirectory: options.stateDirectory)
-        policies = try PolicyLocator.load(overlays: options.policyOverlays)
+        live = Mutex(LiveSettings(policies: try PolicyLocator.load(overlays: options.policyOverlays),
+                                  appGroupGrants: options.appGroupGrants))
         cgroups = try options.cgroups ?? CgroupManager.detect(parentName: options.cgroupParent)
         do {
             parentClaim = try cgroups.claimParent()
@@ -175,7 +186,8 @@ public final class Supervisor: @unchecked Sendable {
     /// loads is left out (logged), never the whole catalog.
     func reloadCatalog() throws {
         var fresh: [String: CatalogEntry] = [:]
-        let membership = try registry.appGroupMembership(grants: options.appGroupGrants)
+        let membership = try registry.appGroupMembership(grants: appGroupGrants)
+        let policies = self.policies
         for installed in try registry.list() {
             fresh[installed.bundleIdentifier] = loadCatalogEntry(installed, policies: policies, membership: membership)
         }

@@ -156,23 +156,50 @@ static int act_allocate_shared(struct probe *p, const struct instruction *in, co
     return probe_complete_text(p, in->id, text);
 }
 
+/* The grow action's pipe, when its attachment is one: each finished step goes to it. */
+static int grow_pipe = -1;
+static void write_step(struct grow_step *step) {
+    /* 32 bytes, under PIPE_BUF: one atomic write; the host made the pipe big enough. */
+    if (write(grow_pipe, step, sizeof *step) < 0) grow_pipe = -1;
+}
+
+/* Where the grow action logs, from the descriptor: a grow log file mapped shared, or for a
+ * pipe (what appexd forwards now that attachments are read-only files or pipes) a private log
+ * whose finished steps are written to it. NULL with errno when it is neither. */
+static struct grow_log *grow_log_for(int fd, void (**after_step)(struct grow_step *)) {
+    struct stat st;
+    if (fstat(fd, &st) != 0) return NULL;
+    if (!S_ISFIFO(st.st_mode)) return grow_map_log(fd);
+    enum { capacity = 4096 };
+    size_t size = sizeof(struct grow_log) + capacity * sizeof(struct grow_step);
+    struct grow_log *log = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (log == MAP_FAILED) return NULL;
+    log->magic = GROW_MAGIC;
+    log->capacity = capacity;
+    grow_pipe = fd;
+    *after_step = write_step;
+    return log;
+}
+
 /* Grows in timed steps and holds, for the jetsam benchmark (grow.h). The first descriptor
- * attachment of the first item, if any, is the log file the steps are written to. Blocks the
- * only thread until the hold ends: pings go unanswered meanwhile. */
+ * attachment of the first item, if any, is where the steps are logged: a grow log file, or a
+ * pipe that gets each step once it is done. Blocks the only thread until the hold ends: pings
+ * go unanswered meanwhile. */
 static int act_grow(struct probe *p, const struct instruction *in, const struct wire_frame *frame) {
     struct grow_plan plan;
     char why[160] = "STEP_KIB,INTERVAL_US,CAP_MIB,HOLD_MS";
     if (!in->has_arg || grow_parse(in->arg, &plan, why, sizeof why)) return refuse_arg(p, in, why);
     struct grow_log *log = NULL;
+    void (*after_step)(struct grow_step *) = NULL;
     uint32_t item_length, attachment_length, n;
     const uint8_t *item = wire_field(frame->payload, frame->length, 2, 0, &item_length), *attachment;
     for (unsigned a = 0; item && !log && (attachment = wire_field(item, item_length, 3, a, &attachment_length)); a++) {
         const uint8_t *index = wire_field(attachment, attachment_length, 3, 0, &n);
         if (!index) continue;
-        log = grow_map_log(frame->fds[wire_le(index, 4)]);
-        if (!log) return probe_cancel(p, in->id, errno, "the descriptor attachment is not a grow log (grow.h)");
+        log = grow_log_for(frame->fds[wire_le(index, 4)], &after_step);
+        if (!log) return probe_cancel(p, in->id, errno, "the descriptor attachment is neither a grow log (grow.h) nor a pipe");
     }
-    long long grown = grow_run(&plan, log, NULL);
+    long long grown = grow_run(&plan, log, after_step);
     if (grown < 0) return probe_cancel(p, in->id, errno, "could not reserve the address space");
     char text[96];
     snprintf(text, sizeof text, "grew %lld MiB, held %llu ms", grown >> 20, (unsigned long long)(plan.hold_ns / 1000000));

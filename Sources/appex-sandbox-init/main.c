@@ -20,6 +20,9 @@
 // program and makes the file hundreds of times larger. So it starts at _start, makes six kinds of system call
 // itself (syscall.h) and takes every number and structure from the kernel's own headers.
 // The file is a few KB; Docs/launch-sequence.md has the measurements.
+//
+// `appex-sandbox-init --version` prints Appex's version (version.h) and exits, as every
+// installed executable does; appexd starts it with no argument, so a launch pays one compare.
 #include <asm/signal.h>
 #include <asm/unistd.h>
 #include <linux/errno.h>
@@ -28,6 +31,7 @@
 #include <linux/wait.h>
 
 #include "syscall.h"
+#include "version.h"
 
 static int run(void) {
     // The kernel's signal set is one word here, not the C library's 1024 bits.
@@ -59,12 +63,45 @@ static int run(void) {
     }
 }
 
-// The kernel jumps here with the stack 16-byte aligned but no return address pushed;
-// x86-64 code expects the opposite, so let the compiler realign there.
-#if defined(__x86_64__)
-__attribute__((force_align_arg_pointer))
-#endif
-__attribute__((noreturn, used)) void _start(void) {
-    long status = run();
+static int same(const char *a, const char *b) {
+    while (*a && *a == *b) a++, b++;
+    return *a == *b;
+}
+
+static long print_version(void) {
+    static const char line[] = APPEX_VERSION "\n";
+    return sys5(__NR_write, 1, (long)line, sizeof line - 1, 0, 0) == (long)(sizeof line - 1) ? 0 : 1;
+}
+
+// Called from _start with the stack the kernel built: argc, then argv[0..argc-1], NULL.
+__attribute__((noreturn, used)) void start(long *stack) {
+    long argc = stack[0];
+    char **argv = (char **)(stack + 1);
+    long status = argc == 2 && same(argv[1], "--version") ? print_version() : run();
     for (;;) sys5(__NR_exit_group, status, 0, 0, 0, 0);
 }
+
+// The entry point: hands the initial stack pointer (where argc is) to start, on a stack
+// aligned as the calling convention wants, with no return address to go back to.
+#if defined(__x86_64__)
+__asm__(".text\n"
+        ".global _start\n"
+        "_start:\n"
+        "  xor %rbp, %rbp\n"
+        "  mov %rsp, %rdi\n"
+        "  and $-16, %rsp\n"
+        "  call start\n"
+        "  hlt\n");
+#elif defined(__aarch64__)
+__asm__(".text\n"
+        ".global _start\n"
+        "_start:\n"
+        "  mov x29, #0\n"
+        "  mov x30, #0\n"
+        "  mov x0, sp\n"
+        "  and sp, x0, #-16\n"
+        "  bl start\n"
+        "  brk #0\n");
+#else
+#error "appex-sandbox-init: no _start for this architecture (main.c, syscall.h)"
+#endif

@@ -1,7 +1,7 @@
 // appexd: the Appex supervisor daemon. A thin executable: it reads its configuration, takes
 // the state directory, sweeps what a dead predecessor left, starts the supervisor and its
-// control socket, tells systemd it is ready, and on SIGTERM/SIGINT shuts everything down in
-// order (Docs/deployment.md).
+// control socket, tells systemd it is ready, on SIGHUP reloads its configuration, and on
+// SIGTERM/SIGINT shuts everything down in order (Docs/deployment.md).
 import AppexDaemon
 import AppexMetrics
 import AppexPolicy
@@ -14,6 +14,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import ServiceLifecycle
+import UnixSignals
 
 @main
 struct Appexd: AsyncParsableCommand {
@@ -50,22 +51,11 @@ struct Appexd: AsyncParsableCommand {
     @Option(help: "Where to serve Prometheus metrics (GET /metrics): HOST:PORT, port 0 for any free port, or off (default \(MetricsEndpoint.default), or the configuration's `metrics`).")
     var metrics: String?
 
-    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
-    var logLevel: String = "info"
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical (default info, or the configuration's logLevel).")
+    var logLevel: String?
 
     @Option(help: "Log format: text (lines on standard error), json (one object per line on standard error) or journal (the systemd journal's native protocol, metadata as fields).")
     var logFormat: String = LogFormat.text.rawValue
-
-    /// `--log-level`, checked before anything else happens.
-    var level: Logger.Level {
-        get throws {
-            guard let level = Logger.Level(rawValue: logLevel) else {
-                let names = Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")
-                throw ValidationError("--log-level must be one of \(names), not \"\(logLevel)\"")
-            }
-            return level
-        }
-    }
 
     @Option(help: "Memory budget for all extensions together, e.g. 512MiB: pressure levels and jetsam kills are judged against it (overrides the configuration file's memoryBudget).")
     var memoryBudget: String?
@@ -101,15 +91,32 @@ struct Appexd: AsyncParsableCommand {
         guard LogFormat(rawValue: logFormat) != nil else {
             throw ValidationError("--log-format must be one of \(LogFormat.allCases.map(\.rawValue).joined(separator: ", ")), not \"\(logFormat)\"")
         }
-        _ = try level
+        if let logLevel, Logger.Level(rawValue: logLevel) == nil {
+            throw ValidationError("--log-level must be one of \(DaemonConfiguration.logLevels.joined(separator: ", ")), not \"\(logLevel)\"")
+        }
         if !policyDirs.isEmpty && !policiesOldName.isEmpty {
             throw ValidationError("--policies is the old name of --policy-dir: give every overlay with --policy-dir")
         }
     }
 
+    /// The configuration keys the command line sets: a reload leaves them as they are.
+    var overriddenKeys: Set<String> {
+        var keys = Set<String>()
+        if stateDir != nil { keys.insert("stateDirectory") }
+        if socket != nil { keys.insert("socket") }
+        if metrics != nil { keys.insert("metrics") }
+        if memoryBudget != nil { keys.insert("memoryBudget") }
+        if budgetHeadroom != nil { keys.insert("budgetHeadroom") }
+        if prebuildSandboxes != nil { keys.insert("prebuildSandboxes") }
+        if logLevel != nil { keys.insert("logLevel") }
+        if killsByBundle != nil { keys.insert("killsByBundle") }
+        return keys
+    }
+
     func run() async throws {
-        let level = try self.level
-        LoggingSystem.bootstrap(try (LogFormat(rawValue: logFormat) ?? .text).makeHandler(level: level))
+        let level = ReloadableLogLevel(logLevel.flatMap(Logger.Level.init(rawValue:)) ?? .info)
+        let format = try (LogFormat(rawValue: logFormat) ?? .text).makeHandler()
+        LoggingSystem.bootstrap { label in level.handler(format(label)) }
         let logger = Logger(label: "appexd")
         // Before the supervisor opens anything: the slots must have low numbers.
         Launcher.reserveDescriptorSlots()
@@ -118,6 +125,7 @@ struct Appexd: AsyncParsableCommand {
         }
 
         let settings = try DaemonConfiguration.load(path: config ?? DaemonConfiguration.defaultPath, explicit: config != nil)
+        if logLevel == nil, let named = settings.logLevel.flatMap(Logger.Level.init(rawValue:)) { level.current = named }
         let state = stateDir ?? (settings.file != nil ? settings.stateDirectory : SupervisorOptions.defaultStateDirectory)
         let socketPath = socket ?? (settings.file != nil ? settings.socketPath : WireProtocol.defaultControlSocketPath)
 
@@ -167,12 +175,17 @@ struct Appexd: AsyncParsableCommand {
                                                                   supervisor: supervisor, stateDirectory: state, logger: logger)
         }
         supervisor.start()
-        let server = ControlServer(supervisor: supervisor, path: socketPath, authorization: settings, limits: settings.clients,
+        let authorization = LiveAuthorization(settings)
+        let server = ControlServer(supervisor: supervisor, path: socketPath, authorization: authorization, limits: settings.clients,
                                    logger: Logger(label: "appexd.control"), socketLock: socketLock)
+        let reloader = ConfigurationReloader(
+            path: config ?? DaemonConfiguration.defaultPath, explicit: config != nil, overridden: overriddenKeys,
+            policyOverlays: policyDirectories, authorization: authorization, logLevel: level, defaultLogLevel: .info,
+            supervisor: supervisor, server: server, logger: logger)
         // The control socket opens inside the service, once the group traps SIGTERM and SIGINT:
         // a client that sees appexd answer may signal it at once, and that must be graceful.
         let metricsAt = metricsRunner.map { "http://\($0.server.address)/metrics" } ?? "off"
-        let service = AppexdService(supervisor: supervisor, server: server, metrics: metricsRunner, logger: logger,
+        let service = AppexdService(supervisor: supervisor, server: server, metrics: metricsRunner, reloader: reloader, logger: logger,
                                     readyLine: "state \(state), socket \(socketPath), metrics \(metricsAt)", socketPath: socketPath)
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
             services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],
@@ -183,20 +196,22 @@ struct Appexd: AsyncParsableCommand {
     }
 }
 
-extension DaemonConfiguration: PeerAuthorization {}
-
 /// The daemon as a service: it runs until the group shuts down gracefully (a signal), then
 /// stops accepting, terminates the extensions (killing them after the grace period), and
-/// removes their sandboxes and cgroups.
+/// removes their sandboxes and cgroups. Meanwhile each SIGHUP reloads the configuration.
 struct AppexdService: Service {
     let supervisor: Supervisor
     let server: ControlServer
     let metrics: MetricsEndpointRunner?
+    let reloader: ConfigurationReloader
     let logger: Logger
     let readyLine: String
     let socketPath: String
 
     func run() async throws {
+        // Trapped before READY=1: from then on systemd may send it (ExecReload=), and its
+        // default action would end appexd.
+        let hangups = await UnixSignalsSequence(trapping: .sighup)
         do {
             try await server.start()
             let installed = try await supervisor.list().count
@@ -211,7 +226,13 @@ struct AppexdService: Service {
             await supervisor.shutdown()
             throw error
         }
-        try? await gracefulShutdown()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { [reloader] in
+                for await _ in hangups { await reloader.reloadNotifying() }
+            }
+            try? await gracefulShutdown()
+            group.cancelAll()
+        }
         logger.notice("shutting down")
         _ = try? SDNotify.notify("STOPPING=1")
         await server.stop()

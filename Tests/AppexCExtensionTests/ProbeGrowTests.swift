@@ -57,6 +57,26 @@ import Glibc
         #expect(steps[8].start == 0, "nothing past the last step")
     }
 
+    /// What appexd forwards now: a pipe. Each finished step arrives on it, in order.
+    @Test func growWritesEachStepToAPipe() throws {
+        let probe = try Probe.start()
+        var fds: [Int32] = [-1, -1]
+        try #require(pipe(&fds) == 0)
+        defer { close(fds[0]) }
+        var item = Probe.item("grow", "512,1000,2,0")   // 512 KiB every ms up to 2 MiB
+        item.attachments = [AppexWire.Attachment(typeIdentifiers: ["public.data"], content: .descriptor(index: 0))]
+        let reply = try probe.request(1, [item], descriptors: [fds[1]])
+        close(fds[1])
+        #expect(Probe.text(reply, 1) == "grew 2 MiB, held 0 ms")
+        _ = fcntl(fds[0], F_SETFL, O_NONBLOCK)
+        var words = [UInt64](repeating: 0, count: 64)
+        let n = words.withUnsafeMutableBytes { read(fds[0], $0.baseAddress, $0.count) }
+        #expect(n == 4 * 32, "\(n) bytes: four steps of 32")
+        let steps = (0..<4).map { Step([0, 0, 0, 0] + words.map { UInt64(littleEndian: $0) }, $0) }
+        #expect(steps.map { $0.bytes / 1024 } == [512, 1024, 1536, 2048])
+        #expect(steps.allSatisfy { $0.start > 0 && $0.end >= $0.start })
+    }
+
     @Test func growWithoutALogStillGrows() throws {
         let probe = try Probe.start()
         #expect(Probe.text(try probe.request(1, [Probe.item("grow", "1024,0,2,0")]), 1) == "grew 2 MiB, held 0 ms")
@@ -74,6 +94,6 @@ import Glibc
         var item = Probe.item("grow", "512,0,1,0")
         item.attachments = [AppexWire.Attachment(typeIdentifiers: ["public.data"], content: .descriptor(index: 0))]
         let error = Probe.cancelError(try probe.request(5, [item], descriptors: [notALog]), 5)
-        #expect(error?.code == Int64(EINVAL) && error?.message?.contains("not a grow log") == true, "\(String(describing: error))")
+        #expect(error?.code == Int64(EINVAL) && error?.message?.contains("neither a grow log") == true, "\(String(describing: error))")
     }
 }

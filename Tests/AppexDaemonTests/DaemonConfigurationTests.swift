@@ -108,6 +108,7 @@ struct ConfigurationDirectory {
         #expect(!DaemonConfiguration().prebuildSandboxes)
         #expect(!c.killsByBundle && !DaemonConfiguration().killsByBundle)
         #expect(c.clients == ClientLimits(), "the example states the defaults")
+        #expect(c.logLevel == "info" && DaemonConfiguration().logLevel == nil)
     }
 
     @Test func clientLimitsAreReadAndFittedToTheDescriptorLimit() throws {

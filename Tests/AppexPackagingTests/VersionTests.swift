@@ -27,7 +27,8 @@ import Testing
         #expect(AppexVersion.current == (try Self.fileVersion), "update Sources/AppexVersion/AppexVersion.swift to VERSION")
     }
 
-    @Test(arguments: ["appex", "appex-commands", "appexd"])
+    /// Every executable `make install` installs (scripts/install.sh), the sandbox init too.
+    @Test(arguments: ["appex", "appex-commands", "appexd", "appex-sandbox-init"])
     func everyExecutablePrintsIt(_ name: String) throws {
         let out = try CProgram.run(Self.executable(name), ["--version"])
         #expect(out.status == 0, "\(name) --version: \(out.stderr)")

@@ -25,6 +25,8 @@ import Glibc
         var cgroupParent: String
         /// false: appexd picks its own cgroup parent (from its state directory).
         var passCgroupParent = true
+        /// false: the socket is not on the command line (the configuration file may name it).
+        var passSocket = true
         /// Its own: appexds of tests that run at once must not share extension uids (a starting
         /// appexd kills what runs as the uids its state directory assigned).
         var uidRange = Daemon.nextUIDRange()
@@ -65,7 +67,8 @@ import Glibc
 
         /// appexd's command line.
         var arguments: [String] {
-            ["--state-dir", root + "/state", "--socket", socket, "--config", root + "/appexd.yaml", "--log-level", "warning",
+            ["--state-dir", root + "/state"] + (passSocket ? ["--socket", socket] : [])
+                + ["--config", root + "/appexd.yaml", "--log-level", "warning",
              // Uids of its own, so processes of other tests running meanwhile are
              // never taken for this appexd's.
              "--uid-range", uidRange, "--metrics", "127.0.0.1:0"]

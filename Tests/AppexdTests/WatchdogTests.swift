@@ -21,8 +21,8 @@ import Glibc
         return fd
     }
 
-    /// Every datagram that arrives within `seconds`.
-    static func receive(_ fd: Int32, for seconds: Double) -> [String] {
+    /// Every datagram that arrives within `seconds`, up to the first one `done` says ends it.
+    static func receive(_ fd: Int32, for seconds: Double, until done: (String) -> Bool = { _ in false }) -> [String] {
         var messages: [String] = []
         let end = Date().addingTimeInterval(seconds)
         var buffer = [UInt8](repeating: 0, count: 4096)
@@ -30,9 +30,17 @@ import Glibc
             var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             guard poll(&p, 1, Int32(max(1, end.timeIntervalSinceNow * 1000))) > 0 else { continue }
             let n = recv(fd, &buffer, buffer.count, 0)
-            if n > 0 { messages.append(String(decoding: buffer[0..<n], as: UTF8.self)) }
+            guard n > 0 else { continue }
+            messages.append(String(decoding: buffer[0..<n], as: UTF8.self))
+            if done(messages[messages.count - 1]) { break }
         }
         return messages
+    }
+
+    /// The first datagram within `seconds` with a line `line`, or nil.
+    static func receive(_ fd: Int32, until line: String, seconds: Double) -> String? {
+        let has = { (message: String) in message.split(separator: "\n").contains(Substring(line)) }
+        return receive(fd, for: seconds, until: has).last.flatMap { has($0) ? $0 : nil }
     }
 
     @Test func appexdPingsTheWatchdogFromItsLoop() throws {

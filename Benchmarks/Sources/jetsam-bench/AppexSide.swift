@@ -119,7 +119,7 @@ import Glibc
     }
 
     /// One trial: a fresh instance, its pid watched, then it grows until appexd kills it.
-    func trial(log: GrowLog, plan: (Int64) -> GrowPlan, timeoutMilliseconds: Int32) async throws -> Trial {
+    func trial(plan: (Int64) -> GrowPlan, timeoutMilliseconds: Int32) async throws -> Trial {
         try await waitUntilQuiet()
         let launched = try await client.beginRequest(bundleIdentifier: Self.identifier, items: [ExtensionItem(attributedContentText: "launch")])
         guard launched.outcome == .completed, launched.cold else { fail("launch: \(launched.message)") }
@@ -128,12 +128,13 @@ import Glibc
         // What the parent holds besides the growth to come: the probe at rest.
         let crossBytes = criticalLine - Int64(report.footprintBytes)
         let grow = plan(crossBytes)
-        log.reset()
+        let log = GrowPipe()
         guard let watch = DeathWatch(pid: pid, timeoutMilliseconds: timeoutMilliseconds + 100) else { fail("the probe \(pid) is gone before it grew") }
         sleepMicros(randomDelayMicros())
         var item = ExtensionItem(userInfo: ["probe.action": .string("grow"), "probe.arg": .string(grow.argument)])
         item.attachments = [Attachment(typeIdentifiers: ["public.data"], content: .descriptor(index: 0))]
-        let pending = try client.startRequest(bundleIdentifier: Self.identifier, items: [item], descriptors: [log.fd])
+        let pending = try client.startRequest(bundleIdentifier: Self.identifier, items: [item], descriptors: [log.writeEnd])
+        log.sent()
         let death = await watch.death()
         let outcome = try await pending.outcome()
         var decision: UInt64?

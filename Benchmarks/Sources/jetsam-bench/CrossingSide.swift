@@ -23,6 +23,10 @@ import Foundation
         var kills: Int
         var kernelKills: Int
         var survivors: Int
+        var foregroundKilled: Bool
+        /// The growth at which the footprint reached the critical line: the critical line less
+        /// the footprint at rest (earlyoom's side is given the same).
+        var crossBytes: Int64
         /// What the arithmetic allows: the fewest bystanders, in victim order, whose death
         /// brings the footprint at the end of the growth under the critical line.
         var fewest: Int
@@ -70,8 +74,12 @@ import Foundation
         return text.split(separator: "\n").filter { $0.contains(" ended: \(reason):") }.count
     }
 
+    /// How long the grower holds before its request completes, and the quiet after it (longer
+    /// than a kernel signal's hold, one second) before the survivors are counted.
+    static let holdMilliseconds = 300, quietMilliseconds = 1500
+
     /// One crossing: the bystanders fill up, the grower grows past the line and holds; after
-    /// a quiet second and a half (a kernel signal's hold is one second), who is left.
+    /// the quiet, who is left.
     func crossing(holdMiB: Int, growMiB: Int, stepKiB: Int, intervalMicros: Int) async throws -> Crossing {
         let killsBefore = ended("memory-pressure"), kernelBefore = ended("kernel-oom") + ended("per-process-limit")
         for id in bystanders {
@@ -79,9 +87,9 @@ import Foundation
             guard o.outcome == .completed else { fail("bystander: \(o.message)") }
         }
         let atRest = Int64(try await client.jetsam().footprintBytes)
-        _ = try await probe(bloater, "grow", "\(stepKiB),\(intervalMicros),\(growMiB),300")
-        try await Task.sleep(for: .milliseconds(1500))
-        let survivors = try await client.jetsam().entries.count
+        _ = try await probe(bloater, "grow", "\(stepKiB),\(intervalMicros),\(growMiB),\(Self.holdMilliseconds)")
+        try await Task.sleep(for: .milliseconds(Self.quietMilliseconds))
+        let live = try await client.jetsam().entries
         // The fewest the order allows: bystanders first (idle band, longest in it first).
         let critical = Int64((Double(budget) * 0.90).rounded(.up))
         var total = atRest + Int64(growMiB) << 20, fewest = 0
@@ -97,7 +105,8 @@ import Foundation
         for _ in 0..<200 where !(try await client.jetsam()).entries.isEmpty { try await Task.sleep(for: .milliseconds(25)) }
         return Crossing(kills: ended("memory-pressure") - killsBefore,
                         kernelKills: ended("kernel-oom") + ended("per-process-limit") - kernelBefore,
-                        survivors: survivors, fewest: fewest)
+                        survivors: live.count, foregroundKilled: !live.contains { $0.bundleIdentifier == bloater },
+                        crossBytes: critical - atRest, fewest: fewest)
     }
 
     nonisolated func stop() {

@@ -33,11 +33,11 @@ struct EarlyoomSide {
         return String(decoding: data, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? "earlyoom"
     }
 
-    func trial(log: GrowLog, plan: GrowPlan, crossBytes: Int64, timeoutMilliseconds: Int) -> Trial {
-        log.reset()
+    /// One run of earlyoom-trial in `mode`: earlyoom's lines, and the fields of its last line.
+    private func run(_ mode: String, _ arguments: [String]) -> (said: [String], fields: [String: String]) {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: trialExecutable)
-        p.arguments = [earlyoom, log.path, plan.argument, "\(crossBytes / 1024)", "\(randomDelayMicros())", "\(timeoutMilliseconds)"]
+        p.arguments = [mode, earlyoom] + arguments
         let out = Pipe(), err = Pipe()
         p.standardOutput = out
         p.standardError = err
@@ -47,7 +47,7 @@ struct EarlyoomSide {
         p.waitUntilExit()
         let lines = String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
         guard p.terminationStatus == 0, let last = lines.last, last.hasPrefix("available_kib=") else {
-            fail("earlyoom-trial failed (status \(p.terminationStatus)): \(problem)\(lines.joined(separator: "\n"))")
+            fail("earlyoom-trial \(mode) failed (status \(p.terminationStatus)): \(problem)\(lines.joined(separator: "\n"))")
         }
         var fields: [String: String] = [:]
         for pair in last.split(separator: " ") {
@@ -55,16 +55,57 @@ struct EarlyoomSide {
             if kv.count == 2 { fields[String(kv[0])] = String(kv[1]) }
         }
         let said = lines.filter { $0.hasPrefix("earlyoom: ") }.map { String($0.dropFirst(10)) }
-        // Whatever earlyoom signalled must have been the bloater: it is the only process it sees
-        // besides the trial's init, and it prefers it.
-        for line in said where line.contains(" to process ") && !line.contains("\"jetsam-bloater\"") {
-            fail("earlyoom signalled something other than the bloater: \(line)")
+        // Whatever earlyoom signalled must have been the trial's load: it is all it sees besides
+        // the trial's init (its PID 1, which earlyoom never picks).
+        for line in said where line.contains(" to process ") && !line.contains("\"jetsam-") {
+            fail("earlyoom signalled something outside the trial's load: \(line)")
         }
+        return (said, fields)
+    }
+
+    func trial(log: GrowLog, plan: GrowPlan, crossBytes: Int64, timeoutMilliseconds: Int) -> Trial {
+        log.reset()
+        let (said, fields) = run("latency", [log.path, plan.argument, "\(crossBytes / 1024)", "\(randomDelayMicros())",
+                                             "\(timeoutMilliseconds)"])
         let death = fields["death_ns"].flatMap(UInt64.init).flatMap { $0 == 0 ? nil : $0 }
         let threshold = Int64(fields["threshold_kib"] ?? "") ?? 0
         let steps = log.steps()
         return Trial(result: result(steps.crossing(availableKiB: threshold), death: death),
                      availableKiB: Int64(fields["available_kib"] ?? "") ?? 0, thresholdKiB: threshold,
                      said: said, meanTouch: steps.meanTouch, grownKiB: Int64(steps.last?.bytes ?? 0) / 1024)
+    }
+
+    /// One crossing on earlyoom's side: what died, in order, and who is left.
+    struct Crossing {
+        /// jetsam-fg or jetsam-idle-N, in the order they died.
+        var victims: [String]
+        var survivors: Int
+        var foregroundKilled: Bool { victims.contains("jetsam-fg") }
+        /// Whether MemAvailable read at or under earlyoom's line at all (read every 10 ms).
+        var crossed: Bool
+        /// MemAvailable's last reading, less the line, KiB: under 0, earlyoom was still
+        /// asked to kill when the trial ended.
+        var lastOverLineKiB: Int64
+        /// How far the foreground had grown when the growth stopped (its cap, or its death).
+        var foregroundGrownKiB: Int64
+    }
+
+    /// `bystanders` idle processes hold `holdMiB` each, then a foreground grows by `plan` and
+    /// holds; earlyoom's line is MemAvailable − `crossBytes`, read once the bystanders hold. Who
+    /// died `settleMilliseconds` after the growth was planned to end.
+    func crossing(log: GrowLog, plan: GrowPlan, crossBytes: Int64, bystanders: Int, holdMiB: Int, settleMilliseconds: Int) -> Crossing {
+        log.reset()
+        let (_, fields) = run("crossing", [log.path, plan.argument, "\(crossBytes / 1024)", "\(bystanders)", "\(holdMiB)",
+                                           "\(randomDelayMicros())", "\(settleMilliseconds)"])
+        let victims = fields.compactMap { key, value -> (String, UInt64)? in
+            guard key.hasPrefix("jetsam-"), value.hasPrefix("killed:"), let at = value.split(separator: "@").last.flatMap({ UInt64($0) })
+            else { return nil }
+            return (key, at)
+        }.sorted { $0.1 < $1.1 }.map(\.0)
+        let threshold = Int64(fields["threshold_kib"] ?? "") ?? 0
+        return Crossing(victims: victims, survivors: Int(fields["survivors"] ?? "") ?? 0,
+                        crossed: (UInt64(fields["crossed_ns"] ?? "") ?? 0) != 0,
+                        lastOverLineKiB: (Int64(fields["last_kib"] ?? "") ?? 0) - threshold,
+                        foregroundGrownKiB: Int64(log.steps().last?.bytes ?? 0) / 1024)
     }
 }

@@ -55,6 +55,52 @@ final class GrowLog {
     }
 }
 
+/// The Appex side's log: appexd forwards only read-only files and pipes to an extension, so
+/// the probe writes each step to a pipe once it is done (the same 32 bytes as in the file),
+/// and the harness reads them after the trial. Sized for every step the probe can log, so
+/// the probe's write never blocks while nobody reads.
+final class GrowPipe {
+    let readEnd: Int32
+    /// Given to appexd with the request; closed here once sent.
+    private(set) var writeEnd: Int32
+
+    init() {
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else { fail("pipe: \(String(cString: strerror(errno)))") }
+        (readEnd, writeEnd) = (fds[0], fds[1])
+        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        // F_SETPIPE_SZ (Glibc's overlay leaves it out): room for every step.
+        let size = Int32(GrowLog.capacity * 32)
+        guard fcntl(readEnd, 1031, size) >= size else { fail("F_SETPIPE_SZ \(size): \(String(cString: strerror(errno)))") }
+        _ = fcntl(readEnd, F_SETFL, fcntl(readEnd, F_GETFL) | O_NONBLOCK)
+    }
+
+    func sent() {
+        close(writeEnd)
+        writeEnd = -1
+    }
+
+    /// The steps written so far (the writer may be gone or still holding its end).
+    func steps() -> [GrowLog.Step] {
+        var words = [UInt64](repeating: 0, count: GrowLog.capacity * 4)
+        var bytes = 0
+        while bytes < words.count * 8 {
+            let n = words.withUnsafeMutableBytes { read(readEnd, $0.baseAddress! + bytes, $0.count - bytes) }
+            if n <= 0 { break }
+            bytes += n
+        }
+        return (0..<bytes / 32).map { k in
+            let w = words[(k * 4)..<(k * 4 + 4)].map { UInt64(littleEndian: $0) }
+            return GrowLog.Step(start: w[0], end: w[1], bytes: w[2], availableKiB: w[3])
+        }
+    }
+
+    deinit {
+        close(readEnd)
+        if writeEnd >= 0 { close(writeEnd) }
+    }
+}
+
 /// When a threshold was crossed, from the log; every latency counted from it is an upper bound.
 enum Crossing {
     case at(UInt64)

@@ -2,7 +2,8 @@
 // earlyoom, on the same load in the same run (Docs/jetsam.md, "Benchmark").
 //
 //   load      a bloater touches `step` KiB every `interval` µs (grow.h, one file for both sides),
-//             logging the monotonic time and its growth at each step to a shared file, so the
+//             logging the monotonic time and its growth at each step (earlyoom's side to a
+//             shared file, the probe to a pipe: appexd forwards no writable file), so the
 //             harness knows afterwards when the threshold was crossed. Death: its pidfd, polled.
 //   Appex     appexd --memory-budget B --no-system-pressure; the victim is the probe extension
 //             (`grow` action), launched afresh each trial. Threshold: Critical, 90 % of B, on
@@ -19,7 +20,9 @@
 //
 //   Crossings a third appexd under the same budget: `bystanders` idle probes hold a share each,
 //             then a foreground probe grows past the critical line at the same pace; kills per
-//             crossing and survivors, against the fewest the victim order allows.
+//             crossing and survivors, against the fewest the victim order allows. After each,
+//             earlyoom on the same load (earlyoom-trial crossing), its line crossed after the
+//             same growth: what it killed and who survives.
 //
 //   make bench-jetsam [BENCH_ARGS="--trials N --budget-mib N --step-kib N --interval-us N --psi-trials N
 //                                  --crossings N --bystanders N"]
@@ -104,7 +107,7 @@ var lastCross = appex.criticalLine - (2 << 20)
 var backToNormal: [UInt64] = [], stuckAtWarning = 0
 
 @MainActor func runAppex(measured: Bool) async throws {
-    let t = try await appex.trial(log: log, plan: { plan(crossBytes: $0) }, timeoutMilliseconds: Int32(timeoutMilliseconds))
+    let t = try await appex.trial(plan: { plan(crossBytes: $0) }, timeoutMilliseconds: Int32(timeoutMilliseconds))
     lastCross = t.crossBytes
     guard measured else { return }
     if let b = t.backToNormal { backToNormal.append(b) } else { stuckAtWarning += 1 }
@@ -201,25 +204,57 @@ if !causes.isEmpty {
 }
 
 // Kills per crossing: a third appexd; bystanders hold 60 % of the budget between them, the
-// grower takes it to 100 % and holds (the arithmetic: one bystander).
+// grower takes it to 100 % and holds (the arithmetic: one bystander). After each, earlyoom on
+// the same load: as many plain bystanders holding as much, a foreground growing as fast to as
+// much, its line crossed after the same growth as appexd's critical line was.
 if crossings > 0 && bystanderCount > 0 {
     let side = await CrossingSide(appexd: appexdPath, probe: probePath, root: root, budgetMiB: budgetMiB, bystanders: bystanderCount)
     cleanups.append { [side] in side.stop() }
     let hold = max(1, budgetMiB * 60 / 100 / bystanderCount), grow = budgetMiB * 40 / 100
-    var results: [CrossingSide.Crossing] = []
+    var results: [CrossingSide.Crossing] = [], theirs: [EarlyoomSide.Crossing] = []
     do {
         for _ in 0..<crossings {
-            results.append(try await side.crossing(holdMiB: hold, growMiB: grow, stepKiB: stepKiB, intervalMicros: intervalMicros))
+            let ours = try await side.crossing(holdMiB: hold, growMiB: grow, stepKiB: stepKiB, intervalMicros: intervalMicros)
+            results.append(ours)
+            theirs.append(earlyoom.crossing(
+                log: log, plan: GrowPlan(stepKiB: stepKiB, intervalMicros: intervalMicros, capMiB: grow, holdMilliseconds: 0),
+                crossBytes: ours.crossBytes, bystanders: bystanderCount, holdMiB: hold,
+                settleMilliseconds: CrossingSide.holdMilliseconds + CrossingSide.quietMilliseconds))
         }
     } catch { fail("crossings: \(error)") }
     side.stop()
-    print("\nkills per crossing (\(bystanderCount) idle bystanders holding \(hold) MiB each, a foreground grower to \(grow) MiB "
-          + "at the same pace, budget \(budgetMiB) MiB), \(results.count) crossings:")
+    let members = bystanderCount + 1
+    print("\nkills per crossing (\(bystanderCount) idle bystanders holding \(hold) MiB each, a foreground growing to \(grow) MiB "
+          + "at the same pace, budget \(budgetMiB) MiB), \(results.count) crossings a side, alternating:")
     let kills = results.map(\.kills), extra = zip(results.map(\.kills), results.map(\.fewest)).map { $0 - $1 }
     print("   appexd kills per crossing: \(kills.map(String.init).joined(separator: " ")); the fewest the order allows: "
           + results.map { String($0.fewest) }.joined(separator: " "))
     print("   kills beyond the fewest: \(extra.filter { $0 > 0 }.reduce(0, +)) in all; kernel kills: \(results.map(\.kernelKills).reduce(0, +)); "
-          + "survivors per crossing: \(results.map { String($0.survivors) }.joined(separator: " ")) of \(bystanderCount + 1)")
+          + "survivors per crossing: \(results.map { String($0.survivors) }.joined(separator: " ")) of \(members)")
+    print("   earlyoom, line at MemAvailable − \(String(format: "%.1f", Double(results.last?.crossBytes ?? 0) / 1_048_576)) MiB "
+          + "(appexd's critical line less its footprint at rest), killed in order:")
+    for (n, t) in theirs.enumerated() {
+        print("      \(n + 1): \(t.victims.isEmpty ? "nothing" : t.victims.joined(separator: ", ")); "
+              + (t.crossed ? "" : "MemAvailable never reached the line; ")
+              + String(format: "the foreground grew %.0f MiB; MemAvailable's last reading %+.0f MiB from the line",
+                       Double(t.foregroundGrownKiB) / 1024, Double(t.lastOverLineKiB) / 1024))
+    }
+    func mean(_ v: [Int]) -> String { v.isEmpty ? "-" : String(format: "%.1f", Double(v.reduce(0, +)) / Double(v.count)) }
+    print("\n" + pad("", 24) + pad("kills per crossing", 36) + pad("survivors (of \(members))", 36) + "foreground killed")
+    for (name, k, s, f) in [("appexd", kills, results.map(\.survivors), results.filter(\.foregroundKilled).count),
+                            ("earlyoom \(earlyoomVersion.split(separator: " ").last ?? "")", theirs.map(\.victims.count),
+                             theirs.map(\.survivors), theirs.filter(\.foregroundKilled).count)] {
+        print(pad(name, 24) + pad("mean \(mean(k)): " + k.map(String.init).joined(separator: " "), 36)
+              + pad("mean \(mean(s)): " + s.map(String.init).joined(separator: " "), 36) + "\(f) of \(k.count)")
+    }
+    // MemAvailable is the whole machine's: where it never reached the line, earlyoom had no
+    // crossing to answer. The same columns over the crossings where it did.
+    let reached = theirs.filter(\.crossed)
+    print(pad("  where MemAvailable", 24) + pad("mean \(mean(reached.map(\.victims.count))): "
+                                                + reached.map { String($0.victims.count) }.joined(separator: " "), 36)
+          + pad("mean \(mean(reached.map(\.survivors))): " + reached.map { String($0.survivors) }.joined(separator: " "), 36)
+          + "\(reached.filter(\.foregroundKilled).count) of \(reached.count)")
+    print("  reached its line (\(reached.count) of \(theirs.count))")
 }
 
 // PSI alone: a second appexd with no budget and the system's PSI on; a stall confined to a

@@ -19,7 +19,8 @@ public final class ControlServer: @unchecked Sendable {
     public let path: String
     let supervisor: Supervisor
     let authorization: PeerAuthorization
-    let limits: ClientLimits
+    /// Loop only; `update(limits:)` replaces them while appexd runs.
+    private(set) var limits: ClientLimits
     let logger: Logger
     private var listener: WireListener?
     /// Held from start to stop; given by appexd, which takes it before anything else.
@@ -44,8 +45,19 @@ public final class ControlServer: @unchecked Sendable {
         self.socketLock = socketLock
         self.path = path
         self.authorization = authorization
-        self.limits = ClientLimits.currentDescriptorLimit.map { limits.fitted(toDescriptorLimit: $0) } ?? limits
+        self.limits = Self.fitted(limits)
         self.logger = logger
+    }
+
+    private static func fitted(_ limits: ClientLimits) -> ClientLimits {
+        ClientLimits.currentDescriptorLimit.map { limits.fitted(toDescriptorLimit: $0) } ?? limits
+    }
+
+    /// New limits (appexd's SIGHUP), fitted as at start: they bound the connections and
+    /// requests that come after; what is open already stays.
+    public func update(limits: ClientLimits) async {
+        let fitted = Self.fitted(limits)
+        await supervisor.onLoop { [self] _ in self.limits = fitted }
     }
 
     /// Takes the socket's lock (unless given), binds the socket (replacing a stale socket file
@@ -179,7 +191,9 @@ public final class ControlServer: @unchecked Sendable {
     private func opened(_ session: HostSession) {
         let uid = session.peer.uid
         connectionsByUID[uid, default: 0] += 1
-        connectionsByClass[clientClass(uid), default: 0] += 1
+        // Counted where it was admitted, even if the authorization changes while it is open.
+        session.countedAs = clientClass(uid)
+        connectionsByClass[session.countedAs, default: 0] += 1
         session.helloTimer = supervisor.loop.schedule(after: limits.helloTimeout) { [weak session, self] in
             guard let session else { return }
             session.helloTimer = nil
@@ -218,6 +232,6 @@ public final class ControlServer: @unchecked Sendable {
         let uid = session.peer.uid
         let open = connectionsByUID[uid, default: 1] - 1
         connectionsByUID[uid] = open > 0 ? open : nil
-        connectionsByClass[clientClass(uid), default: 1] -= 1
+        connectionsByClass[session.countedAs, default: 1] -= 1
     }
 }

@@ -23,6 +23,8 @@ final class HostSession: RequestSink, @unchecked Sendable {
     /// Closes the connection if Hello has not come by then (ClientLimits.helloTimeout).
     var helloTimer: EventLoop.TimerID?
     private var pings = PingAllowance()
+    /// The class of client its connection counts against (ControlServer's bounds).
+    var countedAs = ControlServer.ClientClass.stranger
 
     init(server: ControlServer, socket: WireSocket, peer: PeerCredentials) {
         self.server = server

@@ -18,6 +18,13 @@ extension Supervisor {
         instanceCounter += 1
         let instance = ExtensionInstance(number: instanceCounter, identifier: entry.identifier)
         instance.ticket = ticket
+        if slot.sandboxStale && slot.instances.isEmpty {
+            // Nobody is in the old sandbox now: this launch (queued after the close) builds one
+            // for the policy the catalog holds.
+            slot.sandboxStale = false
+            let holder = slot.sandbox
+            slot.launchQueue.async { holder.close() }
+        }
         slot.instances.append(instance)
         if ticket != nil { enterActiveBand(instance) } else { enterBand(instance, entry.lifecycle.idleBand.value) }
         let deadline = entry.lifecycle.launchDeadline

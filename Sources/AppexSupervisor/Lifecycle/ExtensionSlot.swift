@@ -17,6 +17,10 @@ final class ExtensionSlot: @unchecked Sendable {
     /// sandbox); different extensions launch in parallel.
     let launchQueue: DispatchQueue
     let sandbox = SandboxHolder()
+    /// The sandbox was built for a specification the catalog no longer holds (a reload
+    /// changed the policy while instances were in it): the next launch with no instance left
+    /// rebuilds it.
+    var sandboxStale = false
 
     init(identifier: String) {
         self.identifier = identifier
