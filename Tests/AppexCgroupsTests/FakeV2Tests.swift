@@ -225,13 +225,16 @@ struct FakeV2Tests {
         try fake.put("appex/x/memory.events", "low 0\nhigh 0\nmax 1\noom 1\noom_kill 4\noom_group_kill 0\n")
         #expect(try await n == 4)
 
+        // Cancelled, the wait ends without an event and before its own timeout: the only bound
+        // here is the watcher's (a loaded machine may take seconds to run the waiter at all).
         let w2 = try cg.makeOOMWatcher()
+        let timeout = Duration.seconds(300)
         let start = ContinuousClock.now
-        async let m = w2.next(timeout: .seconds(30))
+        async let m = w2.next(timeout: timeout)
         try await Task.sleep(for: .milliseconds(50))
         w2.cancel()
         #expect(try await m == nil)
-        #expect(ContinuousClock.now - start < .seconds(5))
+        #expect(ContinuousClock.now - start < timeout, "ended by the timeout, not by cancel")
     }
 
     @Test func thresholdWatcherV2UsesMemoryEvents() throws {
