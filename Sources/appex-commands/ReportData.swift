@@ -135,7 +135,8 @@ struct ExtensionHistory {
 
     /// Request time (received → outcome) of cold or warm requests.
     func requestTotals(cold: Bool) -> LatencySummary {
-        LatencySummary(requests.filter { $0.cold == cold }.map { UInt64(max($0.totalMicros, 0)) })
+        // Refused requests never ran: they have no request time.
+        LatencySummary(requests.filter { $0.cold == cold && $0.outcome != "refused" }.map { UInt64(max($0.totalMicros, 0)) })
     }
 }
 

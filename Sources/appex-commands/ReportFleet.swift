@@ -2,8 +2,8 @@ import Foundation
 
 /// The first thing `appex report` shows across all the extensions in the history, as
 /// Organizer's overview does before its per-app pages: whose launches come nearest their
-/// deadline, whose instances are killed most, whose requests fail most. Each list is the worst
-/// few, worst first.
+/// deadline, whose instances are killed most, whose requests fail most, and for which hosts
+/// were refused most (disabled, not activated). Each list is the worst few, worst first.
 struct ReportFleet {
     struct DeadlineRow {
         var bundleIdentifier: String
@@ -25,6 +25,7 @@ struct ReportFleet {
     var nearestDeadline: [DeadlineRow]
     var mostKilled: [CountRow]
     var mostFailed: [CountRow]
+    var mostRefused: [CountRow]
 
     /// How many rows each list keeps.
     static let rows = 5
@@ -45,6 +46,10 @@ struct ReportFleet {
         mostFailed = Self.worst(histories) { h in
             let failed = h.requests.filter { $0.outcome == "failed" }.map { $0.reason ?? "failed" }
             return (failed, h.requests.count)
+        }
+        mostRefused = Self.worst(histories) { h in
+            let refused = h.requests.filter { $0.outcome == "refused" }.map { $0.reason ?? "refused" }
+            return (refused, h.requests.count)
         }
     }
 
@@ -74,6 +79,8 @@ struct ReportFleet {
              mostKilled.map { [$0.bundleIdentifier, String($0.count), String($0.of), $0.top] }, "no kills"),
             ("Most failed requests", ["extension", "failed", "of requests", "most often"],
              mostFailed.map { [$0.bundleIdentifier, String($0.count), String($0.of), $0.top] }, "no failed requests"),
+            ("Most refused requests", ["extension", "refused", "of requests", "most often"],
+             mostRefused.map { [$0.bundleIdentifier, String($0.count), String($0.of), $0.top] }, "no refused requests"),
         ]
     }
 
@@ -95,6 +102,7 @@ struct ReportFleet {
             },
             "mostKilled": mostKilled.map(Self.json),
             "mostFailed": mostFailed.map(Self.json),
+            "mostRefused": mostRefused.map(Self.json),
         ]
     }
 

@@ -271,6 +271,10 @@ import Glibc
             #expect(warm.message.outcome == .completed && !warm.message.cold)
             let crash = try await host.beginRequest(bundleIdentifier: id, items: [ExtensionItem(userInfo: ["probe.action": .string("crash")])])
             #expect(crash.message.reason == .crashed)
+            // Refused at admission (disabled): in the history too, as `refused`.
+            #expect(try w.admin(["disable", id]).status == 0)
+            await #expect(throws: HostClientError.self) { _ = try await host.beginRequest(bundleIdentifier: id) }
+            #expect(try w.admin(["enable", id]).status == 0)
         }
         #expect(w.stopDaemon() == 0)
 
@@ -282,7 +286,7 @@ import Glibc
         #expect(first["launches"] as? Int == 1)
         #expect(first["deadlineMicros"] as? Int == 1_000_000)
         #expect(Self.reasons(first) == ["crashed": 1])
-        #expect((first["requests"] as? [String: Any])?["outcomes"] as? [String: Int] == ["completed": 2, "failed": 1])
+        #expect((first["requests"] as? [String: Any])?["outcomes"] as? [String: Int] == ["completed": 2, "failed": 1, "refused": 1])
 
         // A restart, version 2 installed over version 1, one more launch, a clean stop.
         try w.startDaemon()
@@ -323,6 +327,8 @@ import Glibc
         let nearest = try #require((fleet["nearestDeadline"] as? [[String: Any]])?.first)
         #expect(nearest["deadlineMicros"] as? Int == 1_000_000 && nearest["launches"] as? Int == 2)
         #expect(nearest["p99Micros"] as? Int == Int(launches.max()!), "p99 of two launches is the larger")
+        let refused = try #require((fleet["mostRefused"] as? [[String: Any]])?.first)
+        #expect(refused["count"] as? Int == 1 && refused["mostOften"] as? String == "disabled", "\(refused)")
 
         // For people.
         let text = try Self.appex(["report", id, "--state-dir", w.state])
@@ -330,7 +336,7 @@ import Glibc
         #expect(text.out.hasPrefix("Fleet") || text.out.contains("\nFleet\n"), "the fleet summary comes first: \(text.out)")
         for expected in ["Nearest their launch deadline", "Most killed", "Most failed requests",
                          "\(id): 2 launches", "Launch time (decision → check-in) by", "Launch time by version",
-                         "Terminations by reason", "crashed", "shutdown", "Requests: 4"] {
+                         "Terminations by reason", "crashed", "shutdown", "Requests: 5", "Most refused requests"] {
             #expect(text.out.contains(expected), "missing \"\(expected)\" in \(text.out)")
         }
         let none = try Self.appex(["report", "--state-dir", w.root + "/no-such-state"])

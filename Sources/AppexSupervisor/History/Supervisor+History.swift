@@ -65,6 +65,13 @@ extension Supervisor {
         measureRequest(outcome, kind: kind, bundleIdentifier: bundleIdentifier)
     }
 
+    /// A request refused at admission (disabled, not activated, …): a row with outcome
+    /// `refused` and appexd's reason, so the history shows what hosts asked and did not get.
+    func rememberRefusal(_ refusal: Refusal, bundleIdentifier: String) {
+        remember(.request(RequestHistory(bundleIdentifier: bundleIdentifier, time: Date(), outcome: "refused",
+                                         reason: refusal.reason.rawValue, cold: false, totalMicros: 0, peakMemoryBytes: nil)))
+    }
+
     func rememberTermination(_ record: TerminationRecord) {
         let row = TerminationHistory(bundleIdentifier: record.bundleIdentifier, time: record.at, reason: record.reason.rawValue,
                                      message: record.message, signal: record.signal, exitStatus: record.exitStatus,

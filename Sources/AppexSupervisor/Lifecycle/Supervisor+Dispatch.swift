@@ -25,6 +25,8 @@ extension Supervisor {
             descriptors.forEach { _ = close($0) }
             metrics.refusal(reason: refusal.reason.rawValue)
             logger.info("refused a request for \(request.bundleIdentifier) (\(refusal.reason)): \(refusal.message ?? "")")
+            // In the history only for an installed extension: a host names any identifier it likes.
+            if entry != nil { rememberRefusal(refusal, bundleIdentifier: request.bundleIdentifier) }
             return refusal
         }
         let ticket = RequestTicket(request: request, descriptors: descriptors, sink: sink)
