@@ -7,7 +7,7 @@ export APPEX_POLICIES ?= $(CURDIR)/Policies
 EXAMPLES   := .build/examples
 DEMO_STATE := .build/demo-state
 
-.PHONY: all deps build test test-cgroup-v2 demo examples bench bench-replan bench-launch bench-activation bench-supervisor bench-policy bench-metrics bench-jetsam bench-load fuzz fuzz-wire fuzz-plist clean
+.PHONY: all deps build test test-cgroup-v2 ci-build demo examples bench bench-replan bench-launch bench-activation bench-supervisor bench-policy bench-metrics bench-jetsam bench-load fuzz fuzz-wire fuzz-plist clean
 
 all: build
 
@@ -156,6 +156,15 @@ INSTALL_VARS = PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) SYSCONFDIR=$(SYSCONFDIR)
 .PHONY: release man install uninstall deb test-package
 
 # The init as bench-launch builds it (no Swift runtime at all); the rest with it linked in.
+# What CI builds besides the tests (.ci/run): the release executables the README's figures are
+# measured on (static runtime, link order), the Benchmarks package, and a short run of each
+# decoder's fuzzer, so none of them rots between the sessions that measure.
+CI_FUZZ_SECONDS ?= 30
+ci-build: release
+	cd Benchmarks && $(SWIFT) build -c release
+	$(MAKE) fuzz-wire FUZZ_SECONDS=$(CI_FUZZ_SECONDS)
+	$(MAKE) fuzz-plist FUZZ_SECONDS=$(CI_FUZZ_SECONDS)
+
 release: deps
 	$(SWIFT) build -c release --product appex-sandbox-init
 	$(SWIFT) build -c release --static-swift-stdlib --product appex
