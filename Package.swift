@@ -254,7 +254,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AppexdTests",
-            dependencies: ["appexd", "appex", "appex-probe-extension", "AppexHostClient", "AppexCgroups", "AppexWire", "AppexWireIO", "CAppexLauncher",
+            dependencies: ["appexd", "appex", "appex-probe-extension", "appex-example-lib", "appex-host-c", "AppexHostClient", "AppexCgroups", "AppexWire", "AppexWireIO", "CAppexLauncher",
                            "AppexRegistry", "AppexSupervisor", "AppexTestSupport"]
         ),
         // C extensions, written from Docs/protocol.md with no Appex code: the example
@@ -262,6 +262,12 @@ let package = Package(
         // (Probe.appex, executable probe; Docs/probe-extension.md). The tests run both as child
         // processes and play appexd.
         .executableTarget(name: "appex-example-c"),
+        // libappex (Docs/libappex.md): the protocol for C, both sides, in one header
+        // (include/appex.h); `make install` also installs it as libappex.a and libappex.so.
+        // HelloLib.appex (hello-lib) is HelloC's twin on it; appex-host-c is a host on it.
+        .target(name: "CAppex"),
+        .executableTarget(name: "appex-example-lib", dependencies: ["CAppex"]),
+        .executableTarget(name: "appex-host-c", dependencies: ["CAppex"]),
         .executableTarget(name: "appex-probe-extension"),
         .testTarget(
             name: "AppexCExtensionTests",
