@@ -5,9 +5,9 @@ import Testing
 import Glibc
 #endif
 
-/// libappex against the real appexd: an extension built on it (Sources/appex-example-lib,
-/// HelloLib.appex) served through it, and a C host on it (Sources/appex-host-c) getting its
-/// answers.
+/// The kits beyond Swift against the real appexd: an extension built on libappex
+/// (Sources/appex-example-lib, HelloLib.appex) served through it, a C host on libappex
+/// (Sources/appex-host-c) and the Python host (kits/python) getting its answers.
 @Suite(.serialized) struct LibAppexDaemonTests {
     static let identifier = "dev.appex.tests.daemon.hello-lib"
 
@@ -91,5 +91,38 @@ import Glibc
             let nowhere = try CProgram.run(host, ["--socket", d.root + "/no.sock", id, "--text", "x"])
             #expect(nowhere.status == 3 && nowhere.stderr.contains("connect to"), "\(nowhere.stderr)")
         }
+    }
+
+    /// kits/python, found from this file's place in the checkout.
+    static let pythonKit = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("kits/python").path
+
+    /// `python3 -m …` with the kit on the path (python3 from PATH: every machine has one).
+    static func python(_ arguments: [String]) throws -> CProgram.Output {
+        try CProgram.run("/usr/bin/env", ["PYTHONPATH=\(pythonKit)", "PYTHONDONTWRITEBYTECODE=1", "python3"] + arguments)
+    }
+
+    @Test func pythonHostGetsTheAnswer() async throws {
+        try await withDaemon { d in
+            let id = try Self.installHelloLib(d)
+            let r = try Self.python(["-m", "appex", id, "--socket", d.socket, "--text", "pyth", "--url", "https://example.com/",
+                                     "--file", try Self.inputFile(d, "p.txt", "x"), "--json"])
+            #expect(r.status == 0, "\(r.stdout) \(r.stderr)")
+            let json = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any], "\(r.stdout)")
+            #expect(json["outcome"] as? String == "completed")
+            #expect(((json["items"] as? [[String: Any]])?.first?["contentText"]) as? String == "hello from libappex: htyp")
+            #expect((json["phases"] as? [String: Any])?["roundTrip"] != nil)
+
+            let unknown = try Self.python(["-m", "appex", "dev.appex.tests.nobody", "--socket", d.socket, "--text", "x"])
+            #expect(unknown.status == 1 && unknown.stdout.contains("outcome: refused (unknown-extension)"), "\(unknown.stdout) \(unknown.stderr)")
+        }
+    }
+
+    /// The Python kit's own unit tests (codec, and the client against a test-played appexd).
+    @Test func pythonKitUnitTests() throws {
+        let r = try CProgram.run("/usr/bin/env", ["PYTHONDONTWRITEBYTECODE=1", "python3", "-m", "unittest", "discover",
+                                                  "-s", Self.pythonKit + "/tests", "-t", Self.pythonKit])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("OK"), "\(r.stderr)")
     }
 }
