@@ -155,8 +155,9 @@ test-libappex:
 
 # libFuzzer run of libappex's decoder (Fuzz/LibAppexDecodeFuzz.c); not part of `make test`.
 FUZZ_LIBAPPEX := .build/fuzz-libappex
-fuzz-libappex:
+fuzz-libappex: test-libappex
 	mkdir -p $(FUZZ_LIBAPPEX)/corpus
+	LIBAPPEX_SEEDS=$(FUZZ_LIBAPPEX)/corpus $(LIBAPPEX)/asan/unit
 	clang -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	  -ISources/CAppex/include -ISources/CAppex $(LIBAPPEX_SRC) Fuzz/LibAppexDecodeFuzz.c -lpthread \
 	  -o $(FUZZ_LIBAPPEX)/fuzz-libappex

@@ -19,9 +19,25 @@ static int failures;
 
 static struct appex_frame f;
 
+/* With LIBAPPEX_SEEDS set, every frame built here is also written there: seeds for
+ * `make fuzz-libappex`. */
+static void keep_seed(void) {
+    static int count;
+    const char *dir = getenv("LIBAPPEX_SEEDS");
+    if (!dir) return;
+    char path[512];
+    snprintf(path, sizeof path, "%s/unit-%03d", dir, count++);
+    FILE *out = fopen(path, "wb");
+    if (out) {
+        fwrite(f.bytes, 1, f.length, out);
+        fclose(out);
+    }
+}
+
 static void finish(void) {
     appex_error err;
     if (appex_frame_finish(&f, &err) < 0) { fprintf(stderr, "finish: %s\n", err.message); exit(2); }
+    keep_seed();
 }
 
 /* Decodes f as `role` and expects a protocol error whose message contains `needle`. */
