@@ -148,17 +148,22 @@ libappex:
 # UndefinedBehaviorSanitizer; part of `make test`.
 test-libappex:
 	mkdir -p $(LIBAPPEX)/asan
-	clang -std=gnu11 -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer \
+	clang -std=gnu11 -g -O1 -fuse-ld=lld -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer \
 	  -Wall -Wextra -ISources/CAppex/include -ISources/CAppex $(LIBAPPEX_SRC) Tests/libappex/unit.c -lpthread \
 	  -o $(LIBAPPEX)/asan/unit
 	$(LIBAPPEX)/asan/unit
+	@# No thread-local storage: every program linking libappex (the Swift test bundle too) would
+	@# carry it in each thread's stack, and threads that ask for small stacks fail (EINVAL).
+	@for src in $(LIBAPPEX_SRC); do $(CC) $(LIBAPPEX_CFLAGS) -c $$src -o $(LIBAPPEX)/asan/tls-check.o || exit 1; \
+	  if readelf -SW $(LIBAPPEX)/asan/tls-check.o | grep -q '\.tbss\|\.tdata'; then \
+	    echo "$$src: thread-local storage in libappex"; exit 1; fi; done; echo "libappex: no thread-local storage"
 
 # libFuzzer run of libappex's decoder (Fuzz/LibAppexDecodeFuzz.c); not part of `make test`.
 FUZZ_LIBAPPEX := .build/fuzz-libappex
 fuzz-libappex: test-libappex
 	mkdir -p $(FUZZ_LIBAPPEX)/corpus
 	LIBAPPEX_SEEDS=$(FUZZ_LIBAPPEX)/corpus $(LIBAPPEX)/asan/unit
-	clang -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	clang -std=gnu11 -g -O1 -fuse-ld=lld -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	  -ISources/CAppex/include -ISources/CAppex $(LIBAPPEX_SRC) Fuzz/LibAppexDecodeFuzz.c -lpthread \
 	  -o $(FUZZ_LIBAPPEX)/fuzz-libappex
 	$(FUZZ_LIBAPPEX)/fuzz-libappex -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \

@@ -315,6 +315,7 @@ static int decode_struct(struct decoder *d, const struct schema *s, size_t start
     struct field f;
     size_t at = start, index;
     int r;
+    if (s->count > MOST_RULES) return appex_fail(d->err, "usage", "libappex: schema %s has more than %d tags", s->name, MOST_RULES);
     /* First pass: tags, counts, sizes. */
     while ((r = next_field(d, &at, end, path, &f)) == 1) {
         const struct rule *rule = find_rule(s, f.tag, &index);

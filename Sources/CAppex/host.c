@@ -125,7 +125,8 @@ static int judge(appex_host *host, appex_message *m, appex_error *err) {
             host->closed = true;
             return APPEX_NEXT_ERROR;
         }
-        /* fall through: a Refusal with an id answers that request */
+        /* a Refusal with an id answers that request, as an outcome does */
+        __attribute__((fallthrough));
     case APPEX_REQUEST_OUTCOME:
     case APPEX_INTERRUPTION:
     case APPEX_OPEN_URL:

@@ -1,17 +1,20 @@
 /* What both ends do alike: check in, and the book of requests in flight (section 6). */
 #include "session.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 int appex_session_hello(int sock, const char *identifier, appex_error *err) {
-    static __thread struct appex_frame f;
-    appex_frame_begin(&f, APPEX_HELLO);
-    appex_frame_int(&f, 1, APPEX_PROTOCOL_VERSION, 4);
-    appex_frame_string(&f, 2, identifier);
-    appex_frame_int(&f, 3, (uint32_t)getpid(), 4);
-    if (appex_frame_finish(&f, err) < 0) return -1;
-    return appex_send_frame(sock, &f, err);
+    struct appex_frame *f = malloc(sizeof *f);   /* heap, not TLS: see appex_send_refusal */
+    if (!f) return appex_fail(err, "io", "out of memory");
+    appex_frame_begin(f, APPEX_HELLO);
+    appex_frame_int(f, 1, APPEX_PROTOCOL_VERSION, 4);
+    appex_frame_string(f, 2, identifier);
+    appex_frame_int(f, 3, (uint32_t)getpid(), 4);
+    int r = appex_frame_finish(f, err) < 0 ? -1 : appex_send_frame(sock, f, err);
+    free(f);
+    return r;
 }
 
 int appex_session_await_hello(int sock, enum appex_role role, appex_error *err) {

@@ -34,12 +34,16 @@ int appex_send_frame(int sock, const struct appex_frame *f, appex_error *err) {
     return 0;
 }
 
+/* Frames live on the heap, never in thread-local storage: a 128 KiB static TLS block would
+ * leave no room in the small stacks other threads of a linking program ask for. */
 void appex_send_refusal(int sock, const char *reason, const char *message) {
-    static __thread struct appex_frame f;
-    appex_frame_begin(&f, APPEX_REFUSAL);
-    appex_frame_string(&f, 1, reason);
-    if (message) appex_frame_string(&f, 2, message);
-    if (appex_frame_finish(&f, NULL) == 0) (void)send(sock, f.bytes, f.length, MSG_NOSIGNAL | MSG_DONTWAIT);
+    struct appex_frame *f = malloc(sizeof *f);
+    if (!f) return;   /* best effort, as section 8 allows */
+    appex_frame_begin(f, APPEX_REFUSAL);
+    appex_frame_string(f, 1, reason);
+    if (message) appex_frame_string(f, 2, message);
+    if (appex_frame_finish(f, NULL) == 0) (void)send(sock, f->bytes, f->length, MSG_NOSIGNAL | MSG_DONTWAIT);
+    free(f);
 }
 
 int appex_wait_readable(int fd, int timeout_ms, appex_error *err) {
