@@ -136,7 +136,7 @@ fuzz-wire:
 # at install. Built with the C compiler alone, from the same sources as the CAppex target.
 LIBAPPEX     := .build/libappex
 LIBAPPEX_SRC := $(wildcard Sources/CAppex/*.c)
-LIBAPPEX_CFLAGS := -std=gnu11 -O2 -g -fPIC -Wall -Wextra -ISources/CAppex/include -ISources/CAppex
+LIBAPPEX_CFLAGS := -std=gnu11 -O2 -g -fPIC -fvisibility=hidden -Wall -Wextra -ISources/CAppex/include -ISources/CAppex
 libappex:
 	mkdir -p $(LIBAPPEX)/obj
 	for src in $(LIBAPPEX_SRC); do $(CC) $(LIBAPPEX_CFLAGS) -c $$src -o $(LIBAPPEX)/obj/$$(basename $$src .c).o || exit 1; done

@@ -12,7 +12,7 @@ import Glibc
 struct ConformanceCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "conformance",
-        abstract: "Check an extension's implementation of the protocol by playing appexd against it.",
+        abstract: "Play appexd against an extension: protocol checks.",
         discussion: """
             Each check starts the bundle's executable afresh with its socket at fd 3, as appexd \
             does, and plays appexd: check-in, requests, descriptors, pings, malformed frames, \

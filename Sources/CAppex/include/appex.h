@@ -23,6 +23,9 @@
 extern "C" {
 #endif
 
+/* The library's interface; everything else in libappex.so is hidden (-fvisibility=hidden). */
+#define APPEX_API __attribute__((visibility("default")))
+
 #define APPEX_PROTOCOL_VERSION 1
 #define APPEX_FRAME_FORMAT 1
 #define APPEX_HEADER_SIZE 16
@@ -166,10 +169,10 @@ typedef struct appex_message {
 } appex_message;
 
 /* Closes the descriptors still held (not taken) and frees the message. NULL is fine. */
-void appex_message_free(appex_message *message);
+APPEX_API void appex_message_free(appex_message *message);
 /* Hands the caller descriptor `fd` of the message (it will not be closed by free). Returns
  * fd, or -1 when the message does not hold it. */
-int appex_message_take_fd(appex_message *message, int fd);
+APPEX_API int appex_message_take_fd(appex_message *message, int fd);
 
 /* Which end is decoding: what it may receive differs (section 4). */
 enum appex_role {
@@ -181,8 +184,8 @@ enum appex_role {
  * rule of sections 2, 3 and 5 for a message `role` may receive. The message does not own
  * any descriptor (fds are -1); attachments name descriptors by index through their fd field.
  * Returns 0 with *out set, or -1 with err (reason "protocol-error" or "usage"). */
-int appex_decode(const uint8_t *frame, size_t length, int fd_count, enum appex_role role,
-                 appex_message **out, appex_error *err);
+APPEX_API int appex_decode(const uint8_t *frame, size_t length, int fd_count, enum appex_role role,
+                           appex_message **out, appex_error *err);
 
 /* Return values of the *_next functions. */
 enum appex_next_result {
@@ -207,13 +210,13 @@ enum appex_extension_flags {
 
 /* Checks in: reads APPEX_SOCKET_FD (default 3) and APPEX_BUNDLE_IDENTIFIER, checks the
  * socket, sets close-on-exec on it, sends Hello and waits for appexd's. */
-int appex_extension_open(appex_extension **out, int flags, appex_error *err);
+APPEX_API int appex_extension_open(appex_extension **out, int flags, appex_error *err);
 /* The same over a given socket and identifier (tests, supervisors of one's own). */
-int appex_extension_open_fd(appex_extension **out, int socket_fd, const char *bundle_identifier,
-                            int flags, appex_error *err);
+APPEX_API int appex_extension_open_fd(appex_extension **out, int socket_fd, const char *bundle_identifier,
+                                      int flags, appex_error *err);
 
 /* A descriptor to poll for POLLIN: the socket, or (APPEX_PINGS_ON_THREAD) the queue's. */
-int appex_extension_fd(const appex_extension *ext);
+APPEX_API int appex_extension_fd(const appex_extension *ext);
 
 /* The next message for the extension, waiting up to timeout_ms (-1: forever, 0: no wait).
  * Messages the caller sees: BeginRequest, CancelRequest (appexd asks; answer the request
@@ -221,21 +224,21 @@ int appex_extension_fd(const appex_extension *ext);
  * and appexd's Hello are handled inside. On a protocol error in appexd's frame the library
  * sends the Refusal, closes the socket and returns APPEX_NEXT_ERROR: print err.message to
  * stderr and exit 1 (section 8). */
-int appex_extension_next(appex_extension *ext, appex_message **out, int timeout_ms, appex_error *err);
+APPEX_API int appex_extension_next(appex_extension *ext, appex_message **out, int timeout_ms, appex_error *err);
 
 /* Answers request `request_id` with items (their fd attachments are sent, the caller keeps
  * its copies). */
-int appex_extension_complete(appex_extension *ext, uint64_t request_id, const appex_item *items,
-                             size_t item_count, appex_error *err);
+APPEX_API int appex_extension_complete(appex_extension *ext, uint64_t request_id, const appex_item *items,
+                                       size_t item_count, appex_error *err);
 /* Answers request `request_id` as cancelled or failed, with an error of the extension's own. */
-int appex_extension_cancel(appex_extension *ext, uint64_t request_id, const char *domain, int64_t code,
-                           const char *message, appex_error *err);
+APPEX_API int appex_extension_cancel(appex_extension *ext, uint64_t request_id, const char *domain, int64_t code,
+                                     const char *message, appex_error *err);
 /* Asks the host to open url during request `request_id`; the answer comes as OpenURLResult. */
-int appex_extension_open_url(appex_extension *ext, uint64_t request_id, const char *url, appex_error *err);
+APPEX_API int appex_extension_open_url(appex_extension *ext, uint64_t request_id, const char *url, appex_error *err);
 /* Refuses the connection (section 8) and closes it: for a fault the extension found itself. */
-void appex_extension_refuse(appex_extension *ext, const char *reason, const char *message);
+APPEX_API void appex_extension_refuse(appex_extension *ext, const char *reason, const char *message);
 /* Stops the ping thread, closes the socket, frees. */
-void appex_extension_close(appex_extension *ext);
+APPEX_API void appex_extension_close(appex_extension *ext);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Host side                                                                                   */
@@ -244,27 +247,27 @@ typedef struct appex_host appex_host;
 
 /* Connects to appexd's control socket: socket_path, else $APPEX_SOCKET, else
  * /run/appex/appexd.sock; sends Hello with `identifier` and waits for appexd's. */
-int appex_host_connect(appex_host **out, const char *socket_path, const char *identifier, appex_error *err);
-int appex_host_fd(const appex_host *host);
+APPEX_API int appex_host_connect(appex_host **out, const char *socket_path, const char *identifier, appex_error *err);
+APPEX_API int appex_host_fd(const appex_host *host);
 
 /* Sends HostBeginRequest: a new request id in *request_id. band < 0: the policy's. */
-int appex_host_begin(appex_host *host, const char *bundle_identifier, const appex_item *items,
-                     size_t item_count, int band, uint64_t *request_id, appex_error *err);
-int appex_host_cancel(appex_host *host, uint64_t request_id, appex_error *err);
-int appex_host_open_url_result(appex_host *host, uint64_t request_id, int accepted, appex_error *err);
+APPEX_API int appex_host_begin(appex_host *host, const char *bundle_identifier, const appex_item *items,
+                               size_t item_count, int band, uint64_t *request_id, appex_error *err);
+APPEX_API int appex_host_cancel(appex_host *host, uint64_t request_id, appex_error *err);
+APPEX_API int appex_host_open_url_result(appex_host *host, uint64_t request_id, int accepted, appex_error *err);
 
 /* The next message: RequestOutcome, Refusal with a request id (that request refused),
  * Interruption, OpenURL (answer it with appex_host_open_url_result, in order). */
-int appex_host_next(appex_host *host, appex_message **out, int timeout_ms, appex_error *err);
-void appex_host_close(appex_host *host);
+APPEX_API int appex_host_next(appex_host *host, appex_message **out, int timeout_ms, appex_error *err);
+APPEX_API void appex_host_close(appex_host *host);
 
 /* A type identifier list for one attachment, and helpers that fill an attachment. */
-void appex_attachment_url(appex_attachment *attachment, const char *url);
+APPEX_API void appex_attachment_url(appex_attachment *attachment, const char *url);
 /* Type identifiers from the name's extension as `appex request --file` picks them. */
-void appex_attachment_file(appex_attachment *attachment, int fd, const char *suggested_name);
+APPEX_API void appex_attachment_file(appex_attachment *attachment, int fd, const char *suggested_name);
 
 /* "completed", "cancelled", "failed", or "unknown". */
-const char *appex_outcome_name(int outcome);
+APPEX_API const char *appex_outcome_name(int outcome);
 
 #ifdef __cplusplus
 }
