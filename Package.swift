@@ -254,7 +254,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AppexdTests",
-            dependencies: ["appexd", "appex", "appex-probe-extension", "appex-example-lib", "appex-host-c", "AppexHostClient", "AppexCgroups", "AppexWire", "AppexWireIO", "CAppexLauncher",
+            dependencies: ["appexd", "appex", "appex-probe-extension", "appex-example-lib", "appex-host-c", "appex-lib-test-extension", "AppexHostClient", "AppexCgroups", "AppexWire", "AppexWireIO", "CAppexLauncher",
                            "AppexRegistry", "AppexSupervisor", "AppexTestSupport"]
         ),
         // C extensions, written from Docs/protocol.md with no Appex code: the example
@@ -268,6 +268,8 @@ let package = Package(
         .target(name: "CAppex"),
         .executableTarget(name: "appex-example-lib", dependencies: ["CAppex"]),
         .executableTarget(name: "appex-host-c", dependencies: ["CAppex"]),
+        // Sleeps on request, pings answered on libappex's thread or not; only the tests run it.
+        .executableTarget(name: "appex-lib-test-extension", dependencies: ["CAppex"], path: "Tests/LibAppexTestExtension"),
         .executableTarget(name: "appex-probe-extension"),
         .testTarget(
             name: "AppexCExtensionTests",

@@ -14,15 +14,20 @@ import Glibc
     /// A bare bundle around hello-lib (no activation rule: every request activates it),
     /// installed and enabled through the CLI.
     static func installHelloLib(_ d: DaemonTests.Daemon) throws -> String {
-        let bundle = d.root + "/src/HelloLib.appex"
+        try install(d, product: "appex-example-lib", executable: "hello-lib", identifier: identifier)
+    }
+
+    /// A bare bundle around `product`, named `executable`, installed and enabled.
+    static func install(_ d: DaemonTests.Daemon, product: String, executable: String, identifier: String) throws -> String {
+        let bundle = d.root + "/src/\(executable).appex"
         try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
         chmod(d.root + "/src", 0o755)
         chmod(bundle, 0o755)
-        try FileManager.default.copyItem(atPath: DaemonTests.bin + "/appex-example-lib", toPath: bundle + "/hello-lib")
+        try FileManager.default.copyItem(atPath: DaemonTests.bin + "/" + product, toPath: bundle + "/" + executable)
         let plist = """
             <?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict>
             <key>CFBundleIdentifier</key><string>\(identifier)</string>
-            <key>CFBundleExecutable</key><string>hello-lib</string>
+            <key>CFBundleExecutable</key><string>\(executable)</string>
             <key>CFBundlePackageType</key><string>XPC!</string>
             <key>CFBundleVersion</key><string>1</string>
             <key>NSExtension</key><dict><key>NSExtensionPointIdentifier</key><string>com.apple.widgetkit-extension</string></dict>
@@ -71,6 +76,22 @@ import Glibc
             // Input that is not UTF-8: the extension's own CancelRequest reaches the host.
             let binary = try d.appex(["request", id, "--file", try Self.inputFile(d, "bad.bin", bytes: [0x61, 0xFF]), "--json"])
             #expect(binary.out.contains("cancelled") && binary.out.contains("dev.appex.examples.hello-lib"), "\(binary.out)")
+        }
+    }
+
+    /// A request that keeps the application's only thread 7 s, past the default 5 s
+    /// unresponsiveTimeout: with APPEX_PINGS_ON_THREAD the library's thread answers appexd's
+    /// pings and the request completes; without it the extension is killed `unresponsive`.
+    @Test func pingsOnTheLibrarysThreadKeepALongRequestAlive() async throws {
+        try await withDaemon { d in
+            let threaded = try Self.install(d, product: "appex-lib-test-extension", executable: "lib-test-threaded",
+                                            identifier: "dev.appex.tests.daemon.lib-threaded")
+            let looped = try Self.install(d, product: "appex-lib-test-extension", executable: "lib-test",
+                                          identifier: "dev.appex.tests.daemon.lib-looped")
+            let alive = try d.appex(["request", threaded, "--text", "7", "--json"])
+            #expect(alive.status == 0 && alive.out.contains("answered, pings on a thread"), "\(alive.out) \(alive.err)")
+            let killed = try d.appex(["request", looped, "--text", "7", "--json"])
+            #expect(killed.status == 1 && killed.out.contains("unresponsive"), "\(killed.out) \(killed.err)")
         }
     }
 
