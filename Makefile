@@ -212,7 +212,7 @@ uninstall:
 	$(INSTALL_VARS) scripts/install.sh uninstall
 
 # A Debian package (dpkg-deb) of the installed tree, PREFIX /usr, in .build/deb/.
-deb: release man
+deb: release man libappex
 	@scripts/make-deb.sh $(RELEASE_BIN) .build/deb
 
 # Installs the package on this machine, checks it, removes and purges it (root; slow: release
