@@ -22,8 +22,14 @@ struct ConformanceCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "A Name.appex bundle.")
-    var bundle: String
+    @Argument(help: "A Name.appex bundle (not with --host).")
+    var bundle: String?
+
+    @Flag(help: "Check a host command instead, given after --: it must send one request and exit 0 when it completes.")
+    var host = false
+
+    @Argument(parsing: .postTerminator, help: "With --host: the host command and its arguments (APPEX_SOCKET is set for it).")
+    var command: [String] = []
 
     @Option(help: "The uid (and gid) the executable runs as when this runs as root; 0 keeps root.")
     var uid: UInt32 = 65534
@@ -40,8 +46,18 @@ struct ConformanceCommand: ParsableCommand {
     func run() throws {
         if list {
             for check in ConformanceChecks.all { print("\(check.name)\t\(check.summary)") }
+            for check in ConformanceHostChecks.all { print("\(check.name)\t\(check.summary) (--host)") }
             return
         }
+        if host {
+            guard bundle == nil, !command.isEmpty else { throw CommandFailure(.usage, "appex conformance: --host -- COMMAND [ARGS...], no bundle") }
+            let selected = ConformanceHostChecks.all.filter { checks.isEmpty || checks.contains($0.name) }
+            try report(subject: command.joined(separator: " "), selected.map { check in
+                (check.name, check.summary, { [command] in try check.run(command) })
+            })
+            return
+        }
+        guard let bundle else { throw CommandFailure(.usage, "appex conformance: a bundle, or --host -- COMMAND") }
         let loaded: ExtensionBundle
         do {
             loaded = try ExtensionBundle.load(path: bundle)
@@ -56,11 +72,16 @@ struct ConformanceCommand: ParsableCommand {
         let selected = ConformanceChecks.all.filter { checks.isEmpty || checks.contains($0.name) }
         let target = ConformanceTarget(executable: executable, bundleIdentifier: identifier, bundlePath: loaded.path,
                                        uid: geteuid() == 0 && uid != 0 ? uid : nil)
+        try report(subject: identifier, selected.map { check in (check.name, check.summary, { try check.run(target) }) })
+    }
+
+    /// Runs the checks and prints one line each (or JSON); fails when any failed.
+    private func report(subject: String, _ checks: [(name: String, summary: String, run: () throws -> Void)]) throws {
         var results: [[String: Any]] = []
-        for check in selected {
+        for check in checks {
             var result: [String: Any] = ["check": check.name, "summary": check.summary]
             do {
-                try check.run(target)
+                try check.run()
                 result["passed"] = true
             } catch {
                 result["passed"] = false
@@ -74,10 +95,9 @@ struct ConformanceCommand: ParsableCommand {
         }
         let failed = results.filter { $0["passed"] as? Bool != true }.count
         if json {
-            try JSONOutput.print(["bundle": loaded.path, "bundleIdentifier": identifier, "checks": results,
-                                  "passed": results.count - failed, "failed": failed])
+            try JSONOutput.print(["subject": subject, "checks": results, "passed": results.count - failed, "failed": failed])
         } else {
-            print("\(identifier): \(results.count - failed) of \(results.count) checks passed")
+            print("\(subject): \(results.count - failed) of \(results.count) checks passed")
         }
         if failed > 0 { throw CommandFailure(.no, lines: []) }
     }

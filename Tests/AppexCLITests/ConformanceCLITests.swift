@@ -95,4 +95,24 @@ import Glibc
         })
         #expect(verdicts == ["request": true, "descriptors": false, "malformed-magic": false, "terminate": false], "\(r.stdout)")
     }
+
+    /// The host side: the C host on libappex, the Python host and `appex request` (the Swift
+    /// HostClient) each pass every host check; a command that never connects fails check-in.
+    @Test func hostsPassEveryHostCheck() throws {
+        let products = URL(fileURLWithPath: AppexBinary.path).deletingLastPathComponent().path
+        let hosts: [[String]] = [
+            [products + "/appex-host-c", "dev.appex.tests.conformance.any", "--text", "hi"],
+            ["/usr/bin/env", "PYTHONPATH=\(AppexBinary.packageRoot)/kits/python", "PYTHONDONTWRITEBYTECODE=1",
+             "python3", "-m", "appex", "dev.appex.tests.conformance.any", "--text", "hi"],
+            [AppexBinary.path, "request", "dev.appex.tests.conformance.any", "--text", "hi"],
+        ]
+        for host in hosts {
+            let r = try AppexBinary.run(["conformance", "--json", "--host", "--"] + host)
+            let json = try #require(try r.json() as? [String: Any], "\(r.stdout) \(r.stderr)")
+            let failed = (json["checks"] as? [[String: Any]] ?? []).filter { $0["passed"] as? Bool != true }
+            #expect(r.status == 0 && failed.isEmpty && json["passed"] as? Int == 7, "\(host[0]): \(failed)")
+        }
+        let silent = try AppexBinary.run(["conformance", "--host", "--check", "host-check-in", "--", "/bin/true"])
+        #expect(silent.status == 1 && silent.stdout.contains("FAIL  host-check-in"), "\(silent.stdout)")
+    }
 }
