@@ -18,7 +18,9 @@ struct ConformanceCommand: ParsableCommand {
             does, and plays appexd: check-in, requests, descriptors, pings, malformed frames, \
             a request id out of order, another protocol version, a refused check-in, Terminate \
             and end of stream. The executable runs without the sandbox: as root it runs under \
-            --uid (nobody by default). Exit status 0 when every check passes, 1 otherwise.
+            --uid (nobody by default). With --host -- COMMAND, a one-request host command is \
+            checked instead, against a socket named by APPEX_SOCKET. Exit status 0 when every \
+            check passes, 1 otherwise.
             """
     )
 
