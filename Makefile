@@ -7,7 +7,7 @@ export APPEX_POLICIES ?= $(CURDIR)/Policies
 EXAMPLES   := .build/examples
 DEMO_STATE := .build/demo-state
 
-.PHONY: all deps build test test-cgroup-v2 ci-build demo examples bench bench-replan bench-launch bench-activation bench-supervisor bench-policy bench-metrics bench-jetsam bench-load fuzz fuzz-wire fuzz-plist clean
+.PHONY: all deps build test libappex test-libappex fuzz-libappex test-cgroup-v2 ci-build demo examples bench bench-replan bench-launch bench-activation bench-supervisor bench-policy bench-metrics bench-jetsam bench-load fuzz fuzz-wire fuzz-plist clean
 
 all: build
 
@@ -20,6 +20,7 @@ build: deps
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	@$(MAKE) --no-print-directory test-libappex
 
 # The live cgroup v2 checks in a QEMU guest booting Debian's kernel (Docs/cgroups.md, "Live on
 # v2"); installs QEMU, the kernel and virtme-ng when missing. Root; 4–10 min under TCG.
@@ -131,6 +132,43 @@ fuzz-wire:
 	APPEX_FUZZ_SEEDS=$(FUZZ_WIRE)/corpus $(FUZZ_WIRE)/fuzz-wire -max_total_time=$(FUZZ_SECONDS) \
 	  -max_len=4096 -artifact_prefix=$(FUZZ_WIRE)/ $(FUZZ_WIRE)/corpus
 
+# libappex (Docs/libappex.md): the C library, static and shared, with pkg-config's file made
+# at install. Built with the C compiler alone, from the same sources as the CAppex target.
+LIBAPPEX     := .build/libappex
+LIBAPPEX_SRC := $(wildcard Sources/CAppex/*.c)
+LIBAPPEX_CFLAGS := -std=gnu11 -O2 -g -fPIC -fvisibility=hidden -Wall -Wextra -ISources/CAppex/include -ISources/CAppex
+libappex:
+	mkdir -p $(LIBAPPEX)/obj
+	for src in $(LIBAPPEX_SRC); do $(CC) $(LIBAPPEX_CFLAGS) -c $$src -o $(LIBAPPEX)/obj/$$(basename $$src .c).o || exit 1; done
+	rm -f $(LIBAPPEX)/libappex.a && ar rcs $(LIBAPPEX)/libappex.a $(LIBAPPEX)/obj/*.o
+	$(CC) -shared -Wl,-soname,libappex.so.1 -o $(LIBAPPEX)/libappex.so.1 $(LIBAPPEX)/obj/*.o -lpthread
+	ln -sf libappex.so.1 $(LIBAPPEX)/libappex.so
+
+# libappex's unit tests (Tests/libappex/unit.c) under AddressSanitizer and
+# UndefinedBehaviorSanitizer; part of `make test`.
+test-libappex:
+	mkdir -p $(LIBAPPEX)/asan
+	clang -std=gnu11 -g -O1 -fuse-ld=lld -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer \
+	  -Wall -Wextra -ISources/CAppex/include -ISources/CAppex $(LIBAPPEX_SRC) Tests/libappex/unit.c -lpthread \
+	  -o $(LIBAPPEX)/asan/unit
+	$(LIBAPPEX)/asan/unit
+	@# No thread-local storage: every program linking libappex (the Swift test bundle too) would
+	@# carry it in each thread's stack, and threads that ask for small stacks fail (EINVAL).
+	@for src in $(LIBAPPEX_SRC); do $(CC) $(LIBAPPEX_CFLAGS) -c $$src -o $(LIBAPPEX)/asan/tls-check.o || exit 1; \
+	  if readelf -SW $(LIBAPPEX)/asan/tls-check.o | grep -q '\.tbss\|\.tdata'; then \
+	    echo "$$src: thread-local storage in libappex"; exit 1; fi; done; echo "libappex: no thread-local storage"
+
+# libFuzzer run of libappex's decoder (Fuzz/LibAppexDecodeFuzz.c); not part of `make test`.
+FUZZ_LIBAPPEX := .build/fuzz-libappex
+fuzz-libappex: test-libappex
+	mkdir -p $(FUZZ_LIBAPPEX)/corpus
+	LIBAPPEX_SEEDS=$(FUZZ_LIBAPPEX)/corpus $(LIBAPPEX)/asan/unit
+	clang -std=gnu11 -g -O1 -fuse-ld=lld -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	  -ISources/CAppex/include -ISources/CAppex $(LIBAPPEX_SRC) Fuzz/LibAppexDecodeFuzz.c -lpthread \
+	  -o $(FUZZ_LIBAPPEX)/fuzz-libappex
+	$(FUZZ_LIBAPPEX)/fuzz-libappex -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
+	  -artifact_prefix=$(FUZZ_LIBAPPEX)/ $(FUZZ_LIBAPPEX)/corpus
+
 # libFuzzer run of the property-list readers (Docs/bundles.md, "Limits on a property list").
 FUZZ_PLIST   := .build/fuzz-plist
 PLIST_SOURCES := $(addprefix Sources/AppexBundle/,PropertyListReader.swift PropertyListBudget.swift \
@@ -164,6 +202,7 @@ ci-build: release
 	cd Benchmarks && $(SWIFT) build -c release
 	$(MAKE) fuzz-wire FUZZ_SECONDS=$(CI_FUZZ_SECONDS)
 	$(MAKE) fuzz-plist FUZZ_SECONDS=$(CI_FUZZ_SECONDS)
+	$(MAKE) fuzz-libappex FUZZ_SECONDS=$(CI_FUZZ_SECONDS)
 
 release: deps
 	$(SWIFT) build -c release --product appex-sandbox-init
@@ -176,14 +215,14 @@ release: deps
 man: release
 	@scripts/make-man.sh .build/man
 
-install: release man
+install: release man libappex
 	$(INSTALL_VARS) scripts/install.sh install $(RELEASE_BIN)
 
 uninstall:
 	$(INSTALL_VARS) scripts/install.sh uninstall
 
 # A Debian package (dpkg-deb) of the installed tree, PREFIX /usr, in .build/deb/.
-deb: release man
+deb: release man libappex
 	@scripts/make-deb.sh $(RELEASE_BIN) .build/deb
 
 # Installs the package on this machine, checks it, removes and purges it (root; slow: release

@@ -166,7 +166,7 @@ let package = Package(
         .testTarget(name: "AppexCgroupsTests", dependencies: ["AppexCgroups"]),
         .testTarget(name: "AppexSandboxTests", dependencies: ["AppexSandbox", "AppexPolicy", "AppexCgroups", "AppexTestSupport"]),
         .testTarget(name: "AppexWireTests", dependencies: ["AppexWire", "AppexWireIO", "AppexWireListener", "AppexTestSupport"]),
-        .testTarget(name: "AppexCLITests", dependencies: ["appex", "appex-commands", "AppexRun", "AppexBinaryLint", "AppexCgroups", "AppexPolicy", "AppexSandbox", "AppexTestSupport"]),
+        .testTarget(name: "AppexCLITests", dependencies: ["appex", "appex-commands", "appex-example-c", "appex-example-lib", "AppexExampleShare", "AppexRun", "AppexBinaryLint", "AppexCgroups", "AppexPolicy", "AppexSandbox", "AppexTestSupport"]),
 
         // The extension registry: installed copies under <state>/bundles, rows in SQLite (GRDB).
         .target(
@@ -256,7 +256,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AppexdTests",
-            dependencies: ["appexd", "appex", "appex-probe-extension", "AppexHostClient", "AppexCgroups", "AppexWire", "AppexWireIO", "CAppexLauncher",
+            dependencies: ["appexd", "appex", "appex-probe-extension", "appex-example-lib", "appex-host-c", "appex-lib-test-extension", "AppexHostClient", "AppexCgroups", "AppexWire", "AppexWireIO", "CAppexLauncher",
                            "AppexRegistry", "AppexSupervisor", "AppexTestSupport"]
         ),
         // C extensions, written from Docs/protocol.md with no Appex code: the example
@@ -264,6 +264,14 @@ let package = Package(
         // (Probe.appex, executable probe; Docs/probe-extension.md). The tests run both as child
         // processes and play appexd.
         .executableTarget(name: "appex-example-c"),
+        // libappex (Docs/libappex.md): the protocol for C, both sides, in one header
+        // (include/appex.h); `make install` also installs it as libappex.a and libappex.so.
+        // HelloLib.appex (hello-lib) is HelloC's twin on it; appex-host-c is a host on it.
+        .target(name: "CAppex"),
+        .executableTarget(name: "appex-example-lib", dependencies: ["CAppex"]),
+        .executableTarget(name: "appex-host-c", dependencies: ["CAppex"]),
+        // Sleeps on request, pings answered on libappex's thread or not; only the tests run it.
+        .executableTarget(name: "appex-lib-test-extension", dependencies: ["CAppex"], path: "Tests/LibAppexTestExtension"),
         .executableTarget(name: "appex-probe-extension"),
         .testTarget(
             name: "AppexCExtensionTests",

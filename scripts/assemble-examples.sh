@@ -34,10 +34,13 @@ echo "$out/ExampleHost.app"
 # requests; Probe misbehaves on instruction (Docs/probe-extension.md).
 swift build -c release --product appex-example-c >&2
 swift build -c release --product appex-probe-extension >&2
+# HelloLib: HelloC's twin on libappex (Docs/libappex.md), the library linked in statically.
+swift build -c release --product appex-example-lib >&2
 cbin=$(swift build -c release --show-bin-path)
-for bundle in HelloC Probe; do
+for bundle in HelloC HelloLib Probe; do
   install -D -m 0644 "Examples/ExampleHost.app/PlugIns/$bundle.appex/Info.plist" \
     "$out/ExampleHost.app/PlugIns/$bundle.appex/Info.plist"
 done
 install -m 0755 "$cbin/appex-example-c" "$out/ExampleHost.app/PlugIns/HelloC.appex/hello-c"
 install -m 0755 "$cbin/appex-probe-extension" "$out/ExampleHost.app/PlugIns/Probe.appex/probe"
+install -m 0755 "$cbin/appex-example-lib" "$out/ExampleHost.app/PlugIns/HelloLib.appex/hello-lib"

@@ -25,6 +25,11 @@ UNITDIR=${UNITDIR:-$PREFIX/lib/systemd/system}
 BASHCOMPDIR=${BASHCOMPDIR:-$PREFIX/share/bash-completion/completions}
 ZSHCOMPDIR=${ZSHCOMPDIR:-$PREFIX/share/zsh/site-functions}
 FISHCOMPDIR=${FISHCOMPDIR:-$PREFIX/share/fish/vendor_completions.d}
+LIBDIR=${LIBDIR:-$PREFIX/lib}
+INCLUDEDIR=${INCLUDEDIR:-$PREFIX/include}
+PKGCONFIGDIR=${PKGCONFIGDIR:-$LIBDIR/pkgconfig}
+# libappex built by `make libappex` (Docs/libappex.md); none: not installed.
+LIBAPPEX=${LIBAPPEX:-$root/.build/libappex}
 # Man pages made by `make man` (argument-parser's generate-manual plugin); none: none installed.
 MANPAGES=${MANPAGES:-$root/.build/man}
 
@@ -36,6 +41,7 @@ installed_files() {
     echo "$UNITDIR/appexd.service"
     echo "$BASHCOMPDIR/appex" "$ZSHCOMPDIR/_appex" "$FISHCOMPDIR/appex.fish"
     echo "$DATADIR/appexd.yaml.example"
+    echo "$LIBDIR/libappex.a" "$LIBDIR/libappex.so.1" "$LIBDIR/libappex.so" "$INCLUDEDIR/appex.h" "$PKGCONFIGDIR/appex.pc"
     (cd "$root" && find Policies -type f) | sed "s|^|$DATADIR/|"
     if [ -d "$MANPAGES" ]; then
         for page in $(cd "$MANPAGES" && find . -type f -name '*.[0-9]'); do
@@ -75,6 +81,21 @@ install)
     "$bin/appex" --generate-completion-script zsh > "$(d "$ZSHCOMPDIR/_appex")"
     "$bin/appex" --generate-completion-script fish > "$(d "$FISHCOMPDIR/appex.fish")"
     chmod 0644 "$(d "$BASHCOMPDIR/appex")" "$(d "$ZSHCOMPDIR/_appex")" "$(d "$FISHCOMPDIR/appex.fish")"
+    # libappex: the libraries, the header and pkg-config's file (`pkg-config --cflags --libs appex`).
+    if [ -f "$LIBAPPEX/libappex.a" ]; then
+        install -D -m 0644 "$LIBAPPEX/libappex.a" "$(d "$LIBDIR/libappex.a")"
+        install -D -m 0755 "$LIBAPPEX/libappex.so.1" "$(d "$LIBDIR/libappex.so.1")"
+        ln -sf libappex.so.1 "$(d "$LIBDIR/libappex.so")"
+        install -D -m 0644 "$root/Sources/CAppex/include/appex.h" "$(d "$INCLUDEDIR/appex.h")"
+        mkdir -p "$(d "$PKGCONFIGDIR")"
+        printf '%s\n' "prefix=$PREFIX" "libdir=$LIBDIR" "includedir=$INCLUDEDIR" "" "Name: appex" \
+            "Description: Appex's wire protocol for C: extensions and hosts (Docs/libappex.md)" \
+            "Version: $(cat "$root/VERSION")" "Cflags: -I\${includedir}" "Libs: -L\${libdir} -lappex" \
+            "Libs.private: -lpthread" > "$(d "$PKGCONFIGDIR/appex.pc")"
+        chmod 0644 "$(d "$PKGCONFIGDIR/appex.pc")"
+    else
+        echo "install.sh: no libappex in $LIBAPPEX (make libappex); not installed" >&2
+    fi
     if [ -d "$MANPAGES" ]; then
         for page in $(cd "$MANPAGES" && find . -type f -name '*.[0-9]'); do
             name=$(basename "$page"); section=${name##*.}
@@ -91,7 +112,7 @@ uninstall)
     if [ -f "$conf" ] && cmp -s "$conf" "$root/Docs/appexd.yaml"; then rm -f "$conf"; fi
     # Directories this made, when empty now (never the state: /var/lib/appex stays).
     for dir in "$DATADIR/Policies/extension-points" "$DATADIR/Policies/syscall-groups" "$DATADIR/Policies/tests" \
-               "$DATADIR/Policies" "$DATADIR" "$LIBEXECDIR" "$SYSCONFDIR/appex"; do
+               "$DATADIR/Policies" "$DATADIR" "$LIBEXECDIR" "$SYSCONFDIR/appex" "$PKGCONFIGDIR"; do
         rmdir "$(d "$dir")" 2>/dev/null || true
     done
     ;;

@@ -72,6 +72,12 @@ grep -E 'policies|sandbox-init' "$work/doctor" | sed 's/^/     /'
 check "it found the installed policies and init" \
     sh -c "grep -q 'policies: /usr/share/appex/Policies' '$work/doctor' && grep -q 'sandbox-init: /usr/libexec/appex/appex-sandbox-init' '$work/doctor'"
 check "appex list through the installed appexd" installed appex list --socket "$work/appexd.sock"
+# libappex from the package (Docs/libappex.md): a C host built with pkg-config alone, against
+# the installed appexd (which refuses the request: no such extension is installed).
+check "a C host builds with pkg-config --cflags --libs appex" \
+    sh -c "cc '$root/Sources/appex-host-c/main.c' \$(pkg-config --cflags --libs appex) -o '$work/host-c'"
+check "it reaches the installed appexd through libappex.so" \
+    sh -c "'$work/host-c' --socket '$work/appexd.sock' dev.appex.none --text x | grep -q 'refused: unknown-extension'"
 check "appex_build_info on /metrics" sh -c "curl -sf http://\$(cat '$work/state/metrics-address')/metrics | grep -Ex 'appex_build_info[{]version=\"$version\"[}] 1(\.0)?'"
 kill -TERM "$daemon" 2>/dev/null || true; wait "$daemon" || true; daemon=
 

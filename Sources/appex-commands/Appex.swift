@@ -22,6 +22,7 @@ struct Appex: AsyncParsableCommand {
             JetsamCommand.self, KillsCommand.self, LogsCommand.self, TopCommand.self,
             ProfileCommand.self, ReportCommand.self,
             DoctorCommand.self,
+            ConformanceCommand.self,
         ]
     )
 }

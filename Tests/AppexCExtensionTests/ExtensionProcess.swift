@@ -51,41 +51,13 @@ final class ExtensionProcess {
         if let bundlePath { env["APPEX_BUNDLE_PATH"] = bundlePath }
         for (key, value) in environment { env[key] = value }
 
-        // dup2 onto 3 clears close-on-exec, except when the source already is 3: use a copy
-        // above it so the child always inherits exactly one socket, at 3.
-        let source = fcntl(theirs.fd, F_DUPFD_CLOEXEC, 10)
-        guard source >= 0 else { ours.close(); throw Failure("fcntl(F_DUPFD_CLOEXEC): errno \(errno)") }
-        defer { close(source) }
-
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, logPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_adddup2(&actions, source, 3)
-
-        // A clean signal state: the test process may block or ignore signals the probe needs.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var none = sigset_t(), all = sigset_t()
-        sigemptyset(&none)
-        sigfillset(&all)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-
-        let argv: [UnsafeMutablePointer<CChar>?] = [strdup(executable), nil]
-        let envp: [UnsafeMutablePointer<CChar>?] = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { for p in argv + envp { free(p) } }
-        var child: pid_t = 0
-        let r = posix_spawn(&child, executable, &actions, &attributes, argv, envp)
-        guard r == 0 else {
+        do {
+            pid = try ExtensionChild.spawn([executable], environment: env.map { "\($0.key)=\($0.value)" }, socket: theirs,
+                                           logPath: logPath, stdoutToLog: false)
+        } catch {
             ours.close()
-            throw Failure("posix_spawn \(executable): \(String(cString: strerror(r)))")
+            throw Failure("\(error)")
         }
-        pid = child
         connection = WireConnection(socket: ours, role: .supervisor)
     }
 
