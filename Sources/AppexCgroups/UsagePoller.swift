@@ -70,6 +70,19 @@ final class UsagePoller: Sendable {
         }
     }
 
+    /// A reading the caller took (and acts on) itself: where the charge is now, silently, and
+    /// the next look timed from it. Without it a fall and a rise between two looks (a victim
+    /// killed, then its neighbour growing) left the lines' count where it was, and the rise
+    /// was never reported.
+    func sync(_ usage: Int64) {
+        let next = state.withLock { st in
+            _ = st.lines.observe(usage)
+            st.armed = st.lines.interval(after: usage)
+            return st.armed
+        }
+        arm(next)
+    }
+
     /// Other lines; the next look comes at once.
     func move(to lines: [Int64]) {
         state.withLock { st in

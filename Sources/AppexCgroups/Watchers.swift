@@ -312,6 +312,13 @@ public final class ThresholdWatcher: Sendable {
         return poller.tick()
     }
 
+    /// v2: `usage` is a charge the caller read and acts on itself: the next crossing is
+    /// judged from it, and the next look timed from it. The kernel tracks v1 thresholds
+    /// itself: nothing to do there.
+    public func sync(usage: Int64) {
+        poller?.sync(usage)
+    }
+
     /// v2: watches `lines` from now on, looking at once; where the charge is now is judged
     /// against them silently. v1 thresholds are fixed at registration: a new watcher moves
     /// them (false here).

@@ -100,6 +100,20 @@ struct UsageLinesTests {
         #expect(try Self.nextLook(w) == true)
     }
 
+    /// A victim killed and its neighbour growing, both between two looks: the watcher's own
+    /// readings would show no crossing; the reading the governor took between them does.
+    @Test func aReadingTheCallerTookCountsForTheNextCrossing() throws {
+        let fake = try FakeCgroup2()
+        let cg = try fake.manager().create(name: "x", limits: CgroupLimits())
+        try fake.put("appex/x/memory.current", "\(600 * MiB)\n")
+        let w = try cg.makeThresholdWatcher(lines: [512 * MiB])
+        let poller = try #require(w.poller)
+        #expect(poller.armed == UsageLines.longest)  // above its only line
+        w.sync(usage: 100 * MiB)
+        #expect(poller.armed == Self.growthTime(412 * MiB))
+        #expect(try Self.nextLook(w) == true)  // 600 again: up across the line
+    }
+
     /// Waits until the watcher's descriptor is readable, as the supervisor's loop does, then
     /// acknowledges it: whether that look crossed a line. The bound only keeps a broken timer
     /// from hanging the suite.

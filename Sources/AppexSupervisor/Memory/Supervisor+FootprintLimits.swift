@@ -149,6 +149,8 @@ extension Supervisor {
     func readFootprint(_ instance: ExtensionInstance) -> FootprintReading? {
         guard let cgroup = instance.run?.run.cgroup,
               let footprint = try? cgroup.footprint(), let charged = try? cgroup.memoryCurrent() else { return nil }
+        // v2: the next crossing is judged from this reading (see ThresholdWatcher.sync).
+        for w in instance.memoryWatchers { w.sync(usage: charged) }
         return FootprintReading(footprint: footprint, charged: charged)
     }
 

@@ -229,6 +229,9 @@ extension Supervisor {
     func evaluatePressure(_ cause: String) {
         guard !shuttingDown else { return }
         let (footprint, charged) = readExtensionsFootprint()
+        // v2: the watcher judges the next crossing from this reading (a fall and a rise
+        // between its own looks would otherwise go unseen).
+        if charged > 0 { for w in jetsam.thresholds { w.sync(usage: charged) } }
         let available = options.watchSystemPressure ? try? SystemMemory.read().available : nil
         jetsam.lastFootprint = footprint
         jetsam.lastAvailable = available
