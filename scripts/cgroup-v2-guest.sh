@@ -17,18 +17,6 @@ ulimit -n "${APPEX_V2_NOFILE:-20000}"
 passed=0 failed=0
 : >"$logs/results.txt"
 
-# Known to fail on v2, not yet fixed (Docs/cgroups.md, "Live on v2"): run and shown, not counted.
-# The footprint one fails intermittently (1 run of 6 so far).
-known_jetsam='AppexSupervisorTests.JetsamTests/(ladderKillsByBandThenTimeInBand|bloaterDiesBystanderLives)'
-known_footprint='AppexSupervisorTests.LifecycleTests/overTheMemoryLimitIsPerProcessLimit'
-known() {
-    local name=$1
-    shift
-    if "$@" >"$logs/$name.log" 2>&1; then echo "KNOWN $name: passed now (drop it from the known list)"
-    else echo "KNOWN $name: fails as recorded"; fi | tee -a "$logs/results.txt"
-    grep -a -E 'normal → |recorded an issue' "$logs/$name.log" | head -n 6 | cut -c1-240 | sed 's/^/    /'
-}
-
 check() {
     local name=$1 t0 r
     shift
@@ -78,13 +66,10 @@ check cgroups-live-v2           tests --filter 'AppexCgroupsTests.LiveV2Tests'
 check launcher-clone-into-cgroup tests --filter 'AppexSandboxTests.LauncherTests'
 check sandbox-run-limits        tests --filter 'AppexSandboxTests.SandboxRunTests'
 check appex-run-cli             tests --filter 'AppexCLITests.RunCLITests'
-check supervisor-footprint      tests --filter 'AppexSupervisorTests.LifecycleTests/(outcomesReportPeakMemory|memoryWarningAtEightyPercentOfTheActiveLimit)'
-check supervisor-jetsam         tests --filter 'AppexSupervisorTests.JetsamTests' --skip "$known_jetsam"
+check supervisor-footprint      tests --filter 'AppexSupervisorTests.LifecycleTests/(outcomesReportPeakMemory|memoryWarningAtEightyPercentOfTheActiveLimit|overTheMemoryLimitIsPerProcessLimit)'
+check supervisor-jetsam         tests --filter 'AppexSupervisorTests.JetsamTests'
 check jetsam-attack-cli         tests --filter 'AppexCLITests.JetsamAttackCLITests'
 check appexd-jetsam-cli         tests --filter 'AppexdTests.DaemonTests/jetsamAndKillsThroughTheCLI'
-
-known v2-budget-lines-and-parent-psi tests --filter "$known_jetsam"
-known v2-high-throttles-at-the-kill-line tests --filter "$known_footprint"
 
 # `appex run` of the Balloon example: killed at its limit, with the reason.
 balloon() {
@@ -108,24 +93,7 @@ check balloon-per-process-limit balloon
 # ~1,650 sandboxed launches, they outlast the guest's time under TCG (`make test` runs them all).
 point=${APPEX_V2_POLICY_POINT:-com.apple.widget-extension}
 check hostile-policy-suite "$bin/appex" test-policy --filter "[$point]" Policies/tests/hostile.yaml
-# One case of the limits suite meets the same v2 defect as $known_footprint: memory.high (the
-# soft limit plus the cache allowance) throttles an allocator below memory.max with swap off,
-# so "memory past the hard limit" can end by the run's timeout before per-process-limit
-# (Docs/cgroups.md, "Live on v2"). Any other failure of the suite fails the check.
-limits_suite() {
-    "$bin/appex" test-policy --filter "[$point]" Policies/tests/limits.yaml >"$logs/limits-suite.out" 2>&1
-    local rc=$?
-    cat "$logs/limits-suite.out"
-    [ $rc = 0 ] && return 0
-    local fails
-    fails=$(grep -a -E '^FAIL ' "$logs/limits-suite.out")
-    if [ -n "$fails" ] && ! grep -a -v -q 'memory past the hard limit .*run-timeout' <<<"$fails"; then
-        echo "KNOWN (not failing the check): $fails"
-        return 0
-    fi
-    return 1
-}
-check limits-policy-suite limits_suite
+check limits-policy-suite "$bin/appex" test-policy --filter "[$point]" Policies/tests/limits.yaml
 
 # appexd as a Delegate=yes service confined by nsdelegate: its own service cgroup, a cgroup
 # namespace rooted there and cgroup2 remounted in a private mount namespace, so it sees (and

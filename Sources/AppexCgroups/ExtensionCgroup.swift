@@ -198,31 +198,31 @@ public final class ExtensionCgroup: Sendable, CustomStringConvertible {
         return OOMWatcher(cgroup: self, source: source, baseline: baseline)
     }
 
-    /// A watcher that fires when usage crosses `bytes` (the soft-limit warning).
-    /// v1: a `memory.usage_in_bytes` threshold eventfd (fires on crossing in either direction).
-    /// v2: `memory.events` changes (the `high` counter rises when `memory.high` is exceeded);
-    /// each wake-up re-reads `memory.current` against `bytes`.
+    /// A watcher that fires when usage crosses `bytes` (the soft-limit warning). See
+    /// `makeThresholdWatcher(lines:)`.
     public func makeThresholdWatcher(bytes: Int64) throws -> ThresholdWatcher {
         try makeThresholdWatcher(lines: [bytes])
     }
 
     /// One watcher for several lines: it fires when usage crosses any of them, either way,
     /// and the reader reads the usage again to know where it is. v1: one eventfd with a
-    /// threshold registered per line (the registrations made in parallel); v2: `memory.events`
-    /// as above. `bytes` of the result is the lowest line.
+    /// `memory.usage_in_bytes` threshold registered per line (the registrations made in
+    /// parallel). v2: a timerfd that reads `memory.current` sooner the nearer the next line
+    /// is (`UsageLines`); `memory.events` moves only at the cgroup's own `memory.high` and
+    /// `memory.max`, not at lines below them. `bytes` of the result is the lowest line.
     public func makeThresholdWatcher(lines: [Int64]) throws -> ThresholdWatcher {
         guard let lowest = lines.min() else {
             throw CgroupError("watch usage of", path: memoryDir, errno: .invalidArgument, message: "no lines")
         }
-        let source: EventSource
         switch version {
         case .v1:
-            source = try EventSource.v1Events(dir: memoryDir, control: "memory.usage_in_bytes",
-                                              arguments: lines.map { String($0) })
+            let source = try EventSource.v1Events(dir: memoryDir, control: "memory.usage_in_bytes",
+                                                  arguments: lines.map { String($0) })
+            return ThresholdWatcher(cgroup: self, source: source, bytes: lowest)
         case .v2:
-            source = try EventSource.inotify(file("memory.events"))
+            let poller = try UsagePoller(path: file("memory.current"), lines: lines)
+            return ThresholdWatcher(cgroup: self, source: poller.source, bytes: lowest, poller: poller)
         }
-        return ThresholdWatcher(cgroup: self, source: source, bytes: lowest)
     }
 
     /// v2: a PSI trigger on this cgroup's own `memory.pressure` (its tasks stalled on memory,

@@ -1,3 +1,4 @@
+import CAppexEventLoop
 import Dispatch
 import SystemPackage
 #if canImport(Glibc)
@@ -17,6 +18,8 @@ final class EventSource: Sendable {
         case inotify
         /// PSI trigger: POLLPRI on a /proc/pressure or memory.pressure file.
         case psi
+        /// v2 usage lines: a one-shot timerfd (`UsagePoller`); `path` is what it reads.
+        case timer
     }
 
     let kind: Kind
@@ -85,6 +88,12 @@ final class EventSource: Sendable {
             throw Sys.fail("inotify_add_watch", path, e)
         }
         return EventSource(kind: .inotify, fd: ifd, path: path)
+    }
+
+    static func timer(path: String) throws -> EventSource {
+        let tfd = appex_timerfd()
+        if tfd < 0 { throw Sys.fail("timerfd_create for", path) }
+        return EventSource(kind: .timer, fd: tfd, path: path)
     }
 
     static func psi(_ path: String, trigger: String) throws -> EventSource {
@@ -227,20 +236,31 @@ public final class OOMWatcher: Sendable {
     public func cancel() { source.cancel() }
 }
 
-/// Fires when an extension's memory use crosses a threshold (Appex's soft-limit warning).
+/// Fires when a cgroup's charge crosses a line (Appex's footprint lines, the budget's ladder).
+/// v1: usage thresholds on an eventfd, signalled by the kernel. v2 has none: a timerfd whose
+/// every expiry reads `memory.current` (`UsagePoller`, `UsageLines`), sooner the nearer the
+/// next line is; it reports only readings that crossed a line.
 public final class ThresholdWatcher: Sendable {
     public let cgroup: ExtensionCgroup
+    /// The lowest line.
     public let bytes: Int64
     let source: EventSource
+    /// v2: what reads the charge at each expiry of `source`.
+    let poller: UsagePoller?
 
-    init(cgroup: ExtensionCgroup, source: EventSource, bytes: Int64) {
+    init(cgroup: ExtensionCgroup, source: EventSource, bytes: Int64, poller: UsagePoller? = nil) {
         self.cgroup = cgroup
         self.bytes = bytes
         self.source = source
+        self.poller = poller
     }
 
     /// Pollable descriptor (POLLIN). Owned by the watcher.
     public var fd: Int32 { source.fd }
+
+    /// The lines watched on v2 (moved by `move(to:)`); v1's are fixed at registration and not
+    /// kept: nil there.
+    public var lines: [Int64]? { poller?.lines }
 
     /// Blocks until usage is at or above `bytes` after a notification (returns the usage),
     /// or nil on timeout, cancellation or removal. Returns at once if usage is already above.
@@ -265,7 +285,9 @@ public final class ThresholdWatcher: Sendable {
             if let end, now >= end { return nil }
             let next = now + recheck.wholeNanoseconds
             switch try source.wait(deadline: end.map { min($0, next) } ?? next) {
-            case .event, .timeout: continue
+            case .event:
+                poller?.tick()  // v2: the timer fired; it is armed again for the next look
+            case .timeout: continue
             case .cancelled, .gone: return nil
             }
         }
@@ -277,9 +299,35 @@ public final class ThresholdWatcher: Sendable {
 
     public func cancel() { source.cancel() }
 
-    /// Consumes pending notifications without waiting, for a caller that polls `fd` itself
-    /// (the supervisor's event loop) and reads the usage on its own.
-    public func acknowledge() { Sys.drain(source.fd) }
+    /// For a caller that polls `fd` itself (the supervisor's event loop), when it is readable:
+    /// consumes the notification and says whether the charge may have crossed a line. v1: the
+    /// kernel signalled a crossing, always true. v2: the timer fired; the charge is read, the
+    /// timer armed for the next look, and only a crossing says true.
+    @discardableResult
+    public func acknowledge() -> Bool {
+        guard let poller else {
+            Sys.drain(source.fd)
+            return true
+        }
+        return poller.tick()
+    }
+
+    /// v2: `usage` is a charge the caller read and acts on itself: the next crossing is
+    /// judged from it, and the next look timed from it. The kernel tracks v1 thresholds
+    /// itself: nothing to do there.
+    public func sync(usage: Int64) {
+        poller?.sync(usage)
+    }
+
+    /// v2: watches `lines` from now on, looking at once; where the charge is now is judged
+    /// against them silently. v1 thresholds are fixed at registration: a new watcher moves
+    /// them (false here).
+    @discardableResult
+    public func move(to lines: [Int64]) -> Bool {
+        guard let poller else { return false }
+        poller.move(to: lines)
+        return true
+    }
 }
 
 /// Memory pressure from PSI: a trigger on `/proc/pressure/memory` (system) or a v2

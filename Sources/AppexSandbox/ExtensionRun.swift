@@ -187,8 +187,13 @@ public final class ExtensionRun {
         let manager = try options.cgroups ?? CgroupManager.detect(parentName: "appex")
         let n = Self.counter.withLock { c -> Int in c += 1; return c }
         let name = String(spec.bundleIdentifier.prefix(150)) + "-\(getpid())-\(n)"
+        // The soft limit is a line, not a throttle: v1's soft limit only reclaims when the host
+        // is short, but v2's memory.high throttles, and with swap off it held an extension
+        // below its fatal line until it missed its pings (Docs/decisions/0011). On v2 appexd
+        // watches the soft limit itself; memory.high stays at max.
+        let high = manager.version == .v1 ? spec.memoryHigh : nil
         let cg = try manager.create(name: name, limits: CgroupLimits(
-            memoryMax: spec.memoryMax, memoryHigh: spec.memoryHigh, pidsMax: spec.pidsMax, swapOff: true))
+            memoryMax: spec.memoryMax, memoryHigh: high, pidsMax: spec.pidsMax, swapOff: true))
         self.cgroup = cg
         joinFDs = try cg.openJoinFDs()
         // The watcher reads the count it starts from; without one, it is read here.

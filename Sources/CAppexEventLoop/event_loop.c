@@ -2,6 +2,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
+#include <sys/timerfd.h>
 #include <sys/vfs.h>
 
 int appex_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
@@ -28,6 +29,14 @@ int appex_epoll_wait(int epfd, int *fds, int max, int timeout_ms) {
 
 int appex_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
 int appex_eventfd_cloexec(int nonblocking) { return eventfd(0, EFD_CLOEXEC | (nonblocking ? EFD_NONBLOCK : 0)); }
+int appex_timerfd(void) { return timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK); }
+
+int appex_timerfd_arm(int fd, long long nanos) {
+    if (nanos < 1) nanos = 1;
+    struct itimerspec t = {.it_value = {.tv_sec = nanos / 1000000000LL, .tv_nsec = nanos % 1000000000LL}};
+    return timerfd_settime(fd, 0, &t, NULL);
+}
+
 void appex_name_thread(const char *name) { (void)prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0); }
 
 int appex_filesystem_type(const char *path, long *type) {

@@ -342,7 +342,7 @@ import Glibc
         #expect(k.status == 0, "\(k.err)")
         let kills = try #require(try JSONSerialization.jsonObject(with: Data(k.out.utf8)) as? [[String: Any]])
         let record = try #require(kills.first, "\(k.out)")
-        #expect(record["bundleIdentifier"] as? String == id && record["reason"] as? String == "supervisor-shutdown")
+        #expect(record["bundleIdentifier"] as? String == id && record["reason"] as? String == "supervisor-shutdown", "\(record)")
         #expect(record["band"] is Int && record["triggerToDeathMicros"] is Int && record["time"] is String)
         #expect(record.keys.contains("footprintBytes"))
     }

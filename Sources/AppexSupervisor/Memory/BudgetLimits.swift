@@ -18,8 +18,8 @@ public struct BudgetLimits: Sendable, Equatable {
 
     /// The parent's hard limit (v1 `memory.limit_in_bytes`, v2 `memory.max`).
     public var hard: Int64 { budget + headroom }
-    /// v2 `memory.high`, at the budget: past it the kernel throttles the allocators, which
-    /// gives appexd's kill time to land before the hard limit, and its `high` events wake
-    /// the governor (v2 has no usage thresholds).
+    /// v2 `memory.high`, at the budget, above the critical line: past it the kernel throttles
+    /// the allocators, which gives appexd's kill time to land before the hard limit. (The
+    /// governor's lines are read on a timer on v2, not taken from `memory.events`.)
     public var high: Int64 { budget }
 }

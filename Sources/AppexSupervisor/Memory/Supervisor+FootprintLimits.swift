@@ -19,7 +19,9 @@ import Foundation
 // limit never completes a request, whichever of the event and the answer the loop saw first.
 //
 // Event-driven: the kernel signals when the charge crosses each line, up or down (v1 usage
-// thresholds on eventfds, watched by the loop; memory.events on v2). The charge is never below
+// thresholds on eventfds, watched by the loop). v2 has no usage thresholds: a timer on the loop
+// reads memory.current, sooner the nearer the next line is, and only a crossing wakes the
+// rest (ThresholdWatcher, UsageLines). The charge is never below
 // the footprint; each threshold sits above its line by what the cgroup was charged beyond the
 // footprint when it was registered (page cache, kernel memory), so that it fires as the
 // footprint reaches the line. Only while the charge is above a threshold and the footprint is
@@ -70,8 +72,9 @@ extension Supervisor {
     /// caught by the check that follows them, and by the check after each answer.
     func armFootprintLimits(_ instance: ExtensionInstance, _ memory: MemoryPolicy) {
         guard let cgroup = instance.run?.run.cgroup else { return }
-        // v2 watches memory.events for all lines; v1 registers one usage threshold per line.
-        let lines = cgroup.version == .v1 ? Self.allLines(memory) : [0]
+        // Every line either state may use: v1 registers a usage threshold at each, v2's
+        // watcher reads memory.current sooner the nearer the next one is.
+        let lines = Self.allLines(memory)
         let label = instance.label
         workers.async { [self] in
             // What the cgroup is charged beyond the footprint (page cache, kernel memory) shifts
@@ -90,8 +93,7 @@ extension Supervisor {
                 if case .success(let w) = made {
                     do {
                         try loop.register(w.fd) { [self] in
-                            w.acknowledge()
-                            checkFootprint(instance)
+                            if w.acknowledge() { checkFootprint(instance) }
                         }
                         instance.memoryWatchers.append(w)
                     } catch {
@@ -147,6 +149,8 @@ extension Supervisor {
     func readFootprint(_ instance: ExtensionInstance) -> FootprintReading? {
         guard let cgroup = instance.run?.run.cgroup,
               let footprint = try? cgroup.footprint(), let charged = try? cgroup.memoryCurrent() else { return nil }
+        // v2: the next crossing is judged from this reading (see ThresholdWatcher.sync).
+        for w in instance.memoryWatchers { w.sync(usage: charged) }
         return FootprintReading(footprint: footprint, charged: charged)
     }
 

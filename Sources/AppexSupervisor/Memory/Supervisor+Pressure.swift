@@ -16,8 +16,9 @@ import Foundation
 //     the charge crossing it), then the parent's hierarchical footprint decides;
 //   - v1 vmpressure on the parent (`memory.pressure_level`, medium and critical, local to the
 //     parent: reclaim at the budget itself, not at one extension's own limit);
-//   - v2: the parent's `memory.events` for the budget line, and PSI triggers on the parent's
-//     own `memory.pressure` (the extensions' stall: some → Warning, full → Critical);
+//   - v2: the parent's charge read against the same lines by a timer on the loop, sooner the
+//     nearer the next line (no usage thresholds on v2), and PSI triggers on the parent's own
+//     `memory.pressure` (the extensions' stall: some → Warning, full → Critical);
 //   - PSI triggers on system memory stalls (some → Warning; full → Critical only while
 //     MemAvailable is under twice the floor, since one extension thrashing at its own cgroup
 //     limit also stalls), with the window the kernel accepts (2 s granularity without
@@ -99,9 +100,11 @@ extension Supervisor {
             var psi: [MemoryPressureMonitor] = []
             var cgroupPSI: [MemoryPressureMonitor] = []
             if let parent, budget != nil {
-                for line in parent.version == .v1 ? lines : [lines.first ?? 0] {
-                    do { thresholds.append(try parent.makeThresholdWatcher(bytes: line)) } catch {
-                        logger.warning("memory budget: no usage threshold at \(line): \(error)")
+                // v1: a usage threshold per line, each its own eventfd. v2: one watcher reads
+                // the charge against all of them (no usage thresholds there).
+                for group in parent.version == .v1 ? lines.map({ [$0] }) : [lines] {
+                    do { thresholds.append(try parent.makeThresholdWatcher(lines: group)) } catch {
+                        logger.warning("memory budget: no usage threshold at \(group.map { Self.mib($0) }): \(error)")
                     }
                 }
                 // v2: the extensions' own stall on memory, from their parent's memory.pressure.
@@ -137,9 +140,9 @@ extension Supervisor {
         guard !shuttingDown else { return }
         for w in thresholds {
             do {
+                let line = w.lines.map { _ in "a line" } ?? Self.mib(w.bytes)
                 try loop.register(w.fd) { [self] in
-                    w.acknowledge()
-                    evaluatePressure("the extensions' charge crossed \(Self.mib(w.bytes))")
+                    if w.acknowledge() { evaluatePressure("the extensions' charge crossed \(line)") }
                 }
                 jetsam.thresholds.append(w)
             } catch { logger.warning("memory budget: cannot watch a threshold: \(error)") }
@@ -226,6 +229,9 @@ extension Supervisor {
     func evaluatePressure(_ cause: String) {
         guard !shuttingDown else { return }
         let (footprint, charged) = readExtensionsFootprint()
+        // v2: the watcher judges the next crossing from this reading (a fall and a rise
+        // between its own looks would otherwise go unseen).
+        if charged > 0 { for w in jetsam.thresholds { w.sync(usage: charged) } }
         let available = options.watchSystemPressure ? try? SystemMemory.read().available : nil
         jetsam.lastFootprint = footprint
         jetsam.lastAvailable = available

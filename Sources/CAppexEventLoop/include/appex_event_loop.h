@@ -17,6 +17,10 @@ int appex_epoll_wait(int epfd, int *fds, int max, int timeout_ms);
 int appex_eventfd(void);
 // eventfd(0, EFD_CLOEXEC), with EFD_NONBLOCK when nonblocking is not 0 (cgroup watchers).
 int appex_eventfd_cloexec(int nonblocking);
+// timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK): the v2 usage lines' clock.
+int appex_timerfd(void);
+// Arms it once, nanos from now (at least 1: 0 would disarm it). 0, or -1 and errno.
+int appex_timerfd_arm(int fd, long long nanos);
 // Names the calling thread (prctl PR_SET_NAME; at most 15 bytes kept): what top -H shows.
 void appex_name_thread(const char *name);
 // statfs(path)'s f_type (the filesystem's magic number), for recognizing cgroup hierarchies;
