@@ -14,6 +14,9 @@ public struct AdminRequest: Equatable, Sendable {
         case uninstall(bundleIdentifier: String, removeData: Bool)
         /// The memory governor's list (answered with `AdminResult.jetsam`).
         case jetsam
+        /// Cancel background transfers: a transfer id in decimal, a bundle identifier, or
+        /// `bundle/session` (Docs/transfers.md).
+        case cancelTransfers(selector: String)
     }
 
     public var requestID: UInt64
@@ -32,6 +35,7 @@ public struct AdminRequest: Equatable, Sendable {
         case .disable: .disable
         case .uninstall: .uninstall
         case .jetsam: .jetsam
+        case .cancelTransfers: .cancelTransfers
         }
     }
 }

@@ -13,6 +13,9 @@ public enum Message: Equatable, Sendable {
     case memoryWarning(MemoryWarning)
     case requestWillExpire(RequestWillExpire)
     case terminate(Terminate)
+    case scheduleTransfer(ScheduleTransfer)
+    case transferScheduled(TransferScheduled)
+    case transferEvents(TransferEvents)
 
     case hostBeginRequest(HostBeginRequest)
     case requestOutcome(RequestOutcome)
@@ -36,6 +39,9 @@ public enum Message: Equatable, Sendable {
         case .memoryWarning: .memoryWarning
         case .requestWillExpire: .requestWillExpire
         case .terminate: .terminate
+        case .scheduleTransfer: .scheduleTransfer
+        case .transferScheduled: .transferScheduled
+        case .transferEvents(let m): m.requestID == 0 ? .hostTransferEvents : .transferEvents
         case .hostBeginRequest: .hostBeginRequest
         case .requestOutcome: .requestOutcome
         case .hostCancelRequest: .hostCancelRequest
@@ -56,6 +62,9 @@ public enum Message: Equatable, Sendable {
         case .openURL(let m): m.requestID
         case .openURLResult(let m): m.requestID
         case .requestWillExpire(let m): m.requestID
+        case .scheduleTransfer(let m): m.requestID
+        case .transferScheduled(let m): m.requestID
+        case .transferEvents(let m): m.requestID == 0 ? nil : m.requestID
         case .hostBeginRequest(let m): m.requestID
         case .requestOutcome(let m): m.requestID
         case .hostCancelRequest(let m): m.requestID

@@ -15,11 +15,15 @@ public enum MessageType: UInt16, Sendable, CaseIterable {
     case memoryWarning = 0x15
     case requestWillExpire = 0x16
     case terminate = 0x17
+    case scheduleTransfer = 0x18
+    case transferScheduled = 0x19
+    case transferEvents = 0x1A
 
     case hostBeginRequest = 0x20
     case requestOutcome = 0x21
     case hostCancelRequest = 0x22
     case interruption = 0x23
+    case hostTransferEvents = 0x24
 
     case install = 0x30
     case list = 0x31
@@ -28,6 +32,7 @@ public enum MessageType: UInt16, Sendable, CaseIterable {
     case uninstall = 0x34
     case adminResult = 0x35
     case jetsam = 0x36
+    case cancelTransfers = 0x37
 
     /// The name used in Docs/protocol.md and in error paths.
     public var name: String {
@@ -44,6 +49,10 @@ public enum MessageType: UInt16, Sendable, CaseIterable {
         case .memoryWarning: "MemoryWarning"
         case .requestWillExpire: "RequestWillExpire"
         case .terminate: "Terminate"
+        case .scheduleTransfer: "ScheduleTransfer"
+        case .transferScheduled: "TransferScheduled"
+        case .transferEvents: "TransferEvents"
+        case .hostTransferEvents: "HostTransferEvents"
         case .hostBeginRequest: "HostBeginRequest"
         case .requestOutcome: "RequestOutcome"
         case .hostCancelRequest: "HostCancelRequest"
@@ -55,6 +64,7 @@ public enum MessageType: UInt16, Sendable, CaseIterable {
         case .uninstall: "Uninstall"
         case .adminResult: "AdminResult"
         case .jetsam: "Jetsam"
+        case .cancelTransfers: "CancelTransfers"
         }
     }
 }

@@ -18,7 +18,7 @@ struct Appex: AsyncParsableCommand {
             LintBinaryCommand.self,
             TestPolicyCommand.self,
             JetsamCommand.self, KillsCommand.self, TopCommand.self,
-            ProfileCommand.self, ReportCommand.self,
+            ProfileCommand.self, ReportCommand.self, TransfersCommand.self,
             DoctorCommand.self,
         ]
     )

@@ -37,8 +37,8 @@ import Glibc
                     var info = bundle == Self.share.bundleIdentifier ? Self.share : Self.balloon
                     info.enabled = false
                     try connection.send(.adminResult(AdminResult(requestID: id, extensions: [info])))
-                case .jetsam:
-                    throw FakeAppexd.Failure(description: "no Jetsam expected here")
+                case .jetsam, .cancelTransfers:
+                    throw FakeAppexd.Failure(description: "no Jetsam or CancelTransfers expected here")
                 }
             }
             try FakeAppexd.awaitEnd(connection)

@@ -21,6 +21,17 @@ final class HostSession: RequestSink, @unchecked Sendable {
     /// Closes the connection if Hello has not come by then (ClientLimits.helloTimeout).
     var helloTimer: EventLoop.TimerID?
     private var pings = PingAllowance()
+    /// The bundle identifier the host gave in Hello, once it may host.
+    private var helloIdentifier: String?
+
+    var isOpen: Bool { connection != nil }
+
+    /// A session's transfer results for this host's app (HostTransferEvents).
+    func deliver(_ events: TransferEvents) {
+        var e = events
+        e.requestID = 0
+        send(.transferEvents(e))
+    }
 
     init(server: ControlServer, socket: WireSocket, peer: PeerCredentials) {
         self.server = server
@@ -56,7 +67,7 @@ final class HostSession: RequestSink, @unchecked Sendable {
     private func handle(_ frame: ReceivedFrame) {
         let auth = server.authorization
         switch frame.message {
-        case .hello:
+        case .hello(let hello):
             guard auth.mayHost(uid: peer.uid) || auth.mayAdminister(uid: peer.uid) else {
                 server.logger.warning("\(label): not authorized, closing")
                 close(refusal: (.notAuthorized, "uid \(peer.uid) may neither host nor administer (appexd configuration)"))
@@ -65,6 +76,11 @@ final class HostSession: RequestSink, @unchecked Sendable {
             supervisor.loop.cancel(helloTimer)
             helloTimer = nil
             send(.hello(Hello(bundleIdentifier: "appexd", pid: getpid())))
+            if auth.mayHost(uid: peer.uid) {
+                // A host of a containing app takes its extensions' transfer events.
+                helloIdentifier = hello.bundleIdentifier
+                supervisor.transferEventHosts[hello.bundleIdentifier, default: []].append(self)
+            }
         case .ping(let sequence):
             guard pings.take() else {
                 server.refusals.warning(server.logger, key: "control: ping flood", "\(label): pings faster than allowed, closing")
@@ -140,6 +156,9 @@ final class HostSession: RequestSink, @unchecked Sendable {
                 var jetsam: JetsamReport?
                 switch admin.command {
                 case .jetsam: jetsam = await supervisor.jetsamReport()
+                case .cancelTransfers(let selector):
+                    let n = await supervisor.cancelTransfers(selector: selector, by: label)
+                    if n == 0 { throw SupervisorError("cancel transfers", "no transfer that is not over matches \(selector)") }
                 case .install(let path):
                     extensions = try await supervisor.install(path: path, requester: requester.get()).extensions.map(Self.info)
                 case .list: extensions = try await supervisor.list().map(Self.info)
@@ -239,6 +258,10 @@ final class HostSession: RequestSink, @unchecked Sendable {
         for reply in openURLReplies.values { reply(false) }
         openURLReplies.removeAll()
         supervisor.sinkClosed(self)
+        if let id = helloIdentifier {
+            supervisor.transferEventHosts[id]?.removeAll { $0 === self }
+            if supervisor.transferEventHosts[id]?.isEmpty == true { supervisor.transferEventHosts[id] = nil }
+        }
         server.sessionClosed(self, fd: fd)
     }
 }

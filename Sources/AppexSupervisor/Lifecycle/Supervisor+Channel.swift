@@ -77,6 +77,9 @@ extension Supervisor {
             answered(instance, requestID: cancel.requestID, descriptors: frame.descriptors) { ticket in
                 ticket.end(.cancelled, returned: frame.descriptors, error: cancel.error)
             }
+        case .scheduleTransfer(let schedule):
+            frame.closeDescriptors()
+            scheduleTransfer(schedule, from: instance)
         case .openURL(let open):
             frame.closeDescriptors()
             guard let ticket = instance.ticket, open.requestID == instance.channelRequestID else { return }
