@@ -34,6 +34,7 @@ demo: deps examples
 	$(SWIFT) build --product appex-commands
 	$(SWIFT) build --product appexd
 	$(SWIFT) build --product appex-sandbox-init
+	$(SWIFT) build --product appex-transfer
 	@scripts/demo.sh $(EXAMPLES)/ExampleHost.app $(DEMO_STATE)
 
 bench: bench-activation bench-launch bench-supervisor bench-policy

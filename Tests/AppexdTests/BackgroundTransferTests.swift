@@ -1,4 +1,6 @@
+import AppexHostClient
 import AppexTestSupport
+import AppexWire
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -229,6 +231,43 @@ extension DaemonTests {
                 let file = FileManager.default.contents(atPath: Self.groupDirectory(d) + "/resumed.bin")
                 #expect(file.map(Array.init) == TransferTestServer.blob(size))
                 #expect(server.requestLog.contains("range=bytes="), "resumed with Range: \(server.requestLog)")
+            }
+        }
+
+        @Test func aConnectedHostOfTheAppGetsTheEventsInsteadOfTheExtension() async throws {
+            try await Self.withTransfers { d, server in
+                let host = try HostClient.connect(socketPath: d.socket, identifier: Self.app)
+                defer { host.close() }
+                let said = try Self.request(d, ["backgroundDownload": server.base + "/blob/5000", "backgroundFile": "h.bin",
+                                                "backgroundSession": "to-the-host"])
+                #expect(said.hasPrefix("scheduled "), "\(said)")
+                let events = await withTaskGroup(of: TransferEvents?.self) { group in
+                    group.addTask { for await e in host.transferEvents { return e }; return nil }
+                    group.addTask { try? await Task.sleep(for: .seconds(20)); return nil }
+                    let first = await group.next() ?? nil
+                    group.cancelAll()
+                    return first
+                }
+                let e = try #require(events, "no events reached the host")
+                #expect(e.sessionIdentifier == "to-the-host" && e.bundleIdentifier == Self.share)
+                #expect(e.results.map(\.outcome) == [.completed] && e.results.first?.bytes == 5000 && e.results.first?.fileName == "h.bin")
+                #expect(!Self.eventsLog(d).contains("to-the-host"))
+                #expect(try Self.eventually(5) { (try Self.transfers(d).first?["delivered"] as? Bool) == true })
+            }
+        }
+
+        @Test func anAdministratorCancelsARunningTransfer() async throws {
+            try await Self.withTransfers { d, server in
+                try Self.slowDownload(d, server, size: 400_000, delay: 1000, into: "cancelled.bin")
+                try #require(Self.eventually(10) { Self.processes(named: "appex-transfer").count > 0 })
+                let nothing = try d.appex(["transfers", "cancel", Self.share + "/no-such-session"])
+                #expect(nothing.status != 0, "\(nothing.out)")
+                let cancel = try d.appex(["transfers", "cancel", Self.share + "/" + "dev.appex.examples.share.background"])
+                #expect(cancel.status == 0, "\(cancel.err)")
+                #expect(Self.eventually(20) { Self.eventsLog(d).contains("file=cancelled.bin outcome=cancelled") }, "\(Self.eventsLog(d))")
+                #expect(!FileManager.default.fileExists(atPath: Self.groupDirectory(d) + "/cancelled.bin"))
+                let asHost = try d.appex(["transfers", "cancel", "1"], asUID: 4242)
+                #expect(asHost.status != 0 && asHost.err.contains("not-authorized"), "\(asHost.err)")
             }
         }
     }
