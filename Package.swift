@@ -201,7 +201,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AppexSupervisorTests",
-            dependencies: ["AppexSupervisor", "AppexWire", "AppexCgroups", "AppexRegistry", "AppexTestSupport",
+            dependencies: ["AppexSupervisor", "AppexWire", "AppexCgroups", "AppexRegistry", "AppexTestSupport", "AppexTransferPlan",
                            "appex-probe-extension"]
         ),
         // appexd's pieces beside the supervisor (h-host). AppexHostClient: what a host links to

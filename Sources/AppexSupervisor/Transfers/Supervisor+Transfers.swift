@@ -188,7 +188,12 @@ extension Supervisor {
             running.buffer.removeSubrange(...nl)
             switch WorkerReport(line: Substring(line)) {
             case .progress(let bytes)?:
+                // Saved now and then, so `appex transfers` shows a running transfer's progress.
                 running.record.bytes = bytes
+                if bytes - running.savedBytes >= 1 << 20 {
+                    running.savedBytes = bytes
+                    saveTransfer(running.record)
+                }
             case .resumable(let etag)?:
                 running.record.etag = etag
                 saveTransfer(running.record)

@@ -10,6 +10,8 @@ final class TransferState: @unchecked Sendable {
         let reports: Int32
         var buffer: [UInt8] = []
         var final: WorkerReportLine?
+        /// The bytes last written to the registry while it runs.
+        var savedBytes: Int64 = 0
         var timer: EventLoop.TimerID?
         /// Why appexd ended it (cancel, time limit), which wins over what the worker said.
         var endedBy: (Reason, String)?
