@@ -59,7 +59,7 @@ struct Transfer {
 
     // MARK: requests and redirects
 
-    private func request(_ url: String, method: HTTPMethod, extra: [(String, String)], body: ByteBuffer?) throws -> HTTPClientRequest {
+    private func request(_ url: String, method: HTTPMethod, extra: [(String, String)], body: FileChunks?) throws -> HTTPClientRequest {
         var r = HTTPClientRequest(url: url)
         r.method = method
         for line in plan.headers {
@@ -67,12 +67,12 @@ struct Transfer {
             r.headers.add(name: String(line[..<colon]), value: String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces))
         }
         for (n, v) in extra { r.headers.replaceOrAdd(name: n, value: v) }
-        if let body { r.body = .bytes(body) }
+        if let body { r.body = .stream(body, length: .known(body.size)) }
         return r
     }
 
     /// The response after following redirects; its body not yet read.
-    private func execute(method: HTTPMethod, extra: [(String, String)] = [], body: ByteBuffer? = nil) async throws -> HTTPClientResponse {
+    private func execute(method: HTTPMethod, extra: [(String, String)] = [], body: FileChunks? = nil) async throws -> HTTPClientResponse {
         var url = plan.url
         var hops = 0
         while true {
@@ -189,21 +189,12 @@ struct Transfer {
         if file.size > plan.quotaBytes {
             throw Failure(reason: "transfer-quota", message: "\(file.size) bytes pass the quota of \(plan.quotaBytes)")
         }
-        // Read once, bounded by the quota; each attempt sends it whole (HTTP has no standard
-        // way to resume an upload).
-        var buffer = ByteBufferAllocator().buffer(capacity: Int(file.size))
-        var offset: Int64 = 0
-        while offset < file.size {
-            let n = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 65536) { raw in
-                max(pread(file.fd, raw.baseAddress!, min(raw.count, Int(file.size - offset)), off_t(offset)), 0)
-            }
-            if n == 0 { break }
-            offset += Int64(n)
-        }
+        // Each attempt sends the file whole (HTTP has no standard way to resume an upload),
+        // read as it goes.
         let method = HTTPMethod(rawValue: plan.method)
         let response: HTTPClientResponse
         do {
-            response = try await execute(method: method, body: buffer)
+            response = try await execute(method: method, body: FileChunks(fd: file.fd, size: file.size))
         } catch let f as Failure {
             throw f
         } catch {
@@ -217,7 +208,7 @@ struct Transfer {
             throw Failure(reason: "network-error", message: "the connection broke reading the answer: \(error)", status: status, retry: true)
         }
         try judge(status)
-        report.send(.progress(bytes: offset))
-        return .done(completed: true, bytes: offset, httpStatus: status, reason: nil, message: "")
+        report.send(.progress(bytes: file.size))
+        return .done(completed: true, bytes: file.size, httpStatus: status, reason: nil, message: "")
     }
 }
