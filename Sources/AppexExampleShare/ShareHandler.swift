@@ -27,6 +27,10 @@ struct ShareHandler: ExtensionRequestHandler {
         do {
             let saved = try NoteStore.save(note)
             var info: [String: UserInfoValue] = ["note": .string(saved.relativePath)]
+            if case .string(let session)? = context.inputItems.first?.userInfo["cancelSession"] {
+                context.cancelTransfers(inSession: session)
+                info["transfer"] = .string("cancel asked for session \(session)")
+            }
             if let (transfer, session) = BackgroundTransfers.requested(in: context, note: saved, contents: note.contents(number: saved.number)) {
                 // Handed to appexd: the request completes now and the transfer outlives us.
                 switch await context.schedule(transfer, session: session) {

@@ -56,6 +56,17 @@ final class TransferWaiters: Sendable {
 }
 
 extension ExtensionContext {
+    /// Cancels every transfer of `session` that is not over, this extension's only
+    /// (`URLSession.invalidateAndCancel()`). Their results, `cancelled`, come to
+    /// `handleEvents(forBackgroundSession:results:context:)` as for any other end.
+    public func cancelTransfers(inSession session: String) {
+        do {
+            try runtime.connection.send(.cancelSession(CancelSession(sessionIdentifier: session)))
+        } catch {
+            ExtensionLog.write("cancelling the transfers of session \(session) failed: \(error)")
+        }
+    }
+
     /// Hands `transfer` to appexd under `session` and returns whether it took it. Call it
     /// before completing the request; once it is scheduled, the extension may complete and
     /// exit: appexd carries the transfer on, and the session's results come later to

@@ -283,7 +283,8 @@ public final class HostClient: Sendable {
     }
 
     /// Cancels background transfers that are not over: `selector` is a transfer id, a bundle
-    /// identifier, or `bundle/session`. Administrators only.
+    /// identifier, or `bundle/session`. Administrators may cancel any; a host only those of its
+    /// own app's extensions (the identifier it connected with).
     public func cancelTransfers(_ selector: String) async throws {
         _ = try await administerWhole(.cancelTransfers(selector: selector))
     }

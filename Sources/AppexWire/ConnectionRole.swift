@@ -28,7 +28,7 @@ public enum ConnectionRole: Sendable, CaseIterable {
             return true
         case .beginRequest, .memoryWarning, .requestWillExpire, .terminate, .transferScheduled, .transferEvents:
             return self == .supervisor
-        case .scheduleTransfer:
+        case .scheduleTransfer, .cancelSession:
             return self == .extension
         case .hostTransferEvents:
             return self == .service

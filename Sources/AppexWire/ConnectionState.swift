@@ -117,7 +117,7 @@ public struct ConnectionState: Sendable {
         }
 
         switch message {
-        case .hello, .memoryWarning:
+        case .hello, .memoryWarning, .cancelSession:
             return .deliver
         case .terminate:
             terminating = true

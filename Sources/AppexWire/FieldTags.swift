@@ -26,6 +26,7 @@ enum Tag {
     enum TransferEvents {
         static let requestID: UInt16 = 1, sessionIdentifier: UInt16 = 2, bundleIdentifier: UInt16 = 3, result: UInt16 = 4
     }
+    enum CancelSession { static let sessionIdentifier: UInt16 = 1 }
     enum TransferResult {
         static let transferID: UInt16 = 1, kind: UInt16 = 2, fileName: UInt16 = 3, outcome: UInt16 = 4, reason: UInt16 = 5
         static let message: UInt16 = 6, bytes: UInt16 = 7, httpStatus: UInt16 = 8

@@ -16,6 +16,7 @@ public enum Message: Equatable, Sendable {
     case scheduleTransfer(ScheduleTransfer)
     case transferScheduled(TransferScheduled)
     case transferEvents(TransferEvents)
+    case cancelSession(CancelSession)
 
     case hostBeginRequest(HostBeginRequest)
     case requestOutcome(RequestOutcome)
@@ -42,6 +43,7 @@ public enum Message: Equatable, Sendable {
         case .scheduleTransfer: .scheduleTransfer
         case .transferScheduled: .transferScheduled
         case .transferEvents(let m): m.requestID == 0 ? .hostTransferEvents : .transferEvents
+        case .cancelSession: .cancelSession
         case .hostBeginRequest: .hostBeginRequest
         case .requestOutcome: .requestOutcome
         case .hostCancelRequest: .hostCancelRequest
@@ -54,7 +56,7 @@ public enum Message: Equatable, Sendable {
     /// The request (or admin operation) the message is about, if any.
     public var requestID: UInt64? {
         switch self {
-        case .hello, .ping, .pong, .memoryWarning, .terminate: nil
+        case .hello, .ping, .pong, .memoryWarning, .terminate, .cancelSession: nil
         case .refusal(let m): m.requestID
         case .beginRequest(let m): m.requestID
         case .completeRequest(let m): m.requestID

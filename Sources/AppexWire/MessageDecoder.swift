@@ -110,6 +110,16 @@ struct MessageDecoder {
             return .scheduleTransfer(try Self.scheduleTransfer(&r))
         case .transferScheduled:
             return .transferScheduled(try Self.transferScheduled(&r))
+        case .cancelSession:
+            var session: String?
+            while let f = try r.next() {
+                switch f.tag {
+                case Tag.CancelSession.sessionIdentifier:
+                    try r.once(&session, f, "sessionIdentifier") { f throws(WireError) in try f.string("sessionIdentifier") }
+                default: try r.unknown(f)
+                }
+            }
+            return .cancelSession(CancelSession(sessionIdentifier: try r.required(session, "sessionIdentifier")))
         case .transferEvents, .hostTransferEvents:
             return .transferEvents(try Self.transferEvents(&r, host: header.type == .hostTransferEvents))
 

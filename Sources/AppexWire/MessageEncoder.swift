@@ -54,6 +54,8 @@ struct MessageEncoder {
             if let v = m.transfer.method { try w.string(Tag.ScheduleTransfer.method, v, field: name + ".method") }
             try limit(m.transfer.headers.count, WireLimits.headersPerTransfer, name + ".headers")
             for h in m.transfer.headers { try w.string(Tag.ScheduleTransfer.header, h, field: name + ".headers") }
+        case .cancelSession(let m):
+            try w.string(Tag.CancelSession.sessionIdentifier, m.sessionIdentifier, field: name + ".sessionIdentifier")
         case .transferScheduled(let m):
             w.u64(Tag.TransferScheduled.requestID, m.requestID)
             w.u64(Tag.TransferScheduled.token, m.token)

@@ -18,6 +18,7 @@ public enum MessageType: UInt16, Sendable, CaseIterable {
     case scheduleTransfer = 0x18
     case transferScheduled = 0x19
     case transferEvents = 0x1A
+    case cancelSession = 0x1B
 
     case hostBeginRequest = 0x20
     case requestOutcome = 0x21
@@ -52,6 +53,7 @@ public enum MessageType: UInt16, Sendable, CaseIterable {
         case .scheduleTransfer: "ScheduleTransfer"
         case .transferScheduled: "TransferScheduled"
         case .transferEvents: "TransferEvents"
+        case .cancelSession: "CancelSession"
         case .hostTransferEvents: "HostTransferEvents"
         case .hostBeginRequest: "HostBeginRequest"
         case .requestOutcome: "RequestOutcome"

@@ -52,6 +52,14 @@ public struct ScheduleTransfer: Equatable, Sendable {
     }
 }
 
+/// extension -> appexd: cancel every transfer of this session that is not over
+/// (`URLSession.invalidateAndCancel()`); their results follow as for any other end.
+public struct CancelSession: Equatable, Sendable {
+    public var sessionIdentifier: String
+
+    public init(sessionIdentifier: String) { self.sessionIdentifier = sessionIdentifier }
+}
+
 /// appexd -> extension: the transfer was taken (transferID set) or refused (reason set).
 public struct TransferScheduled: Equatable, Sendable {
     public var requestID: UInt64

@@ -84,6 +84,7 @@ enum Samples {
                                                                 reason: .transferQuota, message: "over the quota", bytes: 9, httpStatus: 200)])),
         .transferEvents(TransferEvents(requestID: 0, sessionIdentifier: "s", bundleIdentifier: "com.example.share", results: [])),
         .admin(AdminRequest(requestID: 18, command: .cancelTransfers(selector: "com.example.share/s"))),
+        .cancelSession(CancelSession(sessionIdentifier: "com.example.share.background")),
     ]
 
     /// Minimal forms: optional fields absent, defaults used.

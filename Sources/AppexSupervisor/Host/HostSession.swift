@@ -110,6 +110,12 @@ final class HostSession: RequestSink, @unchecked Sendable {
         case .openURLResult(let result):
             openURLReplies.removeValue(forKey: result.requestID)?(result.accepted)
         case .admin(let admin):
+            if case .cancelTransfers(let selector) = admin.command, !auth.mayAdminister(uid: peer.uid),
+               auth.mayHost(uid: peer.uid), let app = helloIdentifier {
+                // A host cancels its own app's extensions' transfers (the app it named in Hello).
+                cancelOwnTransfers(selector, app: app, requestID: admin.requestID)
+                return
+            }
             guard auth.mayAdminister(uid: peer.uid) else {
                 send(.refusal(Refusal(reason: .notAuthorized, message: "uid \(peer.uid) may not administer",
                                       requestID: admin.requestID)))
@@ -174,6 +180,19 @@ final class HostSession: RequestSink, @unchecked Sendable {
             } catch {
                 answer = .refusal(Self.refusal(for: error, requestID: id))
             }
+            supervisor.loop.post { [self] in send(answer) }
+        }
+    }
+
+    private func cancelOwnTransfers(_ selector: String, app: String, requestID: UInt64) {
+        let supervisor = self.supervisor
+        let label = self.label
+        Task { [self] in
+            let n = await supervisor.cancelTransfers(selector: selector, ofApp: app, by: label)
+            let answer: Message = n > 0
+                ? .adminResult(AdminResult(requestID: requestID, extensions: []))
+                : .refusal(Refusal(reason: .invalidTransfer, message: "no transfer of \(app)'s extensions that is not over matches \(selector)",
+                                   requestID: requestID))
             supervisor.loop.post { [self] in send(answer) }
         }
     }

@@ -338,14 +338,17 @@ extension Supervisor {
 
     /// Cancels transfers that are not over: one by id, or an extension's (one session's, when
     /// named). Returns how many. The sessions' events follow as for any other end.
+    /// `app`: only transfers of that containing app's extensions (a host cancelling its own).
     public func cancelTransfers(bundleIdentifier: String?, sessionIdentifier: String? = nil, transferID: Int64? = nil,
-                                by who: String) async -> Int {
+                                ofApp app: String? = nil, by who: String) async -> Int {
         await onLoop { s in s.cancelTransfersOnLoop(bundleIdentifier: bundleIdentifier, sessionIdentifier: sessionIdentifier,
-                                                    transferID: transferID, by: who) }
+                                                    transferID: transferID, ofApp: app, by: who) }
     }
 
-    func cancelTransfersOnLoop(bundleIdentifier: String?, sessionIdentifier: String?, transferID: Int64?, by who: String) -> Int {
+    func cancelTransfersOnLoop(bundleIdentifier: String?, sessionIdentifier: String?, transferID: Int64?,
+                               ofApp app: String? = nil, by who: String) -> Int {
         func matches(_ r: TransferRecord) -> Bool {
+            if let app, catalog[r.bundleIdentifier]?.installed.containingAppIdentifier != app { return false }
             if let transferID, r.id != transferID { return false }
             if let bundleIdentifier, r.bundleIdentifier != bundleIdentifier { return false }
             if let sessionIdentifier, r.sessionIdentifier != sessionIdentifier { return false }
