@@ -162,6 +162,7 @@ release: deps
 	$(SWIFT) build -c release --static-swift-stdlib --product appex
 	$(SWIFT) build -c release --static-swift-stdlib --product appex-commands
 	$(SWIFT) build -c release --static-swift-stdlib --product appexd
+	$(SWIFT) build -c release --static-swift-stdlib --product appex-transfer
 
 # Man pages from the command definitions (argument-parser's generate-manual plugin) into
 # .build/man; install.sh installs what is there.

@@ -15,11 +15,16 @@ struct TransferWorkerProcess {
     /// appexd's end of the report pipe (non-blocking, close-on-exec).
     let reports: Int32
 
-    /// The executable beside appexd's own (`appex-transfer`), or `APPEX_TRANSFER_WORKER`.
+    /// `$APPEX_TRANSFER_WORKER`; else `appex-transfer` beside appexd's own file (a build
+    /// directory), else in `../libexec/appex/` beside it (the installed layout, as
+    /// appex-sandbox-init).
     static var executablePath: String {
         if let p = ProcessInfo.processInfo.environment["APPEX_TRANSFER_WORKER"], !p.isEmpty { return p }
         let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        return URL(fileURLWithPath: exe).deletingLastPathComponent().path + "/appex-transfer"
+        let directory = URL(fileURLWithPath: exe).deletingLastPathComponent()
+        let beside = directory.path + "/appex-transfer"
+        if access(beside, X_OK) == 0 { return beside }
+        return directory.deletingLastPathComponent().path + "/libexec/appex/appex-transfer"
     }
 
     struct SpawnError: Error, CustomStringConvertible {
