@@ -251,7 +251,7 @@ extension Supervisor {
         Glibc.kill(running.pid, SIGKILL)
     }
 
-    private func endTransfer(_ original: TransferRecord, state: TransferRecord.State, reason: Reason?, message: String) {
+    func endTransfer(_ original: TransferRecord, state: TransferRecord.State, reason: Reason?, message: String) {
         var ended = original
         ended.state = state
         ended.reason = reason?.rawValue
@@ -274,94 +274,6 @@ extension Supervisor {
         }
     }
 
-    /// Loop only. When every transfer of the session is over and its events are owed, they go
-    /// out: to a connected host of the extension's containing app, else to the extension, in a
-    /// request of their own (launched for it, as iOS relaunches the app).
-    func sessionMayBeOver(bundle: String, session: String) {
-        let key = TransferState.key(bundle, session)
-        guard !transfers.delivering.contains(key), !shuttingDown else { return }
-        let registry = self.registry
-        historyQueue.async { [self] in
-            let rows = (try? registry.undeliveredSession(bundleIdentifier: bundle, sessionIdentifier: session)) ?? nil
-            guard let rows else { return }
-            loop.post { [self] in deliverTransferEvents(bundle: bundle, session: session, rows: rows) }
-        }
-    }
-
-    private func deliverTransferEvents(bundle: String, session: String, rows: [TransferRecord]) {
-        let key = TransferState.key(bundle, session)
-        guard !transfers.delivering.contains(key) else { return }
-        guard let entry = catalog[bundle], entry.installed.isEnabled else {
-            logger.info("transfers: events of session \(session) of \(bundle) wait: the extension is not enabled")
-            return
-        }
-        let events = TransferEvents(requestID: 0, sessionIdentifier: session, bundleIdentifier: bundle,
-                                    results: rows.map(Self.result(of:)))
-        let ids = rows.compactMap(\.id)
-        transfers.delivering.insert(key)
-        if let app = entry.installed.containingAppIdentifier, let host = transferEventHosts[app]?.first(where: { $0.isOpen }) {
-            host.deliver(events)
-            logger.info("transfers: events of session \(session) of \(bundle) went to host \(app)")
-            transferEventsDelivered(key, ids: ids)
-            return
-        }
-        let sink = TransferEventSink(supervisor: self, key: key, ids: ids)
-        let request = HostBeginRequest(requestID: transfers.nextEventRequestID, bundleIdentifier: bundle, items: [])
-        transfers.nextEventRequestID += 1
-        let ticket = RequestTicket(request: request, descriptors: [], sink: sink)
-        ticket.transferEvents = events
-        ticket.onEnd = { [unowned self, unowned ticket] outcome in
-            openRequests.remove(ticket)
-            rememberRequest(outcome, bundleIdentifier: bundle)
-        }
-        openRequests.add(ticket)
-        let slot = slot(for: bundle)
-        slot.queue.append(ticket)
-        pump(slot)
-    }
-
-    /// Loop only. The events reached the extension or a host: those rows become history.
-    func transferEventsDelivered(_ key: String, ids: [Int64]) {
-        let registry = self.registry
-        historyQueue.async { [self] in
-            do { try registry.markDelivered(ids) } catch { logger.error("transfers: cannot mark events delivered: \(error)") }
-            loop.post { [self] in transfers.delivering.remove(key) }
-        }
-    }
-
-    static func result(of r: TransferRecord) -> TransferResult {
-        let outcome: TransferResult.Outcome = r.state == .completed ? .completed : r.state == .cancelled ? .cancelled : .failed
-        return TransferResult(transferID: UInt64(r.id ?? 0), kind: r.kind == "upload" ? .upload : .download, fileName: r.fileName,
-                              outcome: outcome, reason: r.reason.map(Reason.init(rawValue:)), message: r.message,
-                              bytes: UInt64(max(r.bytes, 0)), httpStatus: r.httpStatus.map { UInt32(clamping: $0) })
-    }
-
-    /// Cancels transfers that are not over: one by id, or an extension's (one session's, when
-    /// named). Returns how many. The sessions' events follow as for any other end.
-    /// `app`: only transfers of that containing app's extensions (a host cancelling its own).
-    public func cancelTransfers(bundleIdentifier: String?, sessionIdentifier: String? = nil, transferID: Int64? = nil,
-                                ofApp app: String? = nil, by who: String) async -> Int {
-        await onLoop { s in s.cancelTransfersOnLoop(bundleIdentifier: bundleIdentifier, sessionIdentifier: sessionIdentifier,
-                                                    transferID: transferID, ofApp: app, by: who) }
-    }
-
-    func cancelTransfersOnLoop(bundleIdentifier: String?, sessionIdentifier: String?, transferID: Int64?,
-                               ofApp app: String? = nil, by who: String) -> Int {
-        func matches(_ r: TransferRecord) -> Bool {
-            if let app, catalog[r.bundleIdentifier]?.installed.containingAppIdentifier != app { return false }
-            if let transferID, r.id != transferID { return false }
-            if let bundleIdentifier, r.bundleIdentifier != bundleIdentifier { return false }
-            if let sessionIdentifier, r.sessionIdentifier != sessionIdentifier { return false }
-            return transferID != nil || bundleIdentifier != nil
-        }
-        let waiting = transfers.waiting.filter(matches)
-        transfers.waiting.removeAll(where: matches)
-        for r in waiting { endTransfer(r, state: .cancelled, reason: .cancelled, message: "cancelled by \(who)") }
-        let running = transfers.running.values.filter { matches($0.record) }
-        for r in running { stopWorker(r, .cancelled, "cancelled by \(who)") }
-        return waiting.count + running.count
-    }
-
     /// Loop only, at shutdown: workers end with appexd; their transfers stay `running` in the
     /// registry and the next appexd resumes them.
     func stopTransferWorkers() {
@@ -375,33 +287,4 @@ extension Supervisor {
 struct TransferQuotaReached: Error {
     var used: Int64
     var quota: Int64
-}
-
-/// Where a session's events request ends: delivered unless the extension failed to take them
-/// (then they stay owed, and the next appexd start tries again).
-final class TransferEventSink: RequestSink, @unchecked Sendable {
-    private weak var supervisor: Supervisor?
-    private let key: String
-    private let ids: [Int64]
-
-    init(supervisor: Supervisor, key: String, ids: [Int64]) {
-        self.supervisor = supervisor
-        self.key = key
-        self.ids = ids
-    }
-
-    func requestEnded(_ outcome: RequestOutcome, descriptors: [Int32]) {
-        descriptors.forEach { _ = close($0) }
-        guard let supervisor else { return }
-        if outcome.outcome == .failed {
-            supervisor.logger.warning("transfers: the extension did not take the events of \(key.replacingOccurrences(of: "\0", with: " session ")): \(outcome.reason?.rawValue ?? "failed")")
-            supervisor.transfers.delivering.remove(key)
-        } else {
-            supervisor.transferEventsDelivered(key, ids: ids)
-        }
-    }
-
-    func requestInterrupted(_ interruption: Interruption) {}
-
-    func openURL(_ url: String, requestID: UInt64, reply: @escaping (Bool) -> Void) { reply(false) }
 }
