@@ -48,10 +48,13 @@ struct Transfer {
                 try? await Task.sleep(for: .milliseconds(Int(wait * 1000)))
             }
         }
+        // A failed download leaves nothing behind: nothing will resume it.
         var bytes: Int64 = 0
-        if plan.kind == .download, let partial = try? directory.openExisting(TransferPlan.partialName(of: plan.fileName), O_RDONLY) {
+        let partialName = TransferPlan.partialName(of: plan.fileName)
+        if plan.kind == .download, let partial = try? directory.openExisting(partialName, O_RDONLY) {
             close(partial.fd)
             bytes = partial.size
+            directory.remove(partialName)
         }
         return .done(completed: false, bytes: bytes, httpStatus: last.status, reason: last.reason,
                      message: attempt > 0 && last.retry ? "\(last.message) (after \(attempt) attempts)" : last.message)

@@ -208,6 +208,7 @@ extension DaemonTests {
                                   untilTheLogShows: "file=big.bin outcome=failed")
                 #expect(Self.eventsLog(d).contains("reason=transfer-quota"), "\(Self.eventsLog(d))")
                 #expect(!FileManager.default.fileExists(atPath: Self.groupDirectory(d) + "/big.bin"))
+                #expect(!FileManager.default.fileExists(atPath: Self.groupDirectory(d) + "/.big.bin.appex-partial"))
                 let rows = try Self.transfers(d)
                 #expect(rows.first?["reason"] as? String == "transfer-quota")
             }
@@ -266,6 +267,7 @@ extension DaemonTests {
                 #expect(cancel.status == 0, "\(cancel.err)")
                 #expect(Self.eventually(20) { Self.eventsLog(d).contains("file=cancelled.bin outcome=cancelled") }, "\(Self.eventsLog(d))")
                 #expect(!FileManager.default.fileExists(atPath: Self.groupDirectory(d) + "/cancelled.bin"))
+                #expect(!FileManager.default.fileExists(atPath: Self.groupDirectory(d) + "/.cancelled.bin.appex-partial"))
                 // A host that is no administrator cancels only its own app's (the CLI names none).
                 let asHost = try d.appex(["transfers", "cancel", "1"], asUID: 4242)
                 #expect(asHost.status != 0 && asHost.err.contains("no transfer of appex-cli's extensions"), "\(asHost.err)")

@@ -231,6 +231,8 @@ extension Supervisor {
         }
         if let (reason, message) = running.endedBy {
             if let f = running.final { record.bytes = f.bytes }
+            // Killed (cancelled, out of time): its partial download goes; nothing resumes it.
+            if record.kind == "download" { removePartialDownload(record) }
             endTransfer(record, state: reason == .cancelled ? .cancelled : .failed, reason: reason, message: message)
         } else if let f = running.final {
             record.bytes = f.bytes
@@ -241,6 +243,15 @@ extension Supervisor {
             endTransfer(record, state: .failed, reason: .crashed, message: "the transfer worker \(how) without a result")
         }
         startWaitingTransfers()
+    }
+
+    /// Unlinks `.<name>.appex-partial` beneath the group directory (one component, no link
+    /// followed: unlinkat never follows the last one).
+    private func removePartialDownload(_ record: TransferRecord) {
+        let store = ContainerStore(stateRoot: options.stateDirectory, uidRange: options.uidRange)
+        guard TransferPlan.fileNameProblem(record.fileName) == nil, let group = try? store.openGroupDirectory(record.appGroup) else { return }
+        _ = unlinkat(group.fd, TransferPlan.partialName(of: record.fileName), 0)
+        _ = close(group.fd)
     }
 
     /// Loop only. Ends a running transfer's worker; `reason` is what the transfer ends with.
