@@ -35,6 +35,7 @@ demo: deps examples
 	$(SWIFT) build --product appex-commands
 	$(SWIFT) build --product appexd
 	$(SWIFT) build --product appex-sandbox-init
+	$(SWIFT) build --product appex-transfer
 	@scripts/demo.sh $(EXAMPLES)/ExampleHost.app $(DEMO_STATE)
 
 bench: bench-activation bench-launch bench-supervisor bench-policy
@@ -209,6 +210,7 @@ release: deps
 	$(SWIFT) build -c release --static-swift-stdlib --product appex
 	$(SWIFT) build -c release --static-swift-stdlib --product appex-commands
 	$(SWIFT) build -c release --static-swift-stdlib --product appexd
+	$(SWIFT) build -c release --static-swift-stdlib --product appex-transfer
 
 # Man pages from the command definitions (argument-parser's generate-manual plugin) into
 # .build/man; install.sh installs what is there.

@@ -39,6 +39,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
+        // Background transfers (Docs/transfers.md): only the worker, appex-transfer, links it.
+        .package(url: "https://github.com/swift-server/async-http-client", exact: "1.37.0"),
     ],
     targets: [
         // libseccomp, found with pkg-config; `make` installs libseccomp-dev when missing.
@@ -191,7 +193,7 @@ let package = Package(
             name: "AppexSupervisor",
             dependencies: [
                 "AppexBundle", "AppexPolicy", "AppexActivation", "AppexSandbox", "AppexCgroups", "AppexRegistry",
-                "AppexWire", "AppexWireIO", "AppexWireListener", "CAppexLauncher", "CAppexEventLoop",
+                "AppexWire", "AppexWireIO", "AppexWireListener", "CAppexLauncher", "CAppexEventLoop", "AppexTransferPlan",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -199,7 +201,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AppexSupervisorTests",
-            dependencies: ["AppexSupervisor", "AppexWire", "AppexCgroups", "AppexRegistry", "AppexTestSupport",
+            dependencies: ["AppexSupervisor", "AppexWire", "AppexCgroups", "AppexRegistry", "AppexTestSupport", "AppexTransferPlan",
                            "appex-probe-extension"]
         ),
         // appexd's pieces beside the supervisor (h-host). AppexHostClient: what a host links to
@@ -254,9 +256,26 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
+        // The background-transfer worker (Docs/transfers.md): started by appexd per session,
+        // as the extension's uid, writing only beneath the group directory it is handed.
+        // The only target that links async-http-client, so nothing else waits for it.
+        .executableTarget(
+            name: "appex-transfer",
+            dependencies: [
+                "AppexTransferPlan", "CAppexTransferIdentity",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        // What appexd hands the worker and what the worker reports back: plain lines, no
+        // Foundation, shared by both sides.
+        .target(name: "AppexTransferPlan"),
+        // The worker's one-way change to the extension's uid and gid, with no_new_privs.
+        .target(name: "CAppexTransferIdentity"),
         .testTarget(
             name: "AppexdTests",
-            dependencies: ["appexd", "appex", "appex-probe-extension", "appex-example-lib", "appex-host-c", "appex-lib-test-extension", "AppexHostClient", "AppexCgroups", "AppexWire", "AppexWireIO", "CAppexLauncher",
+            dependencies: ["appexd", "appex", "appex-probe-extension", "appex-example-lib", "appex-host-c", "appex-lib-test-extension", "appex-transfer", "AppexExampleShare", "AppexHostClient", "AppexCgroups", "AppexWire", "AppexWireIO", "CAppexLauncher",
                            "AppexRegistry", "AppexSupervisor", "AppexTestSupport"]
         ),
         // C extensions, written from Docs/protocol.md with no Appex code: the example

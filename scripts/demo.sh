@@ -49,6 +49,31 @@ step "Share (Swift, SDK): text, a URL and a file; cold, then warm"
 "$appex" request dev.appex.examples.host.share --text "Lunch at noon" --url https://example.org/menu --file "$note"
 "$appex" request dev.appex.examples.host.share --text "Second note"
 
+step "Share, background upload: the note goes up after the extension has gone (Docs/transfers.md)"
+uploads="$state/uploads"
+mkdir -p "$uploads"
+# The server holds the upload 12 s: past the Share policy's 10 s idle timeout.
+python3 "$root/scripts/demo-upload-server.py" "$uploads" 12 &
+server_pid=$!
+stop_all() { kill -KILL "$server_pid" 2>/dev/null || true; stop_appexd; }
+trap stop_all EXIT
+for _ in $(seq 100); do [ -s "$uploads/port" ] && break; sleep 0.05; done
+"$appex" request dev.appex.examples.host.share --text "Upload me later" \
+    --user-info "backgroundUpload=http://127.0.0.1:$(cat "$uploads/port")/note.txt"
+"$appex" transfers --state-dir "$state/state"
+echo "-- the request is over; waiting for the Share extension to exit (idle timeout)"
+share_uid=$(awk '$1 == "dev.appex.examples.host.share" { print $NF }' "$state/state/uids")
+while pgrep -x -u "$share_uid" share >/dev/null; do sleep 0.2; done
+echo "-- no Share process runs now; the upload is still in flight:"
+"$appex" transfers --state-dir "$state/state"
+events="$state/state/groups/group.dev.appex.examples/transfer-events.log"
+for _ in $(seq 300); do [ -s "$events" ] && break; sleep 0.1; done
+echo "-- appexd launched Share again with the session's results; it wrote $events:"
+cat "$events"
+"$appex" transfers --state-dir "$state/state"
+echo "-- what the server received:"
+cat "$uploads/note.txt"
+
 step "Action (Swift, SDK): transforms text"
 "$appex" request dev.appex.examples.host.action --text "make this loud"
 "$appex" request dev.appex.examples.host.action --text "and again, warm"
@@ -80,6 +105,7 @@ step "the balloon grows until the kernel stops it at its memory limit (appex run
 
 step "stop appexd (SIGTERM: extensions terminate, sandboxes and cgroups are removed)"
 trap - EXIT
+kill -KILL "$server_pid" 2>/dev/null || true
 stop_appexd
 echo "appexd stopped; its log: $state/appexd.log"
 tail -n 3 "$state/appexd.log"

@@ -7,7 +7,7 @@
 # BIN_DIR: the release products directory (swift build -c release --show-bin-path). The
 # variables below come from the Makefile (PREFIX, DESTDIR, SYSCONFDIR, ...). The layout is the
 # one the executables look for relative to their own file (Docs/deployment.md, "Files"):
-# appex-commands and appex-sandbox-init in ../libexec/appex/, the policies in ../share/appex/.
+# appex-commands, appex-sandbox-init and appex-transfer in ../libexec/appex/, the policies in ../share/appex/.
 set -euo pipefail
 action=${1:?usage: install.sh install|uninstall BIN_DIR}
 bin=${2:-}
@@ -38,6 +38,7 @@ d() { printf '%s%s' "$DESTDIR" "$1"; }
 # Every file this installs, relative to DESTDIR, but the configuration example.
 installed_files() {
     echo "$BINDIR/appex" "$SBINDIR/appexd" "$LIBEXECDIR/appex-commands" "$LIBEXECDIR/appex-sandbox-init"
+    echo "$LIBEXECDIR/appex-transfer"
     echo "$UNITDIR/appexd.service"
     echo "$BASHCOMPDIR/appex" "$ZSHCOMPDIR/_appex" "$FISHCOMPDIR/appex.fish"
     echo "$DATADIR/appexd.yaml.example"
@@ -53,15 +54,17 @@ installed_files() {
 case "$action" in
 install)
     [ -n "$bin" ] || { echo "install.sh: BIN_DIR missing" >&2; exit 2; }
-    for exe in appex appex-commands appexd appex-sandbox-init; do
+    for exe in appex appex-commands appexd appex-sandbox-init appex-transfer; do
         [ -x "$bin/$exe" ] || { echo "install.sh: $bin/$exe is not built (make release)" >&2; exit 1; }
     done
     install -D -m 0755 "$bin/appex" "$(d "$BINDIR/appex")"
     install -D -m 0755 "$bin/appexd" "$(d "$SBINDIR/appexd")"
     install -D -m 0755 "$bin/appex-commands" "$(d "$LIBEXECDIR/appex-commands")"
     install -D -m 0755 "$bin/appex-sandbox-init" "$(d "$LIBEXECDIR/appex-sandbox-init")"
+    install -D -m 0755 "$bin/appex-transfer" "$(d "$LIBEXECDIR/appex-transfer")"
     # Debug information only (~100 MB each); symbols, code and its layout stay as built.
-    strip --strip-debug "$(d "$BINDIR/appex")" "$(d "$SBINDIR/appexd")" "$(d "$LIBEXECDIR/appex-commands")"
+    strip --strip-debug "$(d "$BINDIR/appex")" "$(d "$SBINDIR/appexd")" "$(d "$LIBEXECDIR/appex-commands")" \
+        "$(d "$LIBEXECDIR/appex-transfer")"
     # Policies: root-owned, writable by no one else, or root refuses them (PolicyDirectoryTrust).
     (cd "$root" && find Policies -type f) | while read -r f; do
         install -D -m 0644 "$root/$f" "$(d "$DATADIR/$f")"

@@ -26,14 +26,31 @@ struct ShareHandler: ExtensionRequestHandler {
         }
         do {
             let saved = try NoteStore.save(note)
+            var info: [String: UserInfoValue] = ["note": .string(saved.relativePath)]
+            if case .string(let session)? = context.inputItems.first?.userInfo["cancelSession"] {
+                context.cancelTransfers(inSession: session)
+                info["transfer"] = .string("cancel asked for session \(session)")
+            }
+            if let (transfer, session) = BackgroundTransfers.requested(in: context, note: saved, contents: note.contents(number: saved.number)) {
+                // Handed to appexd: the request completes now and the transfer outlives us.
+                switch await context.schedule(transfer, session: session) {
+                case .scheduled(let id): info["transfer"] = .string("scheduled \(id)")
+                case .refused(let reason, let message): info["transfer"] = .string("refused \(reason) \(message)")
+                }
+            }
             context.completeRequest(returningItems: [ExtensionItem(
                 attributedTitle: "Note \(saved.number)",
                 attributedContentText: note.summary(number: saved.number),
-                userInfo: ["note": .string(saved.relativePath)]
+                userInfo: info
             )])
         } catch {
             context.cancelRequest(with: Self.error(.cannotSave, "\(error)"))
         }
+    }
+
+    func handleEvents(forBackgroundSession session: String, results: [TransferResult], context: ExtensionContext) async {
+        BackgroundTransfers.record(session: session, results: results)
+        context.completeRequest()
     }
 
     static func error(_ code: ErrorCode, _ message: String) -> RequestError {

@@ -19,7 +19,9 @@ public final class ExtensionContext: Sendable {
     /// The items the host sent.
     public let inputItems: [ExtensionItem]
 
-    private let runtime: ExtensionRuntime
+    let runtime: ExtensionRuntime
+    /// ScheduleTransfer answers awaited (BackgroundTransfers.swift).
+    let transferWaiters = TransferWaiters()
     private let state: Mutex<State>
     /// Held while an OpenURL is queued and sent, so results (which name only the request)
     /// resume the callers in the order their URLs went out.

@@ -18,9 +18,18 @@ public protocol ExtensionRequestHandler: Sendable {
     /// The request's time is nearly up: after `millisecondsLeft` the process is killed with
     /// `request-timeout`. Answer the request (with what you have, or a cancel) before then.
     func requestWillExpire(context: ExtensionContext, millisecondsLeft: UInt32) async
+
+    /// Every transfer of background session `session` is over; `results` says how each ended
+    /// (application(_:handleEventsForBackgroundURLSession:completionHandler:)). appexd
+    /// launches the extension for it if it is not running. Answer `context` when done with
+    /// the results (its input items are empty); the default completes it at once.
+    func handleEvents(forBackgroundSession session: String, results: [TransferResult], context: ExtensionContext) async
 }
 
 extension ExtensionRequestHandler {
     public func didReceiveMemoryWarning(level: MemoryWarning.Level) async {}
     public func requestWillExpire(context: ExtensionContext, millisecondsLeft: UInt32) async {}
+    public func handleEvents(forBackgroundSession session: String, results: [TransferResult], context: ExtensionContext) async {
+        context.completeRequest()
+    }
 }

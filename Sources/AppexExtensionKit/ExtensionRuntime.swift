@@ -76,6 +76,17 @@ final class ExtensionRuntime: Sendable {
             begin(request, descriptors: frame.descriptors)
         case .cancelRequest(let cancel):
             context(cancel.requestID)?.hostDidCancel(cancel.error)
+        case .transferScheduled(let answer):
+            let result: TransferScheduling = answer.transferID.map { .scheduled(transferID: $0) }
+                ?? .refused(answer.reason ?? "refused", answer.message ?? "")
+            context(answer.requestID)?.transferWaiters.resume(answer.token, with: result)
+        case .transferEvents(let events):
+            let context = ExtensionContext(requestID: events.requestID, inputItems: [], descriptors: [], runtime: self)
+            requests.withLock { $0[events.requestID] = context }
+            let handler = self.handler
+            context.attach(Task.detached {
+                await handler.handleEvents(forBackgroundSession: events.sessionIdentifier, results: events.results, context: context)
+            })
         case .openURLResult(let result):
             context(result.requestID)?.deliverOpenURLResult(accepted: result.accepted)
         case .memoryWarning(let warning):
@@ -115,7 +126,8 @@ final class ExtensionRuntime: Sendable {
     }
 
     func requestEnded(_ id: UInt64) {
-        requests.withLock { $0[id] = nil }
+        let context = requests.withLock { $0.removeValue(forKey: id) }
+        context?.transferWaiters.resumeAll(.refused(.protocolError, "request \(id) ended before appexd answered"))
     }
 
     private func cancelOpenRequests(because reason: Reason) {

@@ -24,6 +24,7 @@ final class ClientCore: @unchecked Sendable {
     let connection: WireConnection
     private let openURL: HostClient.OpenURLHandler
     private let interruptionSink: AsyncStream<Interruption>.Continuation
+    private let transferEventSink: AsyncStream<TransferEvents>.Continuation
 
     private let lock = Lock()
     /// Held from choosing a request id until its message is on the wire, so ids reach appexd
@@ -39,10 +40,12 @@ final class ClientCore: @unchecked Sendable {
     private var openURLTails: [UInt64: Task<Void, Never>] = [:]
 
     init(connection: WireConnection, openURL: @escaping HostClient.OpenURLHandler,
-         interruptionSink: AsyncStream<Interruption>.Continuation) {
+         interruptionSink: AsyncStream<Interruption>.Continuation,
+         transferEventSink: AsyncStream<TransferEvents>.Continuation) {
         self.connection = connection
         self.openURL = openURL
         self.interruptionSink = interruptionSink
+        self.transferEventSink = transferEventSink
     }
 
     // MARK: calls from hosts' tasks
@@ -150,6 +153,7 @@ final class ClientCore: @unchecked Sendable {
         }
         for waiter in failed { waiter.fail(end!) }
         interruptionSink.finish()
+        transferEventSink.finish()
     }
 
     private func endOfStream() -> HostClientError {
@@ -184,6 +188,8 @@ final class ClientCore: @unchecked Sendable {
             takeWaiter(id)?.fail(HostClientError(refusal: refusal))
         case .interruption(let interruption):
             interruptionSink.yield(interruption)
+        case .transferEvents(let events):
+            transferEventSink.yield(events)
         case .openURL(let request):
             answer(request)
         case .ping(let sequence):

@@ -53,6 +53,11 @@ public final class HostClient: Sendable {
     /// the kill reason and signal. Each is followed by that request's failed outcome. Keeps the
     /// newest 64 when nobody reads; finishes when the connection ends.
     public let interruptions: AsyncStream<Interruption>
+    /// Background-transfer results of this host's app's extensions (Docs/transfers.md): when
+    /// every transfer of a session is over and a host that said the containing app's bundle
+    /// identifier in Hello is connected, it gets them instead of the extension. Keeps the
+    /// newest 64 when nobody reads; finishes when the connection ends.
+    public let transferEvents: AsyncStream<TransferEvents>
 
     private let core: ClientCore
     private let reader: ReaderThread
@@ -60,10 +65,11 @@ public final class HostClient: Sendable {
     private nonisolated(unsafe) var isClosed = false
 
     private init(serviceHello: Hello, socketPath: String, interruptions: AsyncStream<Interruption>,
-                 core: ClientCore, reader: ReaderThread) {
+                 transferEvents: AsyncStream<TransferEvents>, core: ClientCore, reader: ReaderThread) {
         self.serviceHello = serviceHello
         self.socketPath = socketPath
         self.interruptions = interruptions
+        self.transferEvents = transferEvents
         self.core = core
         self.reader = reader
     }
@@ -118,7 +124,8 @@ public final class HostClient: Sendable {
             throw error
         }
         let (stream, sink) = AsyncStream.makeStream(of: Interruption.self, bufferingPolicy: .bufferingNewest(64))
-        let core = ClientCore(connection: connection, openURL: openURL, interruptionSink: sink)
+        let (events, eventSink) = AsyncStream.makeStream(of: TransferEvents.self, bufferingPolicy: .bufferingNewest(64))
+        let core = ClientCore(connection: connection, openURL: openURL, interruptionSink: sink, transferEventSink: eventSink)
         let reader: ReaderThread
         do {
             reader = try ReaderThread { core.readUntilEnd() }
@@ -126,7 +133,7 @@ public final class HostClient: Sendable {
             connection.close()
             throw error
         }
-        return HostClient(serviceHello: hello, socketPath: path, interruptions: stream, core: core, reader: reader)
+        return HostClient(serviceHello: hello, socketPath: path, interruptions: stream, transferEvents: events, core: core, reader: reader)
     }
 
     /// Hello out, appexd's Hello (or Refusal) in, on the caller's thread.
@@ -281,6 +288,13 @@ public final class HostClient: Sendable {
             throw HostClientError(refusal: Refusal(reason: .protocolError, message: "the answer to Status carries no state directory"))
         }
         return path
+    }
+
+    /// Cancels background transfers that are not over: `selector` is a transfer id, a bundle
+    /// identifier, or `bundle/session`. Administrators may cancel any; a host only those of its
+    /// own app's extensions (the identifier it connected with).
+    public func cancelTransfers(_ selector: String) async throws {
+        _ = try await administerWhole(.cancelTransfers(selector: selector))
     }
 
     private func administer(_ command: AdminRequest.Command) async throws -> [ExtensionInfo] {

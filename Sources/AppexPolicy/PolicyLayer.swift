@@ -24,6 +24,11 @@ struct PolicyLayer {
     var grantableEntitlements: [String]?
     var readOnlyPaths: [String]?
     var network: NetworkAccess?
+    var transfersAllowed: Bool?
+    var transfersConcurrent: Int?
+    var transfersPending: Int?
+    var transfersQuota: ByteSize?
+    var transfersTimeLimit: Duration?
     /// Denials added or re-actioned by this layer, with the node that named each group.
     var deny: [(SyscallDenial, YAMLNode)] = []
     /// Groups this layer lifts from the layers beneath.
@@ -35,6 +40,7 @@ struct PolicyLayer {
     static let topKeys: Set<String> = [
         "extensionPoints", "title", "memory", "jetsamBand", "idleBand", "launchDeadline", "requestTimeout",
         "idleTimeout", "maxInstances", "pingInterval", "idlePingInterval", "unresponsiveTimeout", "pidsLimit", "openFilesLimit", "entitlements", "filesystem", "network", "syscalls",
+        "backgroundTransfers",
     ]
     static let memoryKeys: Set<String> = [
         "activeHardLimit", "activeSoftLimit", "inactiveHardLimit", "inactiveSoftLimit", "pageCacheAllowance", "source",
@@ -101,6 +107,19 @@ struct PolicyLayer {
                     let s = try node.string()
                     guard let n = NetworkAccess(rawValue: s) else { throw node.error("expected none or entitled, found \"\(s)\"") }
                     layer.network = n
+                case "backgroundTransfers":
+                    for (tk, tn) in try node.mapping(allowed: TransferPolicy.keys) {
+                        attempt {
+                            switch tk {
+                            case "allowed": layer.transfersAllowed = try tn.bool()
+                            case "concurrent": layer.transfersConcurrent = try tn.int(in: 1...64)
+                            case "pending": layer.transfersPending = try tn.int(in: 1...4096)
+                            case "quota": layer.transfersQuota = try tn.byteSize()
+                            case "timeLimit": layer.transfersTimeLimit = try tn.duration()
+                            default: break
+                            }
+                        }
+                    }
                 case "syscalls":
                     for (sk, sn) in try node.mapping(allowed: ["deny", "allow"]) {
                         if sk == "deny" {
@@ -181,6 +200,11 @@ struct PolicyLayer {
         if let v = grantableEntitlements { p.grantableEntitlements = v }
         if let v = readOnlyPaths { p.readOnlyPaths = v }
         if let v = network { p.network = v }
+        if let v = transfersAllowed { p.transfers.allowed = v }
+        if let v = transfersConcurrent { p.transfers.concurrent = v }
+        if let v = transfersPending { p.transfers.pending = v }
+        if let v = transfersQuota { p.transfers.quotaBytes = v.bytes }
+        if let v = transfersTimeLimit { p.transfers.timeLimit = v }
         let lifted = Set(allow.map(\.0))
         p.deniedSyscalls.removeAll { lifted.contains($0.group) }
         for (d, _) in deny {

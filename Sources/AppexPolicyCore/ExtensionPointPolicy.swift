@@ -68,6 +68,8 @@ public struct ExtensionPointPolicy: Sendable, Hashable {
     public var deniedSyscalls: [SyscallDenial]
     /// Files that made this policy, defaults first.
     public var files: [String]
+    /// Background transfers (`backgroundTransfers:`; Docs/transfers.md).
+    public var transfers = TransferPolicy()
 
     package init(extensionPoints: [String], title: String, memory: MemoryPolicy, jetsamBand: JetsamBand, idleBand: JetsamBand, launchDeadline: Duration, requestTimeout: Duration, idleTimeout: Duration, maxInstances: Int, pingInterval: Duration, idlePingInterval: Duration, unresponsiveTimeout: Duration, pidsLimit: Int, openFilesLimit: Int, grantableEntitlements: [String], readOnlyPaths: [String], network: NetworkAccess, deniedSyscalls: [SyscallDenial], files: [String]) {
         self.extensionPoints = extensionPoints

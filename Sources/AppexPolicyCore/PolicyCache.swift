@@ -20,7 +20,7 @@ import Glibc
 /// Where: `$APPEX_POLICY_CACHE` when it is a path; `off` (or `0`) disables caching. Otherwise
 /// `/var/cache/appex` for root, `$XDG_CACHE_HOME/appex` or `~/.cache/appex` for others.
 public enum PolicyCache {
-    package static let magic = Array("APXPOLC4".utf8)
+    package static let magic = Array("APXPOLC5".utf8)
 
     /// The policies of `directories` when the cache holds them as the files are now; nil
     /// when it does not (no cache, a file changed, another build wrote it), and the caller

@@ -251,6 +251,11 @@ extension ExtensionPointPolicy {
             denial.action.encode(into: &w)
         }
         w.strings(files)
+        w.int(transfers.allowed ? 1 : 0)
+        w.int(transfers.concurrent)
+        w.int(transfers.pending)
+        w.int(transfers.quotaBytes)
+        w.int(transfers.timeLimit.components.seconds)
     }
 
     static func decode(_ r: inout CacheReader) -> ExtensionPointPolicy? {
@@ -275,8 +280,15 @@ extension ExtensionPointPolicy {
             guard let group = r.string(), let action = SyscallAction.decode(&r) else { return nil }
             denied.append(SyscallDenial(group: group, action: action))
         }
-        guard let sources = r.strings() else { return nil }
-        return ExtensionPointPolicy(
+        guard let sources = r.strings(), let allowed = r.int(), let concurrent = r.int(), let pending = r.int(),
+              let quota = r.int64(), let limit = r.int64() else { return nil }
+        var transfers = TransferPolicy()
+        transfers.allowed = allowed != 0
+        transfers.concurrent = concurrent
+        transfers.pending = pending
+        transfers.quotaBytes = quota
+        transfers.timeLimit = .seconds(limit)
+        var policy = ExtensionPointPolicy(
             extensionPoints: points, title: title,
             memory: MemoryPolicy(activeHardLimit: sizes[0], activeSoftLimit: sizes[1], inactiveHardLimit: sizes[2],
                                  inactiveSoftLimit: sizes[3], pageCacheAllowance: sizes[4], source: source),
@@ -285,6 +297,8 @@ extension ExtensionPointPolicy {
             maxInstances: maxInstances, pingInterval: durations[3], idlePingInterval: durations[5], unresponsiveTimeout: durations[4],
             pidsLimit: pids, openFilesLimit: files, grantableEntitlements: grantable, readOnlyPaths: readOnly,
             network: network, deniedSyscalls: denied, files: sources)
+        policy.transfers = transfers
+        return policy
     }
 }
 

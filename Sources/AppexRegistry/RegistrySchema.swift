@@ -112,6 +112,37 @@ enum RegistrySchema {
                 CREATE INDEX termination_time ON termination(timeMicros, id);
                 """)
         }
+        migrator.registerMigration("v6: background transfers") { db in
+            // Background transfers (Docs/transfers.md): one row each, from the extension's
+            // ScheduleTransfer to the delivery of its session's events, then kept as history.
+            // A restarted appexd starts again every row that is `pending` or `running`.
+            try db.execute(sql: """
+                CREATE TABLE transfer (
+                    id                INTEGER PRIMARY KEY,
+                    bundleIdentifier  TEXT NOT NULL,
+                    sessionIdentifier TEXT NOT NULL,
+                    kind              TEXT NOT NULL CHECK (kind IN ('download', 'upload')),
+                    url               TEXT NOT NULL,
+                    method            TEXT NOT NULL,
+                    headers           TEXT NOT NULL,   -- "Name: value" lines
+                    appGroup          TEXT NOT NULL,
+                    fileName          TEXT NOT NULL,
+                    state             TEXT NOT NULL CHECK (state IN ('pending', 'running', 'completed', 'failed', 'cancelled')),
+                    reason            TEXT,
+                    message           TEXT,
+                    bytes             INTEGER NOT NULL DEFAULT 0,
+                    httpStatus        INTEGER,
+                    etag              TEXT,
+                    attempts          INTEGER NOT NULL DEFAULT 0,
+                    createdAt         TEXT NOT NULL,
+                    endedAt           TEXT,
+                    delivered         INTEGER NOT NULL DEFAULT 0 CHECK (delivered IN (0, 1))
+                ) STRICT;
+
+                CREATE INDEX transfer_session ON transfer(bundleIdentifier, sessionIdentifier, state);
+                CREATE INDEX transfer_state ON transfer(state, id);
+                """)
+        }
         return migrator
     }
 }

@@ -140,6 +140,11 @@ public final class Supervisor: @unchecked Sendable {
     let jetsam = JetsamState()
     /// Instruments (Metrics/SupervisorMetrics.swift).
     let metrics = SupervisorMetrics()
+    /// Background transfers (Transfers/).
+    let transfers = TransferState()
+    /// Connected hosts by the bundle identifier they said in Hello: where a containing app's
+    /// extensions' transfer events go first (Transfers/).
+    var transferEventHosts: [String: [HostSession]] = [:]
     private var thread: Thread?
 
     public init(options: SupervisorOptions, logger: Logger = Logger(label: "appex.supervisor")) throws {
@@ -164,6 +169,7 @@ public final class Supervisor: @unchecked Sendable {
     public func start() {
         loop.post { [self] in
             startMemoryGovernor()
+            resumeTransfers()
             for entry in catalog.values.sorted(by: { $0.identifier < $1.identifier }) { prebuildSandbox(entry) }
         }
         let loop = self.loop

@@ -17,6 +17,9 @@ public struct AdminRequest: Equatable, Sendable {
         /// Where appexd keeps its records (answered with `AdminResult.stateDirectory`), so
         /// that `appex kills`, `report` and `logs` read the appexd they talk to.
         case status
+        /// Cancel background transfers: a transfer id in decimal, a bundle identifier, or
+        /// `bundle/session` (Docs/transfers.md).
+        case cancelTransfers(selector: String)
     }
 
     public var requestID: UInt64
@@ -36,6 +39,7 @@ public struct AdminRequest: Equatable, Sendable {
         case .uninstall: .uninstall
         case .jetsam: .jetsam
         case .status: .status
+        case .cancelTransfers: .cancelTransfers
         }
     }
 }

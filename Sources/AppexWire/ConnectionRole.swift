@@ -26,8 +26,12 @@ public enum ConnectionRole: Sendable, CaseIterable {
         switch type {
         case .hello, .refusal, .ping, .pong:
             return true
-        case .beginRequest, .memoryWarning, .requestWillExpire, .terminate:
+        case .beginRequest, .memoryWarning, .requestWillExpire, .terminate, .transferScheduled, .transferEvents:
             return self == .supervisor
+        case .scheduleTransfer, .cancelSession:
+            return self == .extension
+        case .hostTransferEvents:
+            return self == .service
         case .openURLResult:
             return self == .supervisor || self == .host
         case .completeRequest:
@@ -36,7 +40,7 @@ public enum ConnectionRole: Sendable, CaseIterable {
             return channel == .extension
         case .openURL:
             return self == .extension || self == .service
-        case .hostBeginRequest, .hostCancelRequest, .install, .list, .enable, .disable, .uninstall, .jetsam, .status:
+        case .hostBeginRequest, .hostCancelRequest, .install, .list, .enable, .disable, .uninstall, .jetsam, .status, .cancelTransfers:
             return self == .host
         case .requestOutcome, .interruption, .adminResult:
             return self == .service

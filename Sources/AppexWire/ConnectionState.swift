@@ -29,6 +29,7 @@ public struct ConnectionState: Sendable {
     private struct Pending: Sendable {
         var kind: RequestKind
         var openURLs = 0
+        var schedules = 0
     }
 
     public let role: ConnectionRole
@@ -116,7 +117,7 @@ public struct ConnectionState: Sendable {
         }
 
         switch message {
-        case .hello, .memoryWarning:
+        case .hello, .memoryWarning, .cancelSession:
             return .deliver
         case .terminate:
             terminating = true
@@ -132,6 +133,10 @@ public struct ConnectionState: Sendable {
             return .deliver
 
         case .beginRequest(let m):
+            return try begin(m.requestID, .request, fail)
+        case .transferEvents(let m):
+            // To a host it names no request; on the extension channel it begins one.
+            if role.channel == .control { return .deliver }
             return try begin(m.requestID, .request, fail)
         case .hostBeginRequest(let m):
             return try begin(m.requestID, .request, fail)
@@ -166,6 +171,22 @@ public struct ConnectionState: Sendable {
                 throw fail(.tooManyInFlight, "more than \(WireLimits.openURLsPerRequest) open-URLs awaiting a result for request \(m.requestID)")
             }
             inFlight[m.requestID]!.openURLs += 1
+            return d
+        case .scheduleTransfer(let m):
+            let d = try refer(m.requestID, .request, staleAllowed: false, fail)
+            if inFlight[m.requestID]!.schedules >= WireLimits.schedulesPerRequest {
+                throw fail(.tooManyInFlight, "more than \(WireLimits.schedulesPerRequest) transfers awaiting an answer for request \(m.requestID)")
+            }
+            inFlight[m.requestID]!.schedules += 1
+            return d
+        case .transferScheduled(let m):
+            // May cross the request's answer, as an open-URL result may.
+            let d = try refer(m.requestID, .request, staleAllowed: true, fail)
+            if d == .stale { return d }
+            if inFlight[m.requestID]!.schedules == 0 {
+                throw fail(.unsolicited, "no ScheduleTransfer of request \(m.requestID) awaits an answer")
+            }
+            inFlight[m.requestID]!.schedules -= 1
             return d
         case .openURLResult(let m):
             let d = try refer(m.requestID, .request, staleAllowed: true, fail)

@@ -16,6 +16,21 @@ enum Tag {
     enum MemoryWarning { static let level: UInt16 = 1 }
     enum RequestWillExpire { static let requestID: UInt16 = 1, millisecondsLeft: UInt16 = 2 }
     enum Terminate { static let reason: UInt16 = 1, graceMilliseconds: UInt16 = 2 }
+    enum ScheduleTransfer {
+        static let requestID: UInt16 = 1, token: UInt16 = 2, sessionIdentifier: UInt16 = 3, kind: UInt16 = 4
+        static let url: UInt16 = 5, appGroup: UInt16 = 6, fileName: UInt16 = 7, method: UInt16 = 8, header: UInt16 = 9
+    }
+    enum TransferScheduled {
+        static let requestID: UInt16 = 1, token: UInt16 = 2, transferID: UInt16 = 3, reason: UInt16 = 4, message: UInt16 = 5
+    }
+    enum TransferEvents {
+        static let requestID: UInt16 = 1, sessionIdentifier: UInt16 = 2, bundleIdentifier: UInt16 = 3, result: UInt16 = 4
+    }
+    enum CancelSession { static let sessionIdentifier: UInt16 = 1 }
+    enum TransferResult {
+        static let transferID: UInt16 = 1, kind: UInt16 = 2, fileName: UInt16 = 3, outcome: UInt16 = 4, reason: UInt16 = 5
+        static let message: UInt16 = 6, bytes: UInt16 = 7, httpStatus: UInt16 = 8
+    }
 
     enum HostBeginRequest {
         static let requestID: UInt16 = 1, bundleIdentifier: UInt16 = 2, item: UInt16 = 3, band: UInt16 = 4

@@ -13,6 +13,10 @@ public enum Message: Equatable, Sendable {
     case memoryWarning(MemoryWarning)
     case requestWillExpire(RequestWillExpire)
     case terminate(Terminate)
+    case scheduleTransfer(ScheduleTransfer)
+    case transferScheduled(TransferScheduled)
+    case transferEvents(TransferEvents)
+    case cancelSession(CancelSession)
 
     case hostBeginRequest(HostBeginRequest)
     case requestOutcome(RequestOutcome)
@@ -36,6 +40,10 @@ public enum Message: Equatable, Sendable {
         case .memoryWarning: .memoryWarning
         case .requestWillExpire: .requestWillExpire
         case .terminate: .terminate
+        case .scheduleTransfer: .scheduleTransfer
+        case .transferScheduled: .transferScheduled
+        case .transferEvents(let m): m.requestID == 0 ? .hostTransferEvents : .transferEvents
+        case .cancelSession: .cancelSession
         case .hostBeginRequest: .hostBeginRequest
         case .requestOutcome: .requestOutcome
         case .hostCancelRequest: .hostCancelRequest
@@ -48,7 +56,7 @@ public enum Message: Equatable, Sendable {
     /// The request (or admin operation) the message is about, if any.
     public var requestID: UInt64? {
         switch self {
-        case .hello, .ping, .pong, .memoryWarning, .terminate: nil
+        case .hello, .ping, .pong, .memoryWarning, .terminate, .cancelSession: nil
         case .refusal(let m): m.requestID
         case .beginRequest(let m): m.requestID
         case .completeRequest(let m): m.requestID
@@ -56,6 +64,9 @@ public enum Message: Equatable, Sendable {
         case .openURL(let m): m.requestID
         case .openURLResult(let m): m.requestID
         case .requestWillExpire(let m): m.requestID
+        case .scheduleTransfer(let m): m.requestID
+        case .transferScheduled(let m): m.requestID
+        case .transferEvents(let m): m.requestID == 0 ? nil : m.requestID
         case .hostBeginRequest(let m): m.requestID
         case .requestOutcome(let m): m.requestID
         case .hostCancelRequest(let m): m.requestID

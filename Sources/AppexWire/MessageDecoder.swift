@@ -106,6 +106,23 @@ struct MessageDecoder {
             }
             return .openURL(OpenURL(requestID: try r.required(id, "requestID"), url: try r.required(url, "url")))
 
+        case .scheduleTransfer:
+            return .scheduleTransfer(try Self.scheduleTransfer(&r))
+        case .transferScheduled:
+            return .transferScheduled(try Self.transferScheduled(&r))
+        case .cancelSession:
+            var session: String?
+            while let f = try r.next() {
+                switch f.tag {
+                case Tag.CancelSession.sessionIdentifier:
+                    try r.once(&session, f, "sessionIdentifier") { f throws(WireError) in try f.string("sessionIdentifier") }
+                default: try r.unknown(f)
+                }
+            }
+            return .cancelSession(CancelSession(sessionIdentifier: try r.required(session, "sessionIdentifier")))
+        case .transferEvents, .hostTransferEvents:
+            return .transferEvents(try Self.transferEvents(&r, host: header.type == .hostTransferEvents))
+
         case .openURLResult:
             var id: UInt64?, accepted: Bool?
             while let f = try r.next() {
@@ -242,7 +259,7 @@ struct MessageDecoder {
                                               message: message, signal: signal, band: band, footprintBytes: footprint,
                                               triggerToDeathMicros: triggerToDeath))
 
-        case .install, .list, .enable, .disable, .uninstall, .jetsam, .status:
+        case .install, .list, .enable, .disable, .uninstall, .jetsam, .status, .cancelTransfers:
             return .admin(try decodeAdmin(&r))
 
         case .adminResult:
@@ -271,7 +288,7 @@ struct MessageDecoder {
     private func decodeAdmin(_ r: inout FieldReader) throws(WireError) -> AdminRequest {
         let type = header.type
         // Install's argument is a path, the others' a bundle identifier; List has none.
-        let argumentName = type == .install ? "path" : "bundleIdentifier"
+        let argumentName = type == .install ? "path" : type == .cancelTransfers ? "selector" : "bundleIdentifier"
         var id: UInt64?, argument: String?, removeData: Bool?
         while let f = try r.next() {
             switch f.tag {
@@ -292,6 +309,7 @@ struct MessageDecoder {
         case .status: command = .status
         case .enable: command = .enable(bundleIdentifier: try r.required(argument, argumentName))
         case .disable: command = .disable(bundleIdentifier: try r.required(argument, argumentName))
+        case .cancelTransfers: command = .cancelTransfers(selector: try r.required(argument, argumentName))
         default: command = .uninstall(bundleIdentifier: try r.required(argument, argumentName), removeData: removeData ?? false)
         }
         return AdminRequest(requestID: rid, command: command)

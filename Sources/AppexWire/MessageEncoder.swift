@@ -43,6 +43,43 @@ struct MessageEncoder {
         case .terminate(let m):
             try w.string(Tag.Terminate.reason, m.reason.rawValue, field: name + ".reason")
             if let g = m.graceMilliseconds { w.u32(Tag.Terminate.graceMilliseconds, g) }
+        case .scheduleTransfer(let m):
+            w.u64(Tag.ScheduleTransfer.requestID, m.requestID)
+            w.u64(Tag.ScheduleTransfer.token, m.token)
+            try w.string(Tag.ScheduleTransfer.sessionIdentifier, m.sessionIdentifier, field: name + ".sessionIdentifier")
+            w.u8(Tag.ScheduleTransfer.kind, m.transfer.kind.rawValue)
+            try w.string(Tag.ScheduleTransfer.url, m.transfer.url, field: name + ".url")
+            try w.string(Tag.ScheduleTransfer.appGroup, m.transfer.appGroup, field: name + ".appGroup")
+            try w.string(Tag.ScheduleTransfer.fileName, m.transfer.fileName, field: name + ".fileName")
+            if let v = m.transfer.method { try w.string(Tag.ScheduleTransfer.method, v, field: name + ".method") }
+            try limit(m.transfer.headers.count, WireLimits.headersPerTransfer, name + ".headers")
+            for h in m.transfer.headers { try w.string(Tag.ScheduleTransfer.header, h, field: name + ".headers") }
+        case .cancelSession(let m):
+            try w.string(Tag.CancelSession.sessionIdentifier, m.sessionIdentifier, field: name + ".sessionIdentifier")
+        case .transferScheduled(let m):
+            w.u64(Tag.TransferScheduled.requestID, m.requestID)
+            w.u64(Tag.TransferScheduled.token, m.token)
+            if let v = m.transferID { w.u64(Tag.TransferScheduled.transferID, v) }
+            if let v = m.reason { try w.string(Tag.TransferScheduled.reason, v.rawValue, field: name + ".reason") }
+            if let v = m.message { try w.string(Tag.TransferScheduled.message, v, field: name + ".message") }
+        case .transferEvents(let m):
+            if m.requestID != 0 { w.u64(Tag.TransferEvents.requestID, m.requestID) }
+            try w.string(Tag.TransferEvents.sessionIdentifier, m.sessionIdentifier, field: name + ".sessionIdentifier")
+            try w.string(Tag.TransferEvents.bundleIdentifier, m.bundleIdentifier, field: name + ".bundleIdentifier")
+            try limit(m.results.count, WireLimits.resultsPerEvent, name + ".results")
+            for r in m.results {
+                try w.nested(Tag.TransferEvents.result) { (w: inout TLVWriter) throws(WireError) in
+                    let n = name + ".results"
+                    w.u64(Tag.TransferResult.transferID, r.transferID)
+                    w.u8(Tag.TransferResult.kind, r.kind.rawValue)
+                    try w.string(Tag.TransferResult.fileName, r.fileName, field: n + ".fileName")
+                    w.u8(Tag.TransferResult.outcome, r.outcome.rawValue)
+                    if let v = r.reason { try w.string(Tag.TransferResult.reason, v.rawValue, field: n + ".reason") }
+                    if let v = r.message { try w.string(Tag.TransferResult.message, v, field: n + ".message") }
+                    w.u64(Tag.TransferResult.bytes, r.bytes)
+                    if let v = r.httpStatus { w.u32(Tag.TransferResult.httpStatus, v) }
+                }
+            }
         case .hostBeginRequest(let m):
             w.u64(Tag.HostBeginRequest.requestID, m.requestID)
             try w.string(Tag.HostBeginRequest.bundleIdentifier, m.bundleIdentifier, field: name + ".bundleIdentifier")
@@ -87,6 +124,8 @@ struct MessageEncoder {
                 break
             case .enable(let id), .disable(let id):
                 try w.string(Tag.Admin.argument, id, field: name + ".bundleIdentifier")
+            case .cancelTransfers(let selector):
+                try w.string(Tag.Admin.argument, selector, field: name + ".selector")
             case .uninstall(let id, let removeData):
                 try w.string(Tag.Admin.argument, id, field: name + ".bundleIdentifier")
                 if removeData { w.bool(Tag.Admin.removeData, true) }

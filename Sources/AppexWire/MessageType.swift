@@ -15,11 +15,16 @@ public enum MessageType: UInt16, Sendable, CaseIterable {
     case memoryWarning = 0x15
     case requestWillExpire = 0x16
     case terminate = 0x17
+    case scheduleTransfer = 0x18
+    case transferScheduled = 0x19
+    case transferEvents = 0x1A
+    case cancelSession = 0x1B
 
     case hostBeginRequest = 0x20
     case requestOutcome = 0x21
     case hostCancelRequest = 0x22
     case interruption = 0x23
+    case hostTransferEvents = 0x24
 
     case install = 0x30
     case list = 0x31
@@ -29,6 +34,7 @@ public enum MessageType: UInt16, Sendable, CaseIterable {
     case adminResult = 0x35
     case jetsam = 0x36
     case status = 0x3E
+    case cancelTransfers = 0x37
 
     /// The name used in Docs/protocol.md and in error paths.
     public var name: String {
@@ -45,6 +51,11 @@ public enum MessageType: UInt16, Sendable, CaseIterable {
         case .memoryWarning: "MemoryWarning"
         case .requestWillExpire: "RequestWillExpire"
         case .terminate: "Terminate"
+        case .scheduleTransfer: "ScheduleTransfer"
+        case .transferScheduled: "TransferScheduled"
+        case .transferEvents: "TransferEvents"
+        case .cancelSession: "CancelSession"
+        case .hostTransferEvents: "HostTransferEvents"
         case .hostBeginRequest: "HostBeginRequest"
         case .requestOutcome: "RequestOutcome"
         case .hostCancelRequest: "HostCancelRequest"
@@ -57,6 +68,7 @@ public enum MessageType: UInt16, Sendable, CaseIterable {
         case .adminResult: "AdminResult"
         case .jetsam: "Jetsam"
         case .status: "Status"
+        case .cancelTransfers: "CancelTransfers"
         }
     }
 }

@@ -46,3 +46,31 @@ public struct Reason: RawRepresentable, Hashable, Sendable, ExpressibleByStringL
         .memoryPressure, .kernelOOM, .idleExit,
     ]
 }
+
+// Background transfers (Docs/transfers.md): why one was refused or how it ended.
+extension Reason {
+    /// The extension point's policy does not allow background transfers.
+    public static let transfersNotAllowed: Reason = "transfers-not-allowed"
+    /// The extension has no host network (policy `network`, entitlement), so nor do its transfers.
+    public static let noNetwork: Reason = "no-network"
+    /// A bad URL, file name, method, header or app group (the message says which).
+    public static let invalidTransfer: Reason = "invalid-transfer"
+    /// Another process holds this session (one process per session, as on Apple platforms).
+    public static let sessionBusy: Reason = "session-busy"
+    /// More transfers than the policy allows at once.
+    public static let transferLimit: Reason = "transfer-limit"
+    /// The policy's byte quota was reached.
+    public static let transferQuota: Reason = "transfer-quota"
+    /// The policy's time limit passed.
+    public static let transferTimeout: Reason = "transfer-timeout"
+    /// The server answered with a status that is not success, after the retries.
+    public static let httpStatus: Reason = "http-status"
+    /// The connection failed, after the retries.
+    public static let networkError: Reason = "network-error"
+    /// A redirect to something other than http or https, or too many.
+    public static let badRedirect: Reason = "bad-redirect"
+    /// The file could not be created or read beneath the container.
+    public static let fileError: Reason = "file-error"
+    /// Cancelled by the extension, a host or `appex transfers cancel`.
+    public static let cancelled: Reason = "cancelled"
+}

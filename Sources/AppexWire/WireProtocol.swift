@@ -48,6 +48,12 @@ public enum WireLimits {
     public static let requestsInFlight = 64
     /// Open-URL messages awaiting their result, per request.
     public static let openURLsPerRequest = 8
+    /// ScheduleTransfer messages awaiting their answer, per request.
+    public static let schedulesPerRequest = 16
+    /// Headers of one ScheduleTransfer.
+    public static let headersPerTransfer = 32
+    /// Results in one TransferEvents.
+    public static let resultsPerEvent = 256
     /// Pings awaiting their pong, per direction.
     public static let pingsOutstanding = 16
 }

@@ -20,7 +20,7 @@ struct Appex: AsyncParsableCommand {
             LintBinaryCommand.self,
             TestPolicyCommand.self,
             JetsamCommand.self, KillsCommand.self, LogsCommand.self, TopCommand.self,
-            ProfileCommand.self, ReportCommand.self,
+            ProfileCommand.self, ReportCommand.self, TransfersCommand.self,
             DoctorCommand.self,
             ConformanceCommand.self,
         ]

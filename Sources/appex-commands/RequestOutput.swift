@@ -86,7 +86,18 @@ struct RequestOutput {
                 return j
             }
         }
+        if !item.userInfo.isEmpty { o["userInfo"] = item.userInfo.mapValues(Self.userInfoJSON) }
         return o
+    }
+
+    static func userInfoJSON(_ v: UserInfoValue) -> Any {
+        switch v {
+        case .string(let s): s
+        case .integer(let i): i
+        case .bool(let b): b
+        case .double(let d): d
+        case .data(let d): d.map { String(format: "%02x", $0) }.joined()
+        }
     }
 
     var human: String {
@@ -106,6 +117,7 @@ struct RequestOutput {
             if let t = item.attributedTitle { lines.append("  title: \(t)") }
             if let t = item.attributedContentText { lines.append("  text: \(t)") }
             for a in item.attachments { lines.append("  attachment: \(a.typeIdentifiers.joined(separator: ", "))") }
+            for (key, value) in item.userInfo.sorted(by: { $0.key < $1.key }) { lines.append("  \(key): \(Self.userInfoJSON(value))") }
         }
         if !phases.isEmpty {
             let shown = phases.map { "\($0.0) \(Self.format($0.1))" }.joined(separator: ", ")

@@ -37,7 +37,7 @@ import Glibc
                     var info = bundle == Self.share.bundleIdentifier ? Self.share : Self.balloon
                     info.enabled = false
                     try connection.send(.adminResult(AdminResult(requestID: id, extensions: [info])))
-                case .jetsam, .status:
+                case .jetsam, .status, .cancelTransfers:
                     throw FakeAppexd.Failure(description: "no \(request.command) expected here")
                 }
             }

@@ -61,8 +61,8 @@ struct InstallTests {
         #expect(foreignKeys == 1)
         #expect(synchronous == 2)  // FULL
         #expect(migrations == ["v1: apps and extensions", "v2: history", "v3: termination band, footprint, trigger to death",
-                               "v4: app group owners", "v5: termination time in microseconds"])
-        #expect(tables.contains("app") && tables.contains("extension"))
+                               "v4: app group owners", "v5: termination time in microseconds", "v6: background transfers"])
+        #expect(tables.contains("app") && tables.contains("extension") && tables.contains("transfer"))
         #expect(FileManager.default.fileExists(atPath: scratch.state + "/registry.sqlite"))
     }
 

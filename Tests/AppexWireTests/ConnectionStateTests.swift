@@ -67,6 +67,25 @@ func kind(_ body: () throws -> Void) -> WireError.Kind? {
         #expect(p.a.terminating && p.b.terminating)
     }
 
+    /// A ScheduleTransfer belongs to a request in flight and is answered once; its answer may
+    /// cross the request's end (stale); TransferEvents begins a request of its own.
+    @Test func transfersOnTheExtensionChannel() throws {
+        var p = try Pair.open(.extension)
+        let download = TransferRequest(kind: .download, url: "http://h/", appGroup: "g", fileName: "f")
+        try p.send(.beginRequest(BeginRequest(requestID: 1, items: [])), from: .supervisor)
+        try p.send(.scheduleTransfer(ScheduleTransfer(requestID: 1, token: 1, sessionIdentifier: "s", transfer: download)), from: .extension)
+        try p.send(.transferScheduled(TransferScheduled(requestID: 1, token: 1, transferID: 5)), from: .supervisor)
+        #expect(kind { try p.a.didReceive(.transferScheduled(TransferScheduled(requestID: 1, token: 2))) } == .unsolicited)
+        try p.send(.scheduleTransfer(ScheduleTransfer(requestID: 1, token: 2, sessionIdentifier: "s", transfer: download)), from: .extension)
+        try p.send(.completeRequest(CompleteRequest(requestID: 1)), from: .extension)
+        #expect(try p.a.didReceive(.transferScheduled(TransferScheduled(requestID: 1, token: 2, transferID: 6))) == .stale)
+        #expect(kind { try p.a.willSend(.scheduleTransfer(ScheduleTransfer(requestID: 1, token: 3, sessionIdentifier: "s", transfer: download))) } == .unknownRequest)
+        try p.send(.transferEvents(TransferEvents(requestID: 2, sessionIdentifier: "s", bundleIdentifier: "e", results: [])), from: .supervisor)
+        #expect(p.a.requestsInFlight == 1)
+        try p.send(.completeRequest(CompleteRequest(requestID: 2)), from: .extension)
+        #expect(p.a.requestsInFlight == 0)
+    }
+
     @Test func controlRequestAndAdminLifeCycle() throws {
         var p = try Pair.open(.host)
         try p.send(.hostBeginRequest(HostBeginRequest(requestID: 1, bundleIdentifier: "x", items: item)), from: .host)

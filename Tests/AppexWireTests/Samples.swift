@@ -73,6 +73,20 @@ enum Samples {
                             inactiveSoftLimitBytes: 8_388_608, inactiveHardLimitBytes: 16_777_216, active: true,
                             overSoftLimit: false, timeInBandMicros: 20),
             ]))),
+        .scheduleTransfer(ScheduleTransfer(requestID: 16, token: 1, sessionIdentifier: "com.example.share.background",
+                                           transfer: TransferRequest(kind: .upload, url: "https://example.com/notes/1", appGroup: "group.example",
+                                                                     fileName: "note-1.txt", method: "POST",
+                                                                     headers: ["Content-Type: text/plain", "X-Note: 1"]))),
+        .transferScheduled(TransferScheduled(requestID: 16, token: 1, transferID: 42)),
+        .transferScheduled(TransferScheduled(requestID: 16, token: 2, reason: .sessionBusy, message: "in use by pid 7")),
+        .transferEvents(TransferEvents(requestID: 17, sessionIdentifier: "com.example.share.background", bundleIdentifier: "com.example.share",
+                                       results: [TransferResult(transferID: 42, kind: .upload, fileName: "note-1.txt", outcome: .completed,
+                                                                bytes: 120, httpStatus: 201),
+                                                 TransferResult(transferID: 43, kind: .download, fileName: "a.bin", outcome: .failed,
+                                                                reason: .transferQuota, message: "over the quota", bytes: 9, httpStatus: 200)])),
+        .transferEvents(TransferEvents(requestID: 0, sessionIdentifier: "s", bundleIdentifier: "com.example.share", results: [])),
+        .admin(AdminRequest(requestID: 18, command: .cancelTransfers(selector: "com.example.share/s"))),
+        .cancelSession(CancelSession(sessionIdentifier: "com.example.share.background")),
     ]
 
     /// Minimal forms: optional fields absent, defaults used.
@@ -89,6 +103,9 @@ enum Samples {
         .adminResult(AdminResult(requestID: 1, extensions: [])),
         .openURLResult(OpenURLResult(requestID: 1, accepted: false)),
         .memoryWarning(MemoryWarning(level: .warning)),
+        .scheduleTransfer(ScheduleTransfer(requestID: 1, token: 1, sessionIdentifier: "s",
+                                           transfer: TransferRequest(kind: .download, url: "http://h/", appGroup: "g", fileName: "f"))),
+        .transferScheduled(TransferScheduled(requestID: 1, token: 1)),
     ]
 }
 

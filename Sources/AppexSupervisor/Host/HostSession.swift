@@ -25,6 +25,17 @@ final class HostSession: RequestSink, @unchecked Sendable {
     private var pings = PingAllowance()
     /// The class of client its connection counts against (ControlServer's bounds).
     var countedAs = ControlServer.ClientClass.stranger
+    /// The bundle identifier the host gave in Hello, once it may host.
+    private var helloIdentifier: String?
+
+    var isOpen: Bool { connection != nil }
+
+    /// A session's transfer results for this host's app (HostTransferEvents).
+    func deliver(_ events: TransferEvents) {
+        var e = events
+        e.requestID = 0
+        send(.transferEvents(e))
+    }
 
     init(server: ControlServer, socket: WireSocket, peer: PeerCredentials) {
         self.server = server
@@ -60,7 +71,7 @@ final class HostSession: RequestSink, @unchecked Sendable {
     private func handle(_ frame: ReceivedFrame) {
         let auth = server.authorization
         switch frame.message {
-        case .hello:
+        case .hello(let hello):
             guard auth.mayHost(uid: peer.uid) || auth.mayAdminister(uid: peer.uid) else {
                 server.logger.warning("\(label): not authorized, closing")
                 close(refusal: (.notAuthorized, "uid \(peer.uid) may neither host nor administer (appexd configuration)"))
@@ -69,6 +80,11 @@ final class HostSession: RequestSink, @unchecked Sendable {
             supervisor.loop.cancel(helloTimer)
             helloTimer = nil
             send(.hello(Hello(bundleIdentifier: "appexd", pid: getpid())))
+            if auth.mayHost(uid: peer.uid) {
+                // A host of a containing app takes its extensions' transfer events.
+                helloIdentifier = hello.bundleIdentifier
+                supervisor.transferEventHosts[hello.bundleIdentifier, default: []].append(self)
+            }
         case .ping(let sequence):
             guard pings.take() else {
                 server.refusals.warning(server.logger, key: "control: ping flood", "\(label): pings faster than allowed, closing")
@@ -102,6 +118,12 @@ final class HostSession: RequestSink, @unchecked Sendable {
                 reply(result.accepted)
             }
         case .admin(let admin):
+            if case .cancelTransfers(let selector) = admin.command, !auth.mayAdminister(uid: peer.uid),
+               auth.mayHost(uid: peer.uid), let app = helloIdentifier {
+                // A host cancels its own app's extensions' transfers (the app it named in Hello).
+                cancelOwnTransfers(selector, app: app, requestID: admin.requestID)
+                return
+            }
             guard auth.mayAdminister(uid: peer.uid) else {
                 send(.refusal(Refusal(reason: .notAuthorized, message: "uid \(peer.uid) may not administer",
                                       requestID: admin.requestID)))
@@ -150,6 +172,9 @@ final class HostSession: RequestSink, @unchecked Sendable {
                 switch admin.command {
                 case .jetsam: jetsam = await supervisor.jetsamReport()
                 case .status: stateDirectory = supervisor.registry.stateDirectory
+                case .cancelTransfers(let selector):
+                    let n = await supervisor.cancelTransfers(selector: selector, by: label)
+                    if n == 0 { throw SupervisorError("cancel transfers", "no transfer that is not over matches \(selector)") }
                 case .install(let path):
                     extensions = try await supervisor.install(path: path, requester: requester.get()).extensions.map(Self.info)
                 case .list: extensions = try await supervisor.list().map(Self.info)
@@ -166,6 +191,19 @@ final class HostSession: RequestSink, @unchecked Sendable {
             } catch {
                 answer = .refusal(Self.refusal(for: error, requestID: id))
             }
+            supervisor.loop.post { [self] in send(answer) }
+        }
+    }
+
+    private func cancelOwnTransfers(_ selector: String, app: String, requestID: UInt64) {
+        let supervisor = self.supervisor
+        let label = self.label
+        Task { [self] in
+            let n = await supervisor.cancelTransfers(selector: selector, ofApp: app, by: label)
+            let answer: Message = n > 0
+                ? .adminResult(AdminResult(requestID: requestID, extensions: []))
+                : .refusal(Refusal(reason: .invalidTransfer, message: "no transfer of \(app)'s extensions that is not over matches \(selector)",
+                                   requestID: requestID))
             supervisor.loop.post { [self] in send(answer) }
         }
     }
@@ -250,6 +288,10 @@ final class HostSession: RequestSink, @unchecked Sendable {
         for reply in openURLReplies.values.joined() { reply(false) }
         openURLReplies.removeAll()
         supervisor.sinkClosed(self)
+        if let id = helloIdentifier {
+            supervisor.transferEventHosts[id]?.removeAll { $0 === self }
+            if supervisor.transferEventHosts[id]?.isEmpty == true { supervisor.transferEventHosts[id] = nil }
+        }
         server.sessionClosed(self, fd: fd)
     }
 }

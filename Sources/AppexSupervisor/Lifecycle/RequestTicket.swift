@@ -30,6 +30,9 @@ final class RequestTicket: @unchecked Sendable {
     /// Sent again once already (Supervisor+Exit, `resendable`).
     var resent = false
     private(set) var ended = false
+    /// Set for the supervisor's own request that hands an extension its session's transfer
+    /// results: sent as TransferEvents instead of BeginRequest.
+    var transferEvents: TransferEvents?
     /// Told each outcome before the host is (the supervisor's history).
     var onEnd: ((RequestOutcome) -> Void)?
 

@@ -107,6 +107,13 @@ extension Supervisor {
             answered(instance, requestID: cancel.requestID, descriptors: frame.descriptors) { ticket in
                 ticket.end(.cancelled, returned: frame.descriptors, error: cancel.error)
             }
+        case .scheduleTransfer(let schedule):
+            frame.closeDescriptors()
+            scheduleTransfer(schedule, from: instance)
+        case .cancelSession(let cancel):
+            let n = cancelTransfersOnLoop(bundleIdentifier: instance.identifier, sessionIdentifier: cancel.sessionIdentifier,
+                                          transferID: nil, by: instance.label)
+            logger.info("\(instance.label): cancelled \(n) transfers of session \(cancel.sessionIdentifier)")
         case .openURL(let open):
             frame.closeDescriptors()
             guard let ticket = instance.ticket, open.requestID == instance.channelRequestID else { return }

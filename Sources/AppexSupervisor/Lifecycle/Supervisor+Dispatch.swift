@@ -133,7 +133,13 @@ extension Supervisor {
         defer { descriptors.forEach { _ = close($0) } }
         ticket.sentAt = MonotonicTime.now
         instance.framesSinceBegin = 0
-        let begin = Message.beginRequest(BeginRequest(requestID: instance.channelRequestID, items: ticket.items))
+        let begin: Message
+        if var events = ticket.transferEvents {
+            events.requestID = instance.channelRequestID
+            begin = .transferEvents(events)
+        } else {
+            begin = .beginRequest(BeginRequest(requestID: instance.channelRequestID, items: ticket.items))
+        }
         guard send(begin, to: instance, descriptors: descriptors) else { return }
         if let entry = catalog[instance.identifier] {
             armRequestTimeout(instance, timeout: entry.lifecycle.requestTimeout)

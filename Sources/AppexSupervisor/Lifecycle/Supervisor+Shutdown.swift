@@ -22,6 +22,7 @@ extension Supervisor {
             loop.post { [self] in
                 shuttingDown = true
                 stopMemoryGovernor()
+                stopTransferWorkers()
                 for slot in slots.values {
                     for ticket in slot.queue { ticket.fail(.shutdown, "appexd is shutting down") }
                     slot.queue.removeAll()

@@ -95,6 +95,12 @@ public enum MetricCatalog {
     public static let buildInfo = MetricDefinition(
         "appex_build_info", .gauge, labels: ["version"],
         help: "Always 1; the version label is the running appexd's (VERSION).")
+    public static let transfers = MetricDefinition(
+        "appex_transfers_total", .counter, labels: ["outcome"],
+        help: "Background transfers by how they ended (completed, failed, cancelled) or were refused (refused-<reason>).")
+    public static let transferBytes = MetricDefinition(
+        "appex_transfer_bytes_total", .counter, labels: ["kind"],
+        help: "Bytes moved by background transfers that ended, by kind (download, upload).")
 
     // The standard process metrics every Prometheus client library exports under these names
     // (client_golang's process collector), so generic dashboards and alerts find appexd.
@@ -115,6 +121,7 @@ public enum MetricCatalog {
         launchDuration, sandboxBuilds, requestDuration, requests, refusals, kills, memoryWarnings, deniedSyscalls, footprint, peak,
         memoryLimit, liveInstances, installed, pressureLevel, supervisorCPU, supervisorResident, buildInfo,
         processCPU, processResident, processVirtual, processStartTime, processOpenFDs, processMaxFDs,
+        transfers, transferBytes,
     ]
 
     public static let byName: [String: MetricDefinition] = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })

@@ -46,6 +46,8 @@ final class SupervisorMetrics: @unchecked Sendable {
     /// `appex_kills_total` also by `bundle_id` (SupervisorOptions.killMetricsByBundle): set
     /// before the first kill, since a metric keeps the label names it was first made with.
     var killsByBundle = false
+    private var transferCounters: [String: CoreMetrics.Counter] = [:]
+    private var transferByteCounters: [String: CoreMetrics.Counter] = [:]
     /// Bundle identifier → largest cgroup high-water mark seen for any of its instances.
     private(set) var peaks: [String: Int64] = [:]
     /// Changes whenever `peaks` does.
@@ -194,5 +196,23 @@ final class SupervisorMetrics: @unchecked Sendable {
     private static func deniedSyscall(bundleIdentifier: String, syscall: String, by n: Int64) {
         CoreMetrics.Counter(label: MetricCatalog.deniedSyscalls.name,
                             dimensions: [("bundle_id", bundleIdentifier), ("syscall", syscall)]).increment(by: n)
+    }
+
+    /// A background transfer ended (`completed`, `failed`, `cancelled`) or was refused
+    /// (`refused-<reason>`); the bytes it moved count by kind.
+    func transfer(outcome: String, kind: String? = nil, bytes: Int64 = 0) {
+        let counter = transferCounters[outcome] ?? {
+            let c = CoreMetrics.Counter(label: MetricCatalog.transfers.name, dimensions: [("outcome", outcome)])
+            transferCounters[outcome] = c
+            return c
+        }()
+        counter.increment()
+        guard let kind, bytes > 0 else { return }
+        let bytesCounter = transferByteCounters[kind] ?? {
+            let c = CoreMetrics.Counter(label: MetricCatalog.transferBytes.name, dimensions: [("kind", kind)])
+            transferByteCounters[kind] = c
+            return c
+        }()
+        bytesCounter.increment(by: bytes)
     }
 }
