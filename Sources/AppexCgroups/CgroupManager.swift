@@ -51,8 +51,8 @@ public struct CgroupManager: Sendable, CustomStringConvertible {
     /// and not a name that cgroupfs could take for a control file or reserve.
     /// On the UTF-8 bytes, in one plain loop: `String.contains(String)` comes from the
     /// string-processing library, and generic helpers such as `zip` or `starts(with:)` make
-    /// the runtime look conformances up by scanning the whole executable; either cost ~0.1 ms
-    /// of every `appex run` the first time.
+    /// the runtime look conformances up by scanning the whole executable, the first time in
+    /// every `appex run`.
     public static func validate(name: String) throws {
         var slash = false, nul = false, dots = false, newline = false
         var previous: UInt8 = 0
@@ -109,8 +109,8 @@ public struct CgroupManager: Sendable, CustomStringConvertible {
 
     public static func probe(mountinfo: String = "/proc/self/mountinfo") throws -> SystemProbe {
         var p = SystemProbe()
-        // Read as bytes, not Characters: this runs on every `appex run`, and splitting the
-        // text by grapheme cost ~0.3 ms of it.
+        // Read as bytes, not Characters: this runs on every `appex run`, and grapheme
+        // breaking loads its tables on first use.
         for line in try Sys.readBytes(mountinfo).split(separator: UInt8(ascii: "\n")) {
             // "<id> <parent> <maj:min> <root> <mount point> <opts> [optional...] - <fstype> <source> <super opts>"
             let fields = line.split(separator: UInt8(ascii: " "))
@@ -244,7 +244,7 @@ public struct CgroupManager: Sendable, CustomStringConvertible {
             let memoryRoot = roots.memory!
             var dir = memoryRoot
             // String(part): adding a Substring goes through a generic append whose first use
-            // costs a conformance scan (~0.1 ms) in every `appex run`.
+            // costs a conformance scan in every `appex run`.
             for part in parentName.split(separator: "/") {
                 dir += "/" + String(part)
                 if try makeDirectory(dir) {

@@ -13,8 +13,8 @@ extension CgroupManager {
     /// `pids.max` of Appex's parent cgroup in it: after the first run, when it exists. The
     /// answer is the one `probe` gives: a controller is bound to one hierarchy at a time, so
     /// with memory on a v1 hierarchy no cgroup2 mount can offer it, and v1 is what `detect`
-    /// picks. `detect` runs on every `appex run`, and mountinfo took ~0.2 ms of it (the
-    /// kernel formatting every mount, then the parse); these are four system calls.
+    /// picks. `detect` runs on every `appex run`, and mountinfo is dear (the kernel formats
+    /// every mount, then the parse); these are four system calls.
     static func standardV1Roots(parentName: String, base: String = "/sys/fs/cgroup") -> CgroupRoots? {
         let memory = base + "/memory", pids = base + "/pids"
         guard isV1Hierarchy(memory, offering: "memory.limit_in_bytes"),

@@ -55,8 +55,8 @@ public final class ExtensionCgroup: Sendable, CustomStringConvertible {
     /// v1 joins through `tasks`, not `cgroup.procs`: "0" there moves only the writing thread
     /// (the child's only one, so the whole process), and for that the kernel does not take
     /// `cgroup_threadgroup_rwsem` for writing. Writing `cgroup.procs` does, and the first such
-    /// write after ~20 ms of quiet waits for an RCU grace period: 10–17 ms against 20–30 µs
-    /// through `tasks`, measured on this machine kind (Docs/launch-sequence.md, section 5).
+    /// write after a quiet spell waits for an RCU grace period, milliseconds where `tasks`
+    /// takes microseconds (Docs/launch-sequence.md, section 5, has the figures).
     public func openJoinFDs() throws -> [Int32] {
         var fds: [Int32] = []
         do {

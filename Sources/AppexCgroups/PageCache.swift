@@ -67,9 +67,8 @@ public enum PageCache {
 
 extension CgroupLimits {
     /// Room for clean page cache (the mapped text of the libraries an extension uses) on top
-    /// of the footprint. Measured: a Foundation extension whose runtime pages were charged to
-    /// it needed ~28–32 MiB of file cache to run within 15 % of its unlimited speed;
-    /// a Swift-only one ~10 MiB; with the runtime pre-warmed by the supervisor, ~0.
+    /// of the footprint: enough for a Foundation extension whose runtime pages are charged to
+    /// it to run near its unlimited speed (Docs/cgroups.md has the measurement).
     public static let defaultFileAllowance: Int64 = 32 << 20
 
     /// Kernel limits for a footprint budget.

@@ -48,7 +48,7 @@ final class EventSource: Sendable {
     /// Several v1 registrations on one eventfd (e.g. one usage threshold per line): the kernel
     /// signals the same descriptor for each, and the reader re-reads what it watches. The
     /// writes run in parallel: each registration of a usage threshold ends in an RCU grace
-    /// period (~10 ms), and concurrent ones share it. All or nothing: closing the eventfd on
+    /// period, and concurrent ones share it. All or nothing: closing the eventfd on
     /// failure drops the registrations already made.
     static func v1Events(dir: String, control: String, arguments: [String?]) throws -> EventSource {
         let efd = try Sys.eventfd()

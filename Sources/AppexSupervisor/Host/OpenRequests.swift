@@ -1,7 +1,7 @@
 /// The requests each host (each sink) has open, from admission to their end: what the host's
 /// cancel and its going away look up. Walking every extension's queue and instances instead
-/// cost the loop ~0.4 ms with 1,000 extensions for every short-lived client, such as each
-/// `appex request`. Loop thread only.
+/// grows with the extensions installed, on the loop, for every short-lived client, such as
+/// each `appex request`. Loop thread only.
 struct OpenRequests {
     /// By the sink's identity: a ticket holds its sink, so the identity is not reused while
     /// an entry names it.

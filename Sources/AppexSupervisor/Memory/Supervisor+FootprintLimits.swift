@@ -67,7 +67,7 @@ extension Supervisor {
     /// Arms the limits of a freshly launched instance (no-op without a cgroup).
     ///
     /// Off the loop: registering a v1 usage threshold ends in the kernel's `synchronize_rcu`,
-    /// an RCU grace period (~10 ms each) that on the loop would hold up every instance's
+    /// an RCU grace period, which on the loop would hold up every instance's
     /// frames, this one's check-in first. Memory charged before the thresholds are in place is
     /// caught by the check that follows them, and by the check after each answer.
     func armFootprintLimits(_ instance: ExtensionInstance, _ memory: MemoryPolicy) {

@@ -35,8 +35,8 @@ public enum MetricCatalog {
         .seconds(1), .milliseconds(2500), .seconds(5),
     ]
 
-    /// Requests: a warm round trip takes ~100 µs, a cold one a launch more, and the request
-    /// timeout is up to 30 s by default.
+    /// Requests: from a warm round trip (around a hundred microseconds) to the request timeout
+    /// (30 s by default); a cold one adds a launch.
     public static let requestBuckets: [Duration] = [
         .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1),
         .milliseconds(2) + .microseconds(500), .milliseconds(5), .milliseconds(10), .milliseconds(25),
