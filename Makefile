@@ -153,7 +153,7 @@ SYSCONFDIR  ?= /etc
 RELEASE_BIN  = $(shell $(SWIFT) build -c release --show-bin-path)
 INSTALL_VARS = PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) SYSCONFDIR=$(SYSCONFDIR)
 
-.PHONY: release man install uninstall deb test-package
+.PHONY: release man install uninstall deb test-package test-systemd
 
 # The init as bench-launch builds it (no Swift runtime at all); the rest with it linked in.
 release: deps
@@ -181,6 +181,13 @@ deb: release man
 # builds). Not part of `make test`.
 test-package: deb
 	@scripts/test-package.sh .build/deb
+
+# The package on a fresh Debian 12 booted in QEMU with systemd as PID 1 (Docs/deployment.md,
+# "Tried under systemd"): install, systemctl start/reload/stop, delegation, doctor, requests to
+# the examples, the watchdog, the journal, purge. Root; debootstraps its root file system once
+# into .build/systemd-guest. Not part of `make test`.
+test-systemd: deb examples
+	@scripts/test-systemd.sh .build/deb $(EXAMPLES)/ExampleHost.app
 
 clean:
 	rm -rf .build Benchmarks/.build
