@@ -5,6 +5,11 @@ import PackageDescription
 /// The order in which a release `appex` is linked: the symbols an `appex run` touches, first.
 let linkOrder = Context.packageDirectory + "/BuildSupport/appex-link-order.txt"
 
+/// The C extensions, linked by swiftc without the Swift runtime it adds: no swiftrt.o (whose
+/// constructor calls into the runtime), and the runtime named as an archive nothing references,
+/// so no member of it is linked. They then start where no Swift toolchain is installed.
+let cExtensionLinking: [LinkerSetting] = [.unsafeFlags(["-nostartfiles", "-static-stdlib"])]
+
 let package = Package(
     name: "Appex",
     platforms: [.macOS(.v13)],
@@ -263,8 +268,8 @@ let package = Package(
         // (HelloC.appex, executable hello-c) and the probe that misbehaves on instruction
         // (Probe.appex, executable probe; Docs/probe-extension.md). The tests run both as child
         // processes and play appexd.
-        .executableTarget(name: "appex-example-c"),
-        .executableTarget(name: "appex-probe-extension"),
+        .executableTarget(name: "appex-example-c", linkerSettings: cExtensionLinking),
+        .executableTarget(name: "appex-probe-extension", linkerSettings: cExtensionLinking),
         .testTarget(
             name: "AppexCExtensionTests",
             dependencies: ["AppexWire", "AppexWireIO", "appex-example-c", "appex-probe-extension"]
