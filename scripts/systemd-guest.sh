@@ -32,9 +32,10 @@ check() {
 prop() { systemctl show -P "$1" appexd.service; }
 # The pids whose name (comm) matches the extended regular expression (minbase has no procps).
 pids_named() {
-    local f
+    local f comm re="^($1)\$"
     for f in /proc/[0-9]*/comm; do
-        grep -qEx "$1" "$f" 2>/dev/null && { f=${f#/proc/}; echo "${f%/comm}"; }
+        read -r comm < "$f" 2>/dev/null || continue
+        [[ $comm =~ $re ]] && { f=${f#/proc/}; echo "${f%/comm}"; }
     done
 }
 # Every path outside the kernel's and the run's own trees, for comparing before and after.
@@ -82,14 +83,17 @@ request() {
     out=$(appex request "dev.appex.examples.host.$1" --text "$2") || { echo "$out"; return 1; }
     echo "$out"; echo "$out" | grep -q "$3"
 }
+# Right after a request, while the extension waits warm (it exits when idle).
 extensions_below_appexd() {
+    appex request dev.appex.examples.host.action --text warm >/dev/null || return 1
     systemd-cgls --no-pager -u appexd.service
-    local p
+    local p seen=
     for p in $(pids_named 'hello-c|action'); do
         echo "pid $p ($(cat /proc/$p/comm)): $(cat /proc/$p/cgroup)"
         grep -q '^0::/system.slice/appexd.service/.' /proc/$p/cgroup || return 1
+        seen=1
     done
-    [ -n "$(pids_named hello-c)" ]
+    [ -n "$seen" ]
 }
 # The pings arrive (WatchdogTimestamp moves on) and the watchdog does not fire.
 watchdog_quiet() {
