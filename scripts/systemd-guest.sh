@@ -118,6 +118,25 @@ reload_applies() {
     journalctl -u appexd --since "$since" --no-pager -o cat | grep -q 'reloaded /etc/appex/appexd.yaml: applied logLevel' &&
         [ "$(prop MainPID)" = "$main_pid" ] && [ "$(systemctl is-active appexd)" = active ]
 }
+# A stopped supervisor loop: no pings, so systemd's watchdog aborts appexd and restarts it
+# (Restart=on-failure); the new appexd serves. (An unhandled SIGABRT ends even a stopped
+# process; the SIGCONT is for a kernel that would hold it until TimeoutAbortSec.)
+watchdog_fires() {
+    local since i; since=$(date '+%Y-%m-%d %H:%M:%S')
+    kill -STOP "$main_pid"
+    for i in $(seq 90); do journalctl -u appexd --since "$since" --no-pager | grep -q 'Watchdog timeout' && break; sleep 1; done
+    kill -CONT "$main_pid" 2>/dev/null
+    for i in $(seq 60); do
+        [ "$(systemctl is-active appexd)" = active ] && [ "$(prop MainPID)" != "$main_pid" ] && [ "$(prop MainPID)" != 0 ] && break
+        sleep 1
+    done
+    journalctl -u appexd --since "$since" --no-pager -o cat | grep -v '^$'
+    echo "MainPID $(prop MainPID) (was $main_pid), NRestarts $(prop NRestarts), $(systemctl is-active appexd)"
+    journalctl -u appexd --since "$since" --no-pager | grep -q 'Watchdog timeout' &&
+        [ "$(prop NRestarts)" = 1 ] && [ "$(prop MainPID)" != "$main_pid" ] || return 1
+    main_pid=$(prop MainPID)
+    request hello-c 'after the restart' 'hello from C: tratser eht retfa'
+}
 stop_clean() {
     systemctl stop appexd || return 1
     systemctl show -p ActiveState -p Result -p ExecMainCode -p ExecMainStatus appexd.service
@@ -163,6 +182,7 @@ check "the extensions run in cgroups below appexd's" extensions_below_appexd
 check "the watchdog does not fire over a minute (WATCHDOG=1 pings arrive)" watchdog_quiet
 check "systemctl reload appexd: SIGHUP, the configuration reloaded (journal)" reload_applies
 check "appex request after the reload" request hello-c again 'hello from C: niaga'
+check "the watchdog fires when appexd's loop stops: aborted, restarted, serving" watchdog_fires
 check "systemctl stop appexd: clean, no cgroup or extension left" stop_clean
 check "journalctl -u appexd has appexd's log" journal_has_log
 journalctl -u appexd --no-pager -o short-monotonic > "$results/appexd-journal.txt" 2>&1
