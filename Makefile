@@ -192,7 +192,7 @@ SYSCONFDIR  ?= /etc
 RELEASE_BIN  = $(shell $(SWIFT) build -c release --show-bin-path)
 INSTALL_VARS = PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) SYSCONFDIR=$(SYSCONFDIR)
 
-.PHONY: release man install uninstall deb test-package
+.PHONY: release man install uninstall deb test-package test-systemd
 
 # The init as bench-launch builds it (no Swift runtime at all); the rest with it linked in.
 # What CI builds besides the tests (.ci/run): the release executables the README's figures are
@@ -231,6 +231,13 @@ deb: release man libappex
 # builds). Not part of `make test`.
 test-package: deb
 	@scripts/test-package.sh .build/deb
+
+# The package on a fresh Debian 12 booted in QEMU with systemd as PID 1 (Docs/deployment.md,
+# "Tried under systemd"): install, systemctl start/reload/stop, delegation, doctor, requests to
+# the examples, the watchdog, the journal, purge. Root; debootstraps its root file system once
+# into .build/systemd-guest. Not part of `make test`.
+test-systemd: deb examples
+	@scripts/test-systemd.sh .build/deb $(EXAMPLES)/ExampleHost.app
 
 clean:
 	rm -rf .build Benchmarks/.build

@@ -5,6 +5,11 @@ import PackageDescription
 /// The order in which a release `appex` is linked: the symbols an `appex run` touches, first.
 let linkOrder = Context.packageDirectory + "/BuildSupport/appex-link-order.txt"
 
+/// The C extensions, linked by swiftc without the Swift runtime it adds: no swiftrt.o (whose
+/// constructor calls into the runtime), and the runtime named as an archive nothing references,
+/// so no member of it is linked. They then start where no Swift toolchain is installed.
+let cExtensionLinking: [LinkerSetting] = [.unsafeFlags(["-nostartfiles", "-static-stdlib"])]
+
 let package = Package(
     name: "Appex",
     platforms: [.macOS(.v13)],
@@ -282,16 +287,17 @@ let package = Package(
         // (HelloC.appex, executable hello-c) and the probe that misbehaves on instruction
         // (Probe.appex, executable probe; Docs/probe-extension.md). The tests run both as child
         // processes and play appexd.
-        .executableTarget(name: "appex-example-c"),
+        .executableTarget(name: "appex-example-c", linkerSettings: cExtensionLinking),
         // libappex (Docs/libappex.md): the protocol for C, both sides, in one header
         // (include/appex.h); `make install` also installs it as libappex.a and libappex.so.
         // HelloLib.appex (hello-lib) is HelloC's twin on it; appex-host-c is a host on it.
         .target(name: "CAppex"),
-        .executableTarget(name: "appex-example-lib", dependencies: ["CAppex"]),
-        .executableTarget(name: "appex-host-c", dependencies: ["CAppex"]),
+        .executableTarget(name: "appex-example-lib", dependencies: ["CAppex"], linkerSettings: cExtensionLinking),
+        .executableTarget(name: "appex-host-c", dependencies: ["CAppex"], linkerSettings: cExtensionLinking),
         // Sleeps on request, pings answered on libappex's thread or not; only the tests run it.
-        .executableTarget(name: "appex-lib-test-extension", dependencies: ["CAppex"], path: "Tests/LibAppexTestExtension"),
-        .executableTarget(name: "appex-probe-extension"),
+        .executableTarget(name: "appex-lib-test-extension", dependencies: ["CAppex"], path: "Tests/LibAppexTestExtension",
+                          linkerSettings: cExtensionLinking),
+        .executableTarget(name: "appex-probe-extension", linkerSettings: cExtensionLinking),
         .testTarget(
             name: "AppexCExtensionTests",
             dependencies: ["AppexWire", "AppexWireIO", "appex-example-c", "appex-probe-extension"]
