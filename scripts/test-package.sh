@@ -78,6 +78,16 @@ check "a C host builds with pkg-config --cflags --libs appex" \
     sh -c "cc '$root/Sources/appex-host-c/main.c' \$(pkg-config --cflags --libs appex) -o '$work/host-c'"
 check "it reaches the installed appexd through libappex.so" \
     sh -c "'$work/host-c' --socket '$work/appexd.sock' dev.appex.none --text x | grep -q 'refused: unknown-extension'"
+# And both sides on the package's libappex: HelloLib (HelloC's twin) built with pkg-config alone,
+# installed into that appexd, answers the pkg-config host.
+mkdir -p "$work/src/HelloLib.appex" && chmod 0755 "$work/src" "$work/src/HelloLib.appex"
+cp "$root/Examples/ExampleHost.app/PlugIns/HelloLib.appex/Info.plist" "$work/src/HelloLib.appex/"
+check "a C extension builds with pkg-config --cflags --libs appex" \
+    sh -c "cc '$root/Sources/appex-example-lib/main.c' \$(pkg-config --cflags --libs appex) -o '$work/src/HelloLib.appex/hello-lib'"
+check "the installed appexd installs and enables it" \
+    sh -c "appex install --socket '$work/appexd.sock' '$work/src/HelloLib.appex' && appex enable --socket '$work/appexd.sock' dev.appex.examples.host.hello-lib"
+check "the pkg-config host gets the pkg-config extension's answer" \
+    sh -c "'$work/host-c' --socket '$work/appexd.sock' dev.appex.examples.host.hello-lib --text olleh | grep -q 'hello from libappex: hello'"
 check "appex_build_info on /metrics" sh -c "curl -sf http://\$(cat '$work/state/metrics-address')/metrics | grep -Ex 'appex_build_info[{]version=\"$version\"[}] 1(\.0)?'"
 kill -TERM "$daemon" 2>/dev/null || true; wait "$daemon" || true; daemon=
 
