@@ -18,7 +18,7 @@ struct ProcessStatistics: Equatable {
     var maxDescriptors: Int
 
     static func read() -> ProcessStatistics? {
-        guard let stat = readSmallFile("/proc/self/stat"), let statm = readSmallFile("/proc/self/statm"),
+        guard let stat = readFile("/proc/self/stat"), let statm = readFile("/proc/self/statm"),
               var s = parse(stat: stat, statm: statm, ticksPerSecond: Int(sysconf(Int32(_SC_CLK_TCK))),
                             pageSize: Int(sysconf(Int32(_SC_PAGESIZE))))
         else { return nil }
@@ -48,7 +48,7 @@ struct ProcessStatistics: Equatable {
     }
 
     /// Read once: it does not change while the system runs.
-    private static let bootTime: Int64? = readWholeFile("/proc/stat").flatMap(bootTime(procStat:))
+    private static let bootTime: Int64? = readFile("/proc/stat").flatMap(bootTime(procStat:))
 
     /// `btime` of /proc/stat: the boot time in seconds since the epoch.
     static func bootTime(procStat: String) -> Int64? {
@@ -70,7 +70,7 @@ struct ProcessStatistics: Equatable {
     }
 
     /// To EOF: procfs files report size 0, and /proc/stat grows with the CPUs and interrupts.
-    private static func readWholeFile(_ path: String) -> String? {
+    private static func readFile(_ path: String) -> String? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -82,16 +82,5 @@ struct ProcessStatistics: Equatable {
             bytes += chunk[..<n]
         }
         return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self)
-    }
-
-    /// One read: /proc/self/stat and statm are well under a page.
-    private static func readSmallFile(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let n = Glibc.read(fd, &buffer, buffer.count)
-        guard n > 0 else { return nil }
-        return String(decoding: buffer[..<n], as: UTF8.self)
     }
 }

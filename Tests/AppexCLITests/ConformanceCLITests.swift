@@ -1,3 +1,4 @@
+import AppexTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -16,21 +17,8 @@ import Glibc
         let root = String(cString: p)
         chmod(root, 0o755)
         let bundle = root + "/\(executable).appex"
-        try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: false)
-        chmod(bundle, 0o755)
         let source = URL(fileURLWithPath: AppexBinary.path).deletingLastPathComponent().appendingPathComponent(product).path
-        try FileManager.default.copyItem(atPath: source, toPath: bundle + "/" + executable)
-        chmod(bundle + "/" + executable, 0o755)
-        let plist = """
-            <?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict>
-            <key>CFBundleIdentifier</key><string>\(identifier)</string>
-            <key>CFBundleExecutable</key><string>\(executable)</string>
-            <key>CFBundlePackageType</key><string>XPC!</string>
-            <key>CFBundleVersion</key><string>1</string>
-            <key>NSExtension</key><dict><key>NSExtensionPointIdentifier</key><string>com.apple.widgetkit-extension</string></dict>
-            </dict></plist>
-            """
-        try Data(plist.utf8).write(to: URL(fileURLWithPath: bundle + "/Info.plist"))
+        try BareBundle.write(at: bundle, executable: executable, from: source, identifier: identifier)
         return bundle
     }
 

@@ -126,20 +126,8 @@ import Glibc
         func writeProbeBundle(at path: String? = nil, identifier: String = "dev.appex.tests.daemon.probe",
                               point: String = "com.apple.widgetkit-extension", name: String = "Probe") throws -> String {
             let bundle = path ?? root + "/src/\(name).appex"
-            try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
-            chmod(root + "/src", 0o755)
-            chmod(bundle, 0o755)
-            try FileManager.default.copyItem(atPath: DaemonTests.bin + "/appex-probe-extension", toPath: bundle + "/probe")
-            let plist = """
-                <?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict>
-                <key>CFBundleIdentifier</key><string>\(identifier)</string>
-                <key>CFBundleExecutable</key><string>probe</string>
-                <key>CFBundlePackageType</key><string>XPC!</string>
-                <key>CFBundleVersion</key><string>1</string>
-                <key>NSExtension</key><dict><key>NSExtensionPointIdentifier</key><string>\(point)</string></dict>
-                </dict></plist>
-                """
-            try Data(plist.utf8).write(to: URL(fileURLWithPath: bundle + "/Info.plist"))
+            try BareBundle.write(at: bundle, executable: "probe", from: DaemonTests.bin + "/appex-probe-extension",
+                                 identifier: identifier, point: point)
             return bundle
         }
 

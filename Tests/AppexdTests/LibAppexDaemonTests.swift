@@ -20,20 +20,7 @@ import Glibc
     /// A bare bundle around `product`, named `executable`, installed and enabled.
     static func install(_ d: DaemonTests.Daemon, product: String, executable: String, identifier: String) throws -> String {
         let bundle = d.root + "/src/\(executable).appex"
-        try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
-        chmod(d.root + "/src", 0o755)
-        chmod(bundle, 0o755)
-        try FileManager.default.copyItem(atPath: DaemonTests.bin + "/" + product, toPath: bundle + "/" + executable)
-        let plist = """
-            <?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict>
-            <key>CFBundleIdentifier</key><string>\(identifier)</string>
-            <key>CFBundleExecutable</key><string>\(executable)</string>
-            <key>CFBundlePackageType</key><string>XPC!</string>
-            <key>CFBundleVersion</key><string>1</string>
-            <key>NSExtension</key><dict><key>NSExtensionPointIdentifier</key><string>com.apple.widgetkit-extension</string></dict>
-            </dict></plist>
-            """
-        try Data(plist.utf8).write(to: URL(fileURLWithPath: bundle + "/Info.plist"))
+        try BareBundle.write(at: bundle, executable: executable, from: DaemonTests.bin + "/" + product, identifier: identifier)
         let installed = try d.appex(["install", bundle])
         #expect(installed.status == 0, "\(installed.err)")
         #expect(try d.appex(["enable", identifier]).status == 0)
