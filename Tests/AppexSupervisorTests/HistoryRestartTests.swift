@@ -13,10 +13,23 @@ import Glibc
 @Suite struct HistoryRestartTests {
     static let identifier = "dev.appex.tests.history-restart"
 
-    /// Uids and a cgroup parent of its own: LifecycleTests runs beside this suite.
+    /// Uids and a cgroup parent of its own: LifecycleTests runs beside this suite. The overlay
+    /// (`writeOverlay`) keeps an idle instance until the test ends it: each end is then the one
+    /// the test chose, however slowly a loaded machine runs it.
     static func options(root: String) -> SupervisorOptions {
-        SupervisorOptions(stateDirectory: root + "/state", cgroupParent: "appexd-history-tests-\(getpid())",
+        SupervisorOptions(stateDirectory: root + "/state", policyOverlays: [root + "/policies"],
+                          cgroupParent: "appexd-history-tests-\(getpid())",
                           uidRange: 323_000...323_999, terminateGrace: .milliseconds(500))
+    }
+
+    static func writeOverlay(root: String) throws {
+        try FileManager.default.createDirectory(atPath: root + "/policies/extension-points", withIntermediateDirectories: true)
+        try SupervisorFixture.write("""
+            extensionPoints: [com.apple.widgetkit-extension]
+            title: history tests, an idle instance stays until ended
+            idleTimeout: 10m
+
+            """, to: root + "/policies/extension-points/widgetkit.yaml")
     }
 
     static func request(_ supervisor: Supervisor, id: UInt64) async -> RequestOutcome? {
@@ -28,6 +41,7 @@ import Glibc
         try #require(SupervisorFixture.isRoot, "launching needs root; CI runs as root")
         let root = try SupervisorFixture.makeTempDirectory()
         defer { try? FileManager.default.removeItem(atPath: root) }
+        try Self.writeOverlay(root: root)
         let bundle = root + "/src/Probe.appex"
         try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: LifecycleTests.probe, toPath: bundle + "/probe")
