@@ -2,9 +2,9 @@
 /// (SIGHUP): the keys it can change live apply now; the others stay as they were until the
 /// next start, and are named so that the operator knows a restart is due.
 public struct ConfigurationReload: Equatable, Sendable {
-    /// Keys a running appexd applies: who may host and administer, the client limits, the app
-    /// groups (at each extension's next launch) and the log level.
-    public static let liveKeys = ["hosts", "admins", "clients", "appGroups", "logLevel"]
+    /// Keys a running appexd applies: who may host and administer and speak for which app, the
+    /// client limits, the app groups (at each extension's next launch) and the log level.
+    public static let liveKeys = ["hosts", "admins", "clients", "appGroups", "apps", "logLevel"]
     /// Keys fixed for the life of the process: what it bound, locked, claimed and sized at start.
     public static let restartKeys = ["stateDirectory", "socket", "shutdownGrace", "memoryBudget", "budgetHeadroom",
                                      "metrics", "prebuildSandboxes", "killsByBundle"]
@@ -24,6 +24,7 @@ public struct ConfigurationReload: Equatable, Sendable {
         inForce.admins = new.admins
         inForce.clients = new.clients
         inForce.appGroups = new.appGroups
+        inForce.apps = new.apps
         inForce.logLevel = new.logLevel
         inForce.file = new.file
         self.inForce = inForce
@@ -37,7 +38,7 @@ public struct ConfigurationReload: Equatable, Sendable {
         func differs<T: Equatable>(_ value: KeyPath<DaemonConfiguration, T>) -> Bool { a[keyPath: value] != b[keyPath: value] }
         let keys: [(String, Bool)] = [
             ("hosts", differs(\.hosts)), ("admins", differs(\.admins)), ("clients", differs(\.clients)),
-            ("appGroups", differs(\.appGroups)), ("logLevel", differs(\.logLevel)),
+            ("appGroups", differs(\.appGroups)), ("apps", differs(\.apps)), ("logLevel", differs(\.logLevel)),
             ("stateDirectory", differs(\.stateDirectory)), ("socket", differs(\.socketPath)),
             ("shutdownGrace", differs(\.shutdownGrace)), ("memoryBudget", differs(\.memoryBudget)),
             ("budgetHeadroom", differs(\.budgetHeadroom)), ("metrics", differs(\.metrics)),

@@ -23,6 +23,8 @@ import AppexWireListener
 ///   descriptorsPerConnection: 64
 /// appGroups:                      # optional: app groups granted beyond their owning app
 ///   group.com.example.shared: [com.example.app, com.example.tools.widget]
+/// apps:                           # optional: who may act as a containing app's host
+///   com.example.app: [alice]      #   (its extensions' transfer events and cancels)
 /// logLevel: info                  # optional: trace, debug, info, notice, warning, error, critical
 /// ```
 ///
@@ -61,6 +63,10 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// App group → containing-app and bundle identifiers granted it, besides the containing app
     /// that owns it (Docs/security-model.md, "App groups").
     public var appGroups: [String: Set<String>] = [:]
+    /// Containing-app identifier → uids that may speak for that app as its host: take its
+    /// extensions' background-transfer events and cancel their transfers. A host's Hello names
+    /// an app, but only the kernel's uid is believed (Docs/security-model.md, "The daemon's boundary", D10).
+    public var apps: [String: Set<UInt32>] = [:]
     /// trace, debug, info, notice, warning, error or critical; nil: appexd's default (info).
     public var logLevel: String?
     /// The file this was read from; nil when no file was read (defaults).
@@ -82,6 +88,12 @@ public struct DaemonConfiguration: Sendable, Equatable {
 
     /// Whether a control client with this uid (SO_PEERCRED) may begin requests.
     public func mayHost(uid: UInt32) -> Bool { uid == 0 || hosts.contains(uid) }
+
+    /// Whether a control client with this uid may act for the containing app `app`: root, or a
+    /// uid listed for it under `apps`. Hosting alone is not enough: any host may name any app.
+    public func maySpeak(forApp app: String, uid: UInt32) -> Bool {
+        uid == 0 || (mayHost(uid: uid) && apps[app]?.contains(uid) == true)
+    }
 
     /// Whether a control client with this uid may install, enable, disable and uninstall.
     public func mayAdminister(uid: UInt32) -> Bool { uid == 0 || admins.contains(uid) }
@@ -107,7 +119,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         var configuration = DaemonConfiguration(file: file)
         guard let root = try YAMLNode.parseDocument(text, file: file) else { return configuration }
         let keys: Set<String> = ["hosts", "admins", "stateDirectory", "socket", "shutdownGrace", "memoryBudget", "metrics",
-                                "prebuildSandboxes", "clients", "appGroups", "budgetHeadroom", "killsByBundle", "logLevel"]
+                                "prebuildSandboxes", "clients", "appGroups", "apps", "budgetHeadroom", "killsByBundle", "logLevel"]
         for (key, node) in try root.mapping(allowed: keys) {
             switch key {
             case "hosts": configuration.hosts = try ConfigurationValues.uids(node)
@@ -122,6 +134,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
             case "killsByBundle": configuration.killsByBundle = try node.bool()
             case "clients": configuration.clients = try clientLimits(node)
             case "appGroups": configuration.appGroups = try ConfigurationValues.appGroups(node)
+            case "apps": configuration.apps = try ConfigurationValues.apps(node)
             case "logLevel": configuration.logLevel = try ConfigurationValues.logLevel(node)
             default: break
             }

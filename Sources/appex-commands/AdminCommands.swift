@@ -13,8 +13,9 @@ struct DaemonOptions: ParsableArguments {
 
     /// Connects and runs `body`. What goes wrong (no appexd, a refusal) reaches AppexMain,
     /// which says it in words with its exit status.
-    func connected<T>(_ body: (HostClient) async throws -> T) async throws -> T {
-        let client = try HostClient.connect(socketPath: socket, identifier: "appex-cli")
+    /// `identifier`: what Hello names (a containing app's, to act as its host).
+    func connected<T>(as identifier: String = "appex-cli", _ body: (HostClient) async throws -> T) async throws -> T {
+        let client = try HostClient.connect(socketPath: socket, identifier: identifier)
         defer { client.close() }
         return try await body(client)
     }

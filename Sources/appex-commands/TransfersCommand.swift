@@ -10,7 +10,7 @@ struct TransfersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "transfers",
         abstract: "List background transfers: waiting, running and ended.",
-        subcommands: [TransfersListCommand.self, TransfersCancelCommand.self],
+        subcommands: [TransfersListCommand.self, TransfersCancelCommand.self, TransfersEventsCommand.self],
         defaultSubcommand: TransfersListCommand.self)
 }
 
@@ -55,10 +55,13 @@ struct TransfersCancelCommand: AsyncParsableCommand {
         commandName: "cancel",
         abstract: "Cancel unfinished transfers: by id, extension or BUNDLE/SESSION.")
     @Argument(help: "A transfer id, a bundle identifier, or BUNDLE/SESSION.") var selector: String
+    @Option(help: ArgumentHelp("Cancel as this containing app's host: only its extensions' transfers.",
+                               discussion: "Needs a uid that speaks for the app (appexd.yaml `apps`); administrators need no --app."))
+    var app: String?
     @OptionGroup var daemon: DaemonOptions
 
     func run() async throws {
-        try await daemon.connected { client in try await client.cancelTransfers(selector) }
+        try await daemon.connected(as: app ?? "appex-cli") { client in try await client.cancelTransfers(selector) }
         print("cancelled: \(selector)")
     }
 }

@@ -23,6 +23,7 @@ final class LiveAuthorization: PeerAuthorization {
 
     func mayHost(uid: UInt32) -> Bool { settings.withLock { $0.mayHost(uid: uid) } }
     func mayAdminister(uid: UInt32) -> Bool { settings.withLock { $0.mayAdminister(uid: uid) } }
+    func maySpeak(forApp app: String, uid: UInt32) -> Bool { settings.withLock { $0.maySpeak(forApp: app, uid: uid) } }
 }
 
 /// SIGHUP (`systemctl reload appexd`): reads the configuration file and the policy directories

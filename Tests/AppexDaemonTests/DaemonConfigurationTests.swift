@@ -164,6 +164,10 @@ struct ConfigurationDirectory {
         Bad(text: "admins: [0]\nhosts: [0]\nhosts: [1]\n", line: 2, key: "hosts", message: "duplicate key"),
         Bad(text: "- hosts\n- admins\n", line: 1, key: nil, message: "expected a mapping, found a list"),
         Bad(text: "hosts: [1000\nadmins: [0]\n", line: 2, key: nil, message: "not valid YAML"),
+        Bad(text: "apps: [com.example.notes]\n", line: 1, key: "apps", message: "expected a mapping of containing-app identifier"),
+        Bad(text: "apps:\n  com.example.notes: 4343\n", line: 2, key: "apps.com.example.notes", message: "expected a list, found a scalar"),
+        Bad(text: "apps:\n  ../etc: [4343]\n", line: 2, key: "apps.../etc", message: "containing app \"../etc\""),
+        Bad(text: "apps:\n  com.example.notes: [no-such-user-appex]\n", line: 2, key: "apps.com.example.notes[0]", message: "no user named"),
     ]
 
     @Test(arguments: bad) func badFilesAreRefusedWithLineAndKey(_ bad: Bad) throws {

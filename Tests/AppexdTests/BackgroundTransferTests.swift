@@ -19,10 +19,13 @@ extension DaemonTests {
 
         /// appexd with a share policy overlay (idle exit after 1 s, a 1 MiB quota), the test app
         /// (two Share extensions) installed and enabled, and the HTTP server.
-        static func withTransfers(_ body: (DaemonTests.Daemon, TransferTestServer) async throws -> Void) async throws {
+        /// `configuration`: appexd.yaml's text instead of the suite's default.
+        static func withTransfers(configuration: String? = nil,
+                                  _ body: (DaemonTests.Daemon, TransferTestServer) async throws -> Void) async throws {
             try #require(geteuid() == 0, "appexd needs root; CI runs as root")
             let d = try Daemon(tag: "transfer-tests")
             defer { d.cleanUp() }
+            if let configuration { try Data(configuration.utf8).write(to: URL(fileURLWithPath: d.root + "/appexd.yaml")) }
             let policies = d.root + "/policies"
             try FileManager.default.createDirectory(atPath: policies + "/extension-points", withIntermediateDirectories: true)
             try Data("""
@@ -257,6 +260,72 @@ extension DaemonTests {
             }
         }
 
+        /// Any host may name any app in its Hello; only a uid listed for the app under `apps`
+        /// takes its events or cancels its transfers. 4242 hosts but does not speak for the app;
+        /// 4343 does. Both attack and answer go through `appex transfers` as those uids.
+        @Test func onlyAUIDThatSpeaksForTheAppTakesItsEventsOrCancels() async throws {
+            let configuration = "hosts: [4242, 4343]\nadmins: []\napps:\n  \(Self.app): [4343]\n"
+            try await Self.withTransfers(configuration: configuration) { d, server in
+                try Self.slowDownload(d, server, size: 400_000, delay: 1000, into: "claimed.bin")
+                try #require(Self.eventually(10) { Self.processes(named: "appex-transfer").count > 0 })
+                let session = Self.share + "/dev.appex.examples.share.background"
+
+                let stranger = try d.appex(["transfers", "cancel", session, "--app", Self.app], asUID: 4242)
+                #expect(stranger.status == 77 && // EX_NOPERM
+                           stranger.err.contains("does not speak for \(Self.app)"),
+                        "\(stranger.status) \(stranger.err)")
+                #expect(Self.processes(named: "appex-transfer").count > 0, "the stranger's cancel stopped the transfer")
+
+                // The stranger listens first, so it would be the first host in line for the events.
+                let thief = try EventsListener(d, uid: 4242)
+                defer { thief.stop() }
+                #expect(Self.eventually(10) { thief.stderr.contains("waiting for") }, "\(thief.stderr)")
+                let owner = try EventsListener(d, uid: 4343)
+                defer { owner.stop() }
+                #expect(Self.eventually(10) { owner.stderr.contains("waiting for") }, "\(owner.stderr)")
+
+                let cancel = try d.appex(["transfers", "cancel", session, "--app", Self.app], asUID: 4343)
+                #expect(cancel.status == 0, "\(cancel.err)")
+                #expect(Self.eventually(20) { !owner.isRunning }, "the app's own host got no events")
+                let line = try #require(owner.stdout.split(separator: "\n").first, "\(owner.stderr)")
+                let events = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                let results = try #require(events["results"] as? [[String: Any]])
+                #expect(events["bundleIdentifier"] as? String == Self.share)
+                #expect(results.map { $0["fileName"] as? String } == ["claimed.bin"] && results.first?["outcome"] as? String == "cancelled")
+                #expect(thief.isRunning && thief.stdout.isEmpty, "a host that does not speak for the app got: \(thief.stdout)")
+                #expect(!Self.eventsLog(d).contains("claimed.bin"), "delivered to the host, not the extension")
+            }
+        }
+
+        /// `appex transfers events --app APP --count 1 --json` running as `uid`.
+        final class EventsListener: @unchecked Sendable {
+            let process = Process()
+            let out: String, err: String
+
+            init(_ d: DaemonTests.Daemon, uid: UInt32) throws {
+                out = d.root + "/events-\(uid).out"
+                err = d.root + "/events-\(uid).err"
+                FileManager.default.createFile(atPath: out, contents: nil)
+                FileManager.default.createFile(atPath: err, contents: nil)
+                process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+                process.arguments = ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", DaemonTests.bin + "/appex-commands",
+                                     "transfers", "events", "--app", BackgroundTransferTests.app, "--count", "1", "--json",
+                                     "--socket", d.socket]
+                process.standardOutput = FileHandle(forWritingAtPath: out)
+                process.standardError = FileHandle(forWritingAtPath: err)
+                try process.run()
+            }
+
+            var isRunning: Bool { process.isRunning }
+            var stdout: String { (try? String(contentsOfFile: out, encoding: .utf8)) ?? "" }
+            var stderr: String { (try? String(contentsOfFile: err, encoding: .utf8)) ?? "" }
+
+            func stop() {
+                if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+                process.waitUntilExit()
+            }
+        }
+
         @Test func anAdministratorCancelsARunningTransfer() async throws {
             try await Self.withTransfers { d, server in
                 try Self.slowDownload(d, server, size: 400_000, delay: 1000, into: "cancelled.bin")
@@ -268,9 +337,10 @@ extension DaemonTests {
                 #expect(Self.eventually(20) { Self.eventsLog(d).contains("file=cancelled.bin outcome=cancelled") }, "\(Self.eventsLog(d))")
                 #expect(!FileManager.default.fileExists(atPath: Self.groupDirectory(d) + "/cancelled.bin"))
                 #expect(!FileManager.default.fileExists(atPath: Self.groupDirectory(d) + "/.cancelled.bin.appex-partial"))
-                // A host that is no administrator cancels only its own app's (the CLI names none).
+                // A host that is no administrator cancels only the transfers of an app it speaks
+                // for (the CLI, without --app, names none).
                 let asHost = try d.appex(["transfers", "cancel", "1"], asUID: 4242)
-                #expect(asHost.status != 0 && asHost.err.contains("no transfer of appex-cli's extensions"), "\(asHost.err)")
+                #expect(asHost.status != 0 && asHost.err.contains("does not speak for appex-cli"), "\(asHost.err)")
             }
         }
 

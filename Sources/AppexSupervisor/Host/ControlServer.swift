@@ -11,6 +11,9 @@ public protocol PeerAuthorization: Sendable {
     func mayHost(uid: UInt32) -> Bool
     /// May install, enable, disable and uninstall.
     func mayAdminister(uid: UInt32) -> Bool
+    /// May act as the host of containing app `app`: take its extensions' transfer events and
+    /// cancel their transfers. The app a host names in Hello is only its word.
+    func maySpeak(forApp app: String, uid: UInt32) -> Bool
 }
 
 /// appexd's control socket: accepts hosts and the `appex` CLI, one `HostSession` each, all on

@@ -30,6 +30,9 @@ final class HostSession: RequestSink, @unchecked Sendable {
 
     var isOpen: Bool { connection != nil }
 
+    /// Whether this host's uid may act for containing app `app` now (the configuration in force).
+    func speaks(for app: String) -> Bool { server.authorization.maySpeak(forApp: app, uid: peer.uid) }
+
     /// A session's transfer results for this host's app (HostTransferEvents).
     func deliver(_ events: TransferEvents) {
         var e = events
@@ -81,7 +84,8 @@ final class HostSession: RequestSink, @unchecked Sendable {
             helloTimer = nil
             send(.hello(Hello(bundleIdentifier: "appexd", pid: getpid())))
             if auth.mayHost(uid: peer.uid) {
-                // A host of a containing app takes its extensions' transfer events.
+                // A host of a containing app takes its extensions' transfer events, if its uid
+                // speaks for that app when they are delivered.
                 helloIdentifier = hello.bundleIdentifier
                 supervisor.transferEventHosts[hello.bundleIdentifier, default: []].append(self)
             }
@@ -120,7 +124,14 @@ final class HostSession: RequestSink, @unchecked Sendable {
         case .admin(let admin):
             if case .cancelTransfers(let selector) = admin.command, !auth.mayAdminister(uid: peer.uid),
                auth.mayHost(uid: peer.uid), let app = helloIdentifier {
-                // A host cancels its own app's extensions' transfers (the app it named in Hello).
+                // A host cancels its own app's extensions' transfers: the app it named in Hello,
+                // if its uid speaks for that app.
+                guard speaks(for: app) else {
+                    send(.refusal(Refusal(reason: .notAuthorized,
+                                          message: "uid \(peer.uid) does not speak for \(app) (appexd configuration: apps)",
+                                          requestID: admin.requestID)))
+                    return
+                }
                 cancelOwnTransfers(selector, app: app, requestID: admin.requestID)
                 return
             }
