@@ -33,9 +33,9 @@ extension Supervisor {
                                     results: rows.map(Self.result(of:)))
         let ids = rows.compactMap(\.id)
         transfers.delivering.insert(key)
-        if let app = entry.installed.containingAppIdentifier, let host = transferEventHosts[app]?.first(where: { $0.isOpen }) {
+        if let app = entry.installed.containingAppIdentifier, let host = transferEventHosts[app]?.first(where: { $0.isOpen && $0.speaks(for: app) }) {
             host.deliver(events)
-            logger.info("transfers: events of session \(session) of \(bundle) went to host \(app)")
+            logger.info("transfers: events of session \(session) of \(bundle) went to \(host.label), for \(app)")
             transferEventsDelivered(key, ids: ids)
             return
         }
