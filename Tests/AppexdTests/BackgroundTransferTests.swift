@@ -260,6 +260,42 @@ extension DaemonTests {
             }
         }
 
+        /// A worker runs in a cgroup of its own beneath appexd's parent, with a memory and a
+        /// task limit the kernel holds it to, gone once the worker is.
+        @Test func theWorkerRunsInABoundedCgroupOfItsOwn() async throws {
+            try await Self.withTransfers { d, server in
+                try Self.slowDownload(d, server, size: 400_000, delay: 1000, into: "bounded.bin")
+                try #require(Self.eventually(10) { Self.processes(named: "appex-transfer").count > 0 })
+                let worker = try #require(Self.processes(named: "appex-transfer").first)
+                let memory = try #require(Self.cgroupDirectory(of: worker, controller: "memory"), "no memory cgroup for \(worker)")
+                #expect(memory.hasSuffix("/transfer_1") && memory.contains(d.cgroupParent), "\(memory)")
+                let limit = (try? String(contentsOfFile: memory + "/memory.max", encoding: .utf8))
+                    ?? (try? String(contentsOfFile: memory + "/memory.limit_in_bytes", encoding: .utf8))
+                #expect(limit?.trimmingCharacters(in: .whitespacesAndNewlines) == "\(128 << 20)")
+                let pids = try #require(Self.cgroupDirectory(of: worker, controller: "pids"))
+                #expect((try? String(contentsOfFile: pids + "/pids.max", encoding: .utf8))?.hasPrefix("64") == true)
+                let cancel = try d.appex(["transfers", "cancel", Self.share])
+                #expect(cancel.status == 0, "\(cancel.err)")
+                #expect(Self.eventually(20) { !FileManager.default.fileExists(atPath: memory) }, "\(memory) left behind")
+            }
+        }
+
+        /// The directory of `pid`'s cgroup for `controller` (v1), or its unified cgroup (v2).
+        static func cgroupDirectory(of pid: Int32, controller: String) -> String? {
+            guard let table = try? String(contentsOfFile: "/proc/\(pid)/cgroup", encoding: .utf8) else { return nil }
+            for line in table.split(separator: "\n") {
+                let fields = line.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
+                guard fields.count == 3 else { continue }
+                if fields[1].split(separator: ",").contains(Substring(controller)) {
+                    return "/sys/fs/cgroup/\(controller)" + fields[2]
+                }
+                if fields[0] == "0" && fields[1].isEmpty && FileManager.default.fileExists(atPath: "/sys/fs/cgroup/cgroup.controllers") {
+                    return "/sys/fs/cgroup" + fields[2]
+                }
+            }
+            return nil
+        }
+
         /// Any host may name any app in its Hello; only a uid listed for the app under `apps`
         /// takes its events or cancels its transfers. 4242 hosts but does not speak for the app;
         /// 4343 does. Both attack and answer go through `appex transfers` as those uids.

@@ -1,4 +1,5 @@
 import AppexPolicy
+import AppexCgroups
 import AppexRegistry
 import AppexSandbox
 import AppexTransferPlan
@@ -144,18 +145,27 @@ extension Supervisor {
                                 headers: record.headerLines, fileName: record.fileName, quotaBytes: quotaLeft,
                                 timeLimitSeconds: Int64(left.rounded(.up)), etag: record.etag)
         let worker: TransferWorkerProcess
+        let cgroup: ExtensionCgroup
         do {
             let store = ContainerStore(stateRoot: options.stateDirectory, uidRange: options.uidRange)
             let uid = try store.uids.uid(for: record.bundleIdentifier)
             let group = try store.openGroupDirectory(record.appGroup)
             defer { _ = close(group.fd) }
-            worker = try TransferWorkerProcess.spawn(plan: plan, directory: group.fd, uid: uid, gid: group.gid)
+            cgroup = try cgroups.create(name: TransferWorkerLimits.cgroupName(record.id!), limits: TransferWorkerLimits.cgroup)
+            do {
+                worker = try TransferWorkerProcess.spawn(plan: plan, directory: group.fd, uid: uid, gid: group.gid) { pid in
+                    try cgroup.addProcess(pid)
+                }
+            } catch {
+                try? cgroup.remove()
+                throw error
+            }
         } catch {
             return endTransfer(record, state: .failed, reason: .launchFailed, message: "cannot start the transfer worker: \(error)")
         }
         record.state = .running
         record.attempts += 1
-        let running = TransferState.Running(record: record, pid: worker.pid, reports: worker.reports)
+        let running = TransferState.Running(record: record, pid: worker.pid, reports: worker.reports, cgroup: cgroup)
         transfers.running[record.id!] = running
         saveTransfer(record)
         logger.info("transfer \(record.id!): worker pid \(worker.pid) for \(record.bundleIdentifier), \(record.kind) \(record.url)")
@@ -223,6 +233,8 @@ extension Supervisor {
 
     private func workerReaped(_ running: TransferState.Running, status: Int32) {
         transfers.running[running.record.id!] = nil
+        let atItsLimit = ((try? running.cgroup.oomKillCount()) ?? 0) > 0
+        do { try running.cgroup.remove() } catch { logger.warning("transfer \(running.record.id!): cannot remove its cgroup: \(error)") }
         var record = running.record
         if running.endedBy?.0 == .shutdown {
             // Still `running` in the registry: the next appexd resumes it.
@@ -239,7 +251,9 @@ extension Supervisor {
             record.httpStatus = f.httpStatus == 0 ? nil : f.httpStatus
             endTransfer(record, state: f.completed ? .completed : .failed, reason: f.reason.map(Reason.init(rawValue:)), message: f.message)
         } else {
-            let how = (status & 0x7f) != 0 ? "was killed by signal \(status & 0x7f)" : "exited with status \((status >> 8) & 0xff)"
+            let signal = status & 0x7f
+            let how = atItsLimit ? "was killed at its memory limit (\(TransferWorkerLimits.memory / (1 << 20)) MiB)"
+                : signal != 0 ? "was killed by signal \(signal)" : "exited with status \((status >> 8) & 0xff)"
             endTransfer(record, state: .failed, reason: .crashed, message: "the transfer worker \(how) without a result")
         }
         startWaitingTransfers()

@@ -1,3 +1,4 @@
+import AppexCgroups
 import AppexRegistry
 import AppexWire
 
@@ -15,11 +16,14 @@ final class TransferState: @unchecked Sendable {
         var timer: EventLoop.TimerID?
         /// Why appexd ended it (cancel, time limit), which wins over what the worker said.
         var endedBy: (Reason, String)?
+        /// Its own cgroup beneath appexd's parent (TransferWorkerLimits), removed once reaped.
+        let cgroup: ExtensionCgroup
 
-        init(record: TransferRecord, pid: Int32, reports: Int32) {
+        init(record: TransferRecord, pid: Int32, reports: Int32, cgroup: ExtensionCgroup) {
             self.record = record
             self.pid = pid
             self.reports = reports
+            self.cgroup = cgroup
         }
     }
 

@@ -9,7 +9,9 @@ import Glibc
 /// its parent-death signal (set by the worker) fires when appexd dies and not when some
 /// short-lived thread does; as the extension's uid and the group's gid (the worker drops root
 /// before it reads its plan); with the group directory at descriptor 3, its plan on standard
-/// input and its reports on descriptor 4.
+/// input and its reports on descriptor 4. The plan is written only once `place` has put the
+/// worker where it runs (its cgroup): until then it waits on standard input, having done no
+/// more than drop root.
 struct TransferWorkerProcess {
     let pid: pid_t
     /// appexd's end of the report pipe (non-blocking, close-on-exec).
@@ -46,7 +48,8 @@ struct TransferWorkerProcess {
 
     /// Starts the worker for `plan` in the group directory `directory` (which stays the
     /// caller's to close).
-    static func spawn(plan: TransferPlan, directory: Int32, uid: UInt32, gid: UInt32) throws -> TransferWorkerProcess {
+    static func spawn(plan: TransferPlan, directory: Int32, uid: UInt32, gid: UInt32,
+                      place: (pid_t) throws -> Void) throws -> TransferWorkerProcess {
         var planPipe: [Int32] = [0, 0], reportPipe: [Int32] = [0, 0]
         // Close-on-exec from the start (socketpairs: Glibc's module has no pipe2), so a launch
         // cloning on another thread never inherits one.
@@ -64,12 +67,10 @@ struct TransferWorkerProcess {
         if dir < 0 { throw fail("dup") }
         toClose += [planRead, reportWrite, dir, planWrite]
 
-        // The plan fits the pipe's buffer (a few hundred bytes; headers are bounded), so it
-        // is written before the child runs and never blocks.
         let text = Array(plan.encoded.utf8)
-        guard text.count < 60_000, text.withUnsafeBytes({ write(planWrite, $0.baseAddress, $0.count) }) == text.count else {
+        guard text.count < 60_000 else {
             close(reportRead)
-            throw fail("write the plan")
+            throw SpawnError(description: "the plan is too long")
         }
 
         var actions = posix_spawn_file_actions_t()
@@ -99,6 +100,19 @@ struct TransferWorkerProcess {
         guard rc == 0 else {
             close(reportRead)
             throw fail("spawn \(path)", rc)
+        }
+        // The plan fits the socket's buffer (headers and URL are bounded), so this write
+        // never blocks the loop.
+        do {
+            try place(pid)
+            guard text.withUnsafeBytes({ write(planWrite, $0.baseAddress, $0.count) }) == text.count else {
+                throw fail("write the plan")
+            }
+        } catch {
+            Glibc.kill(pid, SIGKILL)
+            while waitpid(pid, nil, 0) < 0 && errno == EINTR {}
+            close(reportRead)
+            throw error
         }
         _ = fcntl(reportRead, F_SETFL, fcntl(reportRead, F_GETFL) | O_NONBLOCK)
         return TransferWorkerProcess(pid: pid, reports: reportRead)
