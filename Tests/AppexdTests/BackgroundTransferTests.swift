@@ -277,6 +277,11 @@ extension DaemonTests {
                 let cancel = try d.appex(["transfers", "cancel", Self.share])
                 #expect(cancel.status == 0, "\(cancel.err)")
                 #expect(Self.eventually(20) { !FileManager.default.fileExists(atPath: memory) }, "\(memory) left behind")
+                // appexd stopping with a worker running leaves no cgroup either.
+                try Self.slowDownload(d, server, size: 400_000, delay: 1000, into: "stopped.bin")
+                try #require(Self.eventually(10) { Self.processes(named: "appex-transfer").count > 0 })
+                #expect(d.signal(SIGTERM) == 0)
+                #expect(d.cgroupPaths.allSatisfy { !FileManager.default.fileExists(atPath: $0) }, "\(d.cgroupPaths) left behind")
             }
         }
 

@@ -300,11 +300,20 @@ extension Supervisor {
     }
 
     /// Loop only, at shutdown: workers end with appexd; their transfers stay `running` in the
-    /// registry and the next appexd resumes them.
+    /// registry and the next appexd resumes them. Their cgroups go now, as the loop may stop
+    /// before the workers are reaped and the parent is removed only when empty.
     func stopTransferWorkers() {
         for r in transfers.running.values {
             r.endedBy = (.shutdown, "appexd stopped")
             Glibc.kill(r.pid, SIGKILL)
+        }
+        for r in transfers.running.values {
+            do {
+                try r.cgroup.killAll()
+                try r.cgroup.remove()
+            } catch {
+                logger.warning("transfer \(r.record.id!): cannot remove its cgroup: \(error)")
+            }
         }
     }
 }
