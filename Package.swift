@@ -254,6 +254,7 @@ let package = Package(
             name: "appexd",
             dependencies: [
                 "AppexSupervisor", "AppexDaemon", "AppexWire", "AppexSandbox", "AppexPolicy", "AppexMetrics", "AppexVersion",
+                "AppexRun",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

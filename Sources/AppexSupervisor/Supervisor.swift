@@ -159,7 +159,7 @@ public final class Supervisor: @unchecked Sendable {
         do {
             parentClaim = try cgroups.claimParent()
         } catch let e as CgroupError where e.errno == .resourceTemporarilyUnavailable {
-            throw SupervisorError("claim the cgroup parent \(cgroups.parentName)",
+            throw SupervisorError.inUse("claim the cgroup parent \(cgroups.parentName)",
                                   "another supervisor runs its extensions under \(e.path); give this one its own --state-dir or --cgroup-parent")
         }
         try reloadCatalog()

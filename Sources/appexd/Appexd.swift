@@ -114,6 +114,16 @@ struct Appexd: AsyncParsableCommand {
     }
 
     func run() async throws {
+        do {
+            try await serve()
+        } catch let error where !(error is ValidationError || error is ExitCode) {
+            // Said once, whole, in the log's words, then the status that classes it.
+            FileHandle.standardError.write(Data("appexd: \(error)\n".utf8))
+            throw ExitCode(DaemonExitStatus.status(for: error).rawValue)
+        }
+    }
+
+    private func serve() async throws {
         let level = ReloadableLogLevel(logLevel.flatMap(Logger.Level.init(rawValue:)) ?? .info)
         let format = try (LogFormat(rawValue: logFormat) ?? .text).makeHandler()
         LoggingSystem.bootstrap { label in level.handler(format(label)) }

@@ -14,7 +14,7 @@ public final class ControlSocketLock: Sendable {
         do {
             file = try PIDLockFile(path: socketPath + ".lock")
         } catch let held as PIDLockFile.Held {
-            throw SupervisorError("bind \(socketPath)", "the control socket is served by \(held.holder) (\(held.path))")
+            throw SupervisorError.inUse("bind \(socketPath)", "the control socket is served by \(held.holder) (\(held.path))")
         }
         self.socketPath = socketPath
     }

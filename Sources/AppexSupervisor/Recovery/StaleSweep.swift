@@ -78,7 +78,7 @@ public final class StateDirectoryLock: Sendable {
         do {
             file = try PIDLockFile(path: stateDirectory + "/appexd.lock")
         } catch let held as PIDLockFile.Held {
-            throw SupervisorError("lock \(held.path)", "the state directory \(stateDirectory) is in use by \(held.holder)")
+            throw SupervisorError.inUse("lock \(held.path)", "the state directory \(stateDirectory) is in use by \(held.holder)")
         }
     }
 }
