@@ -87,6 +87,7 @@ extension RunRequest {
                                  timeout: timeout.map { .milliseconds(Int64(($0 * 1000).rounded(.up))) },
                                  uidRange: uids)
         options.preparedNetwork = network
+        let stdio = self.stdio ?? (isatty(STDOUT_FILENO) == 1)
         if stdio {
             options.passOutput = true
             // A reader that goes away ends the copy to it (EPIPE), not this run.

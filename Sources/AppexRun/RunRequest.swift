@@ -18,8 +18,10 @@ public struct RunRequest: Equatable, Sendable {
     public var bundle: String
     public var arguments: [String] = []
     public var json = false
-    /// The extension's stdout and stderr on ours too (the report then goes to stderr).
-    public var stdio = false
+    /// The extension's stdout and stderr on ours too (the report then goes to stderr): `--stdio`,
+    /// `--no-stdio`; nil: when our stdout is a terminal, as bwrap and `systemd-run --pty` show
+    /// a command's output to the person who ran it.
+    public var stdio: Bool?
     public var extensionPoint: String?
     public var policyDirs: [String] = []
     public var stateDir = Self.defaultStateDir
@@ -29,7 +31,7 @@ public struct RunRequest: Equatable, Sendable {
 
     public init(bundle: String, arguments: [String] = [], json: Bool = false, extensionPoint: String? = nil,
                 policyDirs: [String] = [], stateDir: String = Self.defaultStateDir, uidRange: String = Self.defaultUIDRange,
-                timeout: Double? = nil, launches: Int = 1, stdio: Bool = false) {
+                timeout: Double? = nil, launches: Int = 1, stdio: Bool? = nil) {
         self.bundle = bundle
         self.arguments = arguments
         self.json = json
@@ -70,10 +72,12 @@ public struct RunRequest: Equatable, Sendable {
                 name = String(token[..<eq])
                 value = String(token[token.index(after: eq)...])
             }
-            if name == "--json" || name == "--stdio" {
-                guard value == nil, !seen.contains(name) else { return nil }
-                seen.append(name)
-                if name == "--json" { request.json = true } else { request.stdio = true }
+            if name == "--json" || name == "--stdio" || name == "--no-stdio" {
+                // argument-parser takes the last of --stdio/--no-stdio; a repeat is left to it.
+                let key = name == "--json" ? name : "--stdio"
+                guard value == nil, !seen.contains(key) else { return nil }
+                seen.append(key)
+                if name == "--json" { request.json = true } else { request.stdio = name == "--stdio" }
                 continue
             }
             guard Self.valued.contains(name) else { return nil }

@@ -13,8 +13,8 @@ struct RunCommand: ParsableCommand {
             The extension runs in its own cgroup (memory and pids limits), mount, pid, ipc, uts \
             (and, unless its policy grants the network, net) namespaces, as its own uid, with its \
             policy's seccomp filter. Its stdout and stderr go to <state>/logs/<bundle-id>.log \
-            (`appex logs`), and with --stdio to appex's own stdout and stderr as well (the report \
-            then goes to stderr). Needs root. See Docs/security-model.md and Docs/launch-sequence.md.
+            (`appex logs`), and with --stdio (the default when appex's stdout is a terminal) to appex's \
+            own stdout and stderr as well (the report then goes to stderr). Needs root. See Docs/security-model.md and Docs/launch-sequence.md.
             Exit status: the extension's own; 128+N when signal N killed it (137 at its memory \
             limit or --timeout); before the extension ran, the table in `appex --help` (64 a \
             wrong command line, 66 no such bundle, 71 the sandbox could not be set up).
@@ -29,8 +29,9 @@ struct RunCommand: ParsableCommand {
     @Flag(help: "Print one JSON object: exitStatus, signal, killReason, peakMemoryBytes, phases (µs), …")
     var json = false
 
-    @Flag(help: "Show the extension's stdout and stderr on appex's own (besides its log); the report goes to stderr.")
-    var stdio = false
+    @Flag(inversion: .prefixedNo,
+          help: "Show the extension's stdout and stderr on appex's own (besides its log); the report goes to stderr. Default: when stdout is a terminal.")
+    var stdio: Bool?
 
     @Option(name: .customLong("extension-point"), help: "Run under this extension point's policy (required for a bare executable).")
     var extensionPoint: String?

@@ -137,6 +137,28 @@ struct RunExitStatusCLITests {
         }
     }
 
+    /// On a terminal (script(1) gives it one) the extension's output is shown without
+    /// --stdio, as bwrap shows its child's; --no-stdio keeps it in the log only. Not on a
+    /// terminal, the output stays in the log (theExtensionsExitStatusIsAppexs's stdout).
+    @Test func onATerminalTheExtensionsOutputIsShownByDefault() throws {
+        try withState { state in
+            func onTerminal(_ options: [String]) throws -> AppexBinary.Result {
+                let line = ([AppexBinary.path, "run", "--state-dir", state] + options
+                            + ["--extension-point", "com.apple.share-services", RunCLITests.probe, "--", "pid"])
+                    .map { "'" + $0 + "'" }.joined(separator: " ")
+                return try AppexBinary.run(["-qec", line, "/dev/null"], executable: "/usr/bin/script")
+            }
+            let shown = try onTerminal([])
+            #expect(shown.status == 0 && shown.stdout.contains("ok pid=2") && shown.stdout.contains("exited with status 0"),
+                    "\(shown.stdout)\(shown.stderr)")
+            let quiet = try onTerminal(["--no-stdio"])
+            #expect(quiet.status == 0 && !quiet.stdout.contains("ok pid=2") && quiet.stdout.contains("exited with status 0"),
+                    "\(quiet.stdout)\(quiet.stderr)")
+            let piped = try run(state, [], ["pid"])
+            #expect(piped.status == 0 && !piped.stdout.contains("ok pid=2") && !piped.stderr.contains("ok pid=2"), "\(piped.stdout)")
+        }
+    }
+
     @Test func stdioShowsTheExtensionsOutputAndTheReportOnStderr() throws {
         try withState { state in
             let r = try run(state, ["--stdio"], ["pid"])

@@ -50,6 +50,7 @@ import Testing
         ["run", "/x/true", "--json", "--json"],
         ["run", "/x/true", "--json=yes"],
         ["run", "/x/true", "--stdio", "--stdio"],
+        ["run", "/x/true", "--stdio", "--no-stdio"],
         ["run", "/x/true", "--policies", "/a"],
         ["run", "/x/true", "--timeout", "soon"],
         ["run", "/x/true", "--timeout", "-1"],
@@ -72,7 +73,7 @@ import Testing
     @Test func randomOrdersAgree() throws {
         var generator = SystemRandomNumberGenerator()
         let options: [[String]] = [
-            ["--json"], ["--stdio"], ["--extension-point", "com.apple.widget-extension"], ["--extension-point=p"],
+            ["--json"], [Bool.random(using: &generator) ? "--stdio" : "--no-stdio"], ["--extension-point", "com.apple.widget-extension"], ["--extension-point=p"],
             ["--policy-dir", "/a"], ["--policy-dir=/b"], ["--state-dir", "/s"], ["--state-dir=/t"],
             ["--uid-range", "200000-200099"], ["--timeout", "0.25"], ["--launches", "4"],
         ]
