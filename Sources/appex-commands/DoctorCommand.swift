@@ -1,4 +1,5 @@
 import AppexSandbox
+import AppexStateDirectory
 import ArgumentParser
 import Foundation
 

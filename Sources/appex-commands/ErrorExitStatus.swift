@@ -6,6 +6,7 @@ import AppexRegistry
 import AppexRun
 import AppexSandbox
 #if canImport(Glibc)
+import AppexStateDirectory
 import Glibc
 #endif
 

@@ -1,5 +1,6 @@
 import AppexPolicy
 import AppexSandbox
+import AppexStateDirectory
 import Foundation
 #if canImport(Glibc)
 import Glibc

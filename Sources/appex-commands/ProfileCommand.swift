@@ -1,4 +1,5 @@
 import AppexSandbox
+import AppexStateDirectory
 import AppexSupervisor
 import ArgumentParser
 import Foundation

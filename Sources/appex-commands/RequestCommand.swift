@@ -1,6 +1,7 @@
 import AppexHostClient
 import AppexPolicy
 import AppexSandbox
+import AppexStateDirectory
 import AppexSupervisor
 import AppexWire
 import ArgumentParser

@@ -1,6 +1,7 @@
 import AppexPolicy
 import AppexSandbox
 import AppexRun
+import AppexStateDirectory
 import ArgumentParser
 import Foundation
 #if canImport(Glibc)

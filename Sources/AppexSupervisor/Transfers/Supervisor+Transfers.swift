@@ -1,6 +1,7 @@
 import AppexPolicy
 import AppexRegistry
 import AppexSandbox
+import AppexStateDirectory
 import AppexTransferPlan
 import AppexWire
 import Foundation

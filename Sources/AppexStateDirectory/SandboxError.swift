@@ -1,7 +1,7 @@
-import CAppexLauncher
 import SystemPackage
 
-/// A failed sandbox operation: what was being done, on what, and the errno.
+/// A failed operation of the sandbox or of the state directory: what was being done, on
+/// what, and the errno.
 public struct SandboxError: Error, Sendable, Equatable, CustomStringConvertible {
     public var operation: String
     public var path: String?
@@ -24,27 +24,9 @@ public struct SandboxError: Error, Sendable, Equatable, CustomStringConvertible 
     }
 }
 
-/// A step of the launch that failed in the child (or the clone itself).
-public struct LaunchError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The launcher step (`APPEX_STEP_*`) and its name, e.g. `mount`.
-    public var step: Int32
-    public var stepName: String
-    /// What the step was about, e.g. `mount data dir` for one mount operation.
-    public var what: String
-    /// The host or view path involved, when there is one.
-    public var path: String?
-    public var errno: Errno
-
-    public var description: String {
-        var s = "\(what): \(Errno.symbol(errno.rawValue)) (\(errno.description))"
-        if let path { s += " (\(path))" }
-        return s
-    }
-}
-
 extension Errno {
     /// The symbolic name (`EACCES`) for messages people search for.
-    static func symbol(_ value: Int32) -> String {
+    package static func symbol(_ value: Int32) -> String {
         let names: [Int32: String] = [
             1: "EPERM", 2: "ENOENT", 3: "ESRCH", 4: "EINTR", 5: "EIO", 7: "E2BIG", 8: "ENOEXEC", 9: "EBADF",
             11: "EAGAIN", 12: "ENOMEM", 13: "EACCES", 14: "EFAULT", 16: "EBUSY", 17: "EEXIST",

@@ -1,7 +1,7 @@
 import AppexTestSupport
 import Foundation
 import Testing
-@testable import AppexSandbox
+@testable import AppexStateDirectory
 #if canImport(Glibc)
 import Glibc
 #endif

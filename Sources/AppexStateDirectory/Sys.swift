@@ -1,19 +1,18 @@
 // Thin wrappers over the system calls the parent side uses; each failure
 // becomes a SandboxError carrying the operation, the path and the errno.
-import AppexCgroups
 import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #endif
 
 package enum Sys {
-    static var errno: Errno { Errno(rawValue: Glibc.errno) }
+    package static var errno: Errno { Errno(rawValue: Glibc.errno) }
 
-    static func fail(_ op: String, _ path: String? = nil) -> SandboxError {
+    package static func fail(_ op: String, _ path: String? = nil) -> SandboxError {
         SandboxError(op, path: path, errno: errno)
     }
 
-    static func open(_ path: String, _ flags: Int32, mode: mode_t = 0, at dir: Int32 = AT_FDCWD) throws -> Int32 {
+    package static func open(_ path: String, _ flags: Int32, mode: mode_t = 0, at dir: Int32 = AT_FDCWD) throws -> Int32 {
         while true {
             let fd = openat(dir, path, flags | O_CLOEXEC, mode)
             if fd >= 0 { return fd }
@@ -21,17 +20,17 @@ package enum Sys {
         }
     }
 
-    static func close(_ fd: Int32) { if fd >= 0 { _ = Glibc.close(fd) } }
+    package static func close(_ fd: Int32) { if fd >= 0 { _ = Glibc.close(fd) } }
 
     /// mkdir that treats an existing directory as success. Returns true when it made one.
     @discardableResult
-    static func mkdir(_ path: String, mode: mode_t, at dir: Int32 = AT_FDCWD) throws -> Bool {
+    package static func mkdir(_ path: String, mode: mode_t, at dir: Int32 = AT_FDCWD) throws -> Bool {
         if mkdirat(dir, path, mode) == 0 { return true }
         if Glibc.errno == EEXIST { return false }
         throw fail("mkdir", path)
     }
 
-    static func readAll(fd: Int32) throws -> [UInt8] {
+    package static func readAll(fd: Int32) throws -> [UInt8] {
         var out: [UInt8] = []
         var buf = [UInt8](repeating: 0, count: 65536)
         while true {
@@ -45,7 +44,7 @@ package enum Sys {
         }
     }
 
-    static func readFile(_ path: String) throws -> [UInt8] {
+    package static func readFile(_ path: String) throws -> [UInt8] {
         let fd = try open(path, O_RDONLY)
         defer { close(fd) }
         return try readAll(fd: fd)
@@ -63,17 +62,15 @@ package enum Sys {
         }
     }
 
-    static func monotonicNanos() -> UInt64 { MonotonicTime.now }
-
-    static func lstat(_ path: String) -> stat? {
+    package static func lstat(_ path: String) -> stat? {
         var st = stat()
         return Glibc.lstat(path, &st) == 0 ? st : nil
     }
 
-    static func isDirectory(_ st: stat) -> Bool { (st.st_mode & S_IFMT) == S_IFDIR }
-    static func isSymlink(_ st: stat) -> Bool { (st.st_mode & S_IFMT) == S_IFLNK }
+    package static func isDirectory(_ st: stat) -> Bool { (st.st_mode & S_IFMT) == S_IFDIR }
+    package static func isSymlink(_ st: stat) -> Bool { (st.st_mode & S_IFMT) == S_IFLNK }
 
-    static func readlink(_ path: String) throws -> String {
+    package static func readlink(_ path: String) throws -> String {
         var buf = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let n = Glibc.readlink(path, &buf, buf.count - 1)
         if n < 0 { throw fail("readlink", path) }
@@ -85,11 +82,11 @@ package enum Sys {
 /// pthread object must not move, and `&` on a stored property gives an address only for the
 /// length of one call. No NSLock: its first use brought Foundation's class machinery into
 /// every `appex run`.
-final class HeapMutex: @unchecked Sendable {
+package final class HeapMutex: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let condition: UnsafeMutablePointer<pthread_cond_t>
 
-    init() {
+    package init() {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
@@ -105,25 +102,25 @@ final class HeapMutex: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    func lock() { pthread_mutex_lock(mutex) }
-    func unlock() { pthread_mutex_unlock(mutex) }
+    package func lock() { pthread_mutex_lock(mutex) }
+    package func unlock() { pthread_mutex_unlock(mutex) }
 
     /// With the lock held: releases it, sleeps until `broadcast()`, takes it again (and may
     /// wake without one: callers wait in a loop on their own state).
-    func wait() { pthread_cond_wait(condition, mutex) }
+    package func wait() { pthread_cond_wait(condition, mutex) }
 
     /// Wakes every `wait()`; called with the lock held.
-    func broadcast() { pthread_cond_broadcast(condition) }
+    package func broadcast() { pthread_cond_broadcast(condition) }
 }
 
 /// A value behind a lock, for state shared between threads.
-final class Protected<Value>: @unchecked Sendable {
+package final class Protected<Value>: @unchecked Sendable {
     private var value: Value
     private let mutex = HeapMutex()
 
-    init(_ value: Value) { self.value = value }
+    package init(_ value: Value) { self.value = value }
 
-    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+    package func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
         mutex.lock()
         defer { mutex.unlock() }
         return try body(&value)

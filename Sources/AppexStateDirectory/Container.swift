@@ -109,15 +109,6 @@ public struct ContainerStore: Sendable {
         Sys.close(try Self.directory(beneath: root, "rootfs", mode: 0o755, owner: (0, 0)))
     }
 
-    /// The extension's log (created 0640), written only by Appex: see `ExtensionLog`.
-    public func openLog(for bundleIdentifier: String, limit: Int = ExtensionLog.defaultLimit) throws -> ExtensionLog {
-        try Self.validate(identifier: bundleIdentifier)
-        let root = try openStateRoot()
-        defer { Sys.close(root) }
-        let logs = try Self.directory(beneath: root, "logs", mode: 0o700, owner: (0, 0))
-        return try ExtensionLog(logsFD: logs, bundleIdentifier: bundleIdentifier, limit: limit)
-    }
-
     /// Removes a container and everything in it (for `appex uninstall` and tests).
     public func removeContainer(for bundleIdentifier: String) throws {
         try Self.validate(identifier: bundleIdentifier)
@@ -131,9 +122,9 @@ public struct ContainerStore: Sendable {
         try Self.removeTree(groupPath(for: group))
     }
 
-    static let resolveBeneath: UInt64 = 0x08 | 0x04  // RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS
+    package static let resolveBeneath: UInt64 = 0x08 | 0x04  // RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS
 
-    private func openStateRoot() throws -> Int32 {
+    package func openStateRoot() throws -> Int32 {
         try Sys.mkdir(stateRoot, mode: 0o755)
         return try Sys.open(stateRoot, O_RDONLY | O_DIRECTORY)
     }
@@ -143,7 +134,7 @@ public struct ContainerStore: Sendable {
     /// the one before, so a component an extension replaced with a symlink stops the walk
     /// (ELOOP) before root creates, chowns or chmods anything outside the container.
     /// Intermediate components get the same owner and mode.
-    static func directory(beneath dir: Int32, _ name: String, mode: mode_t, owner: (UInt32, UInt32)) throws -> Int32 {
+    package static func directory(beneath dir: Int32, _ name: String, mode: mode_t, owner: (UInt32, UInt32)) throws -> Int32 {
         let parts = name.split(separator: "/").map(String.init)
         guard !parts.isEmpty, !parts.contains(".."), !parts.contains(".") else {
             throw SandboxError("mkdir", path: name, errno: .invalidArgument, message: "not a relative path of plain names")
@@ -182,7 +173,7 @@ public struct ContainerStore: Sendable {
 
     /// rm -r without following symlinks (`TreeRemoval`). `path` itself is named by Appex (a
     /// container, a test directory); only its last component is removed beneath its parent.
-    static func removeTree(_ path: String) throws {
+    package static func removeTree(_ path: String) throws {
         var trimmed = path
         while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed.removeLast() }
         guard let slash = trimmed.lastIndex(of: "/") else {

@@ -1,4 +1,5 @@
-@testable import AppexSandbox
+import AppexTestSupport
+@testable import AppexStateDirectory
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -17,8 +18,8 @@ struct UIDAllocatorTests {
     }
 
     @Test func seesWhatOthersAppendAndNeverReusesIt() throws {
-        let state = try Fixture.makeTempDirectory("uid-cache")
-        defer { try? ContainerStore.removeTree(state) }
+        let scratch = try ScratchDirectory("uid-cache")
+        let state = scratch.path
         let alloc = UIDAllocator(stateRoot: state, range: 300_000...300_009)
         #expect(try alloc.uid(for: "com.example.a") == 300_000)
         #expect(try alloc.uid(for: "com.example.b") == 300_001)
