@@ -129,11 +129,14 @@ let package = Package(
                                            "-use-ld=lld", "-Xlinker", "--symbol-ordering-file=\(linkOrder)",
                                            "-Xlinker", "--no-warn-symbol-ordering"], .when(configuration: .release))]
         ),
+        // What the command line's libraries share with it: JSON and table output, error text.
+        .target(name: "AppexCommandSupport"),
         // The full tool: every command, with argument-parser (`appex --help` is its help).
         .executableTarget(
             name: "appex-commands",
             dependencies: [
                 "AppexRun", "AppexBundle", "AppexPolicy", "AppexActivation", "AppexSandbox", "AppexStateDirectory", "AppexSupervisor", "AppexHostClient",
+                "AppexCommandSupport",
                 "AppexBinaryLint", "AppexWire", "AppexCgroups", "AppexRegistry", "AppexVersion",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,3 +1,4 @@
+import AppexCommandSupport
 import AppexPolicy
 import Foundation
 #if canImport(Glibc)

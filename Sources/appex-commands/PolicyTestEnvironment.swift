@@ -1,4 +1,5 @@
 import AppexCgroups
+import AppexCommandSupport
 import AppexSandbox
 import AppexStateDirectory
 import Foundation

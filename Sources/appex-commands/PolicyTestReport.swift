@@ -1,3 +1,4 @@
+import AppexCommandSupport
 import Foundation
 
 /// The three forms of `appex test-policy`'s report: a line per case, JSON, JUnit XML.

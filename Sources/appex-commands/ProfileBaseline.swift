@@ -1,3 +1,4 @@
+import AppexCommandSupport
 import Foundation
 
 /// `appex profile --baseline FILE`: an earlier run's `--json` output, compared phase by phase

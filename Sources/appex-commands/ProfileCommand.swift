@@ -1,3 +1,4 @@
+import AppexCommandSupport
 import AppexSandbox
 import AppexStateDirectory
 import AppexSupervisor

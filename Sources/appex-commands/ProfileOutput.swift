@@ -1,3 +1,4 @@
+import AppexCommandSupport
 import Foundation
 
 /// What `appex profile` shows: a table of p50/p90/p99/max per phase against the launch

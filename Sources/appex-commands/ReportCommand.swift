@@ -1,3 +1,4 @@
+import AppexCommandSupport
 import AppexRegistry
 import AppexSupervisor
 import ArgumentParser

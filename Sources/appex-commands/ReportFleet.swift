@@ -1,3 +1,4 @@
+import AppexCommandSupport
 import Foundation
 
 /// The first thing `appex report` shows across all the extensions in the history, as

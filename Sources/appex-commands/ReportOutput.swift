@@ -1,3 +1,4 @@
+import AppexCommandSupport
 import Foundation
 
 /// What `appex report` shows for each extension in the history: launch phases, launch time

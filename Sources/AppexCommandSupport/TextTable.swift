@@ -1,7 +1,7 @@
 /// Columns for the terminal: the first left-aligned, the others right-aligned (numbers) or,
 /// with `textColumns`, left-aligned too; each as wide as its widest cell.
-enum TextTable {
-    static func render(headers: [String], rows: [[String]], indent: String = "  ", textColumns: Bool = false) -> [String] {
+package enum TextTable {
+    package static func render(headers: [String], rows: [[String]], indent: String = "  ", textColumns: Bool = false) -> [String] {
         let all = [headers] + rows
         let columns = all.map(\.count).max() ?? 0
         var widths = [Int](repeating: 0, count: columns)

@@ -1,8 +1,8 @@
 import Foundation
 
 /// Prints JSON the same way everywhere: sorted keys, so output diffs cleanly.
-enum JSONOutput {
-    static func print(_ object: Any) throws {
+package enum JSONOutput {
+    package static func print(_ object: Any) throws {
         let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
         Swift.print(String(decoding: data, as: UTF8.self))
     }
@@ -10,5 +10,5 @@ enum JSONOutput {
 
 extension Optional {
     /// `NSNull` for nil, so JSON shows the key with `null` instead of dropping it.
-    var jsonOrNull: Any { self.map { $0 as Any } ?? NSNull() }
+    package var jsonOrNull: Any { self.map { $0 as Any } ?? NSNull() }
 }
