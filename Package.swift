@@ -131,12 +131,22 @@ let package = Package(
         ),
         // What the command line's libraries share with it: JSON and table output, error text.
         .target(name: "AppexCommandSupport"),
+        // `appex test-policy`'s engine (Docs/policy-tests.md): test files read and checked, cases
+        // planned and run under the real sandbox or an embedded supervisor, verdicts, reports.
+        .target(
+            name: "AppexPolicyTesting",
+            dependencies: [
+                "AppexCommandSupport", "AppexPolicy", "AppexSandbox", "AppexStateDirectory", "AppexCgroups", "AppexSupervisor", "AppexWire",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(name: "AppexPolicyTestingTests", dependencies: ["AppexPolicyTesting", "AppexPolicy", "AppexTestSupport"]),
         // The full tool: every command, with argument-parser (`appex --help` is its help).
         .executableTarget(
             name: "appex-commands",
             dependencies: [
                 "AppexRun", "AppexBundle", "AppexPolicy", "AppexActivation", "AppexSandbox", "AppexStateDirectory", "AppexSupervisor", "AppexHostClient",
-                "AppexCommandSupport",
+                "AppexCommandSupport", "AppexPolicyTesting",
                 "AppexBinaryLint", "AppexWire", "AppexCgroups", "AppexRegistry", "AppexVersion",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,5 +1,6 @@
 import AppexCommandSupport
 import AppexPolicy
+import AppexPolicyTesting
 import AppexSandbox
 import AppexRun
 import AppexStateDirectory

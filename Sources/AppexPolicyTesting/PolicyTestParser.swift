@@ -2,17 +2,19 @@ import AppexPolicy
 import Foundation
 
 /// Every mistake found in a test file (checking goes on past the first one).
-struct PolicyTestErrors: Error, CustomStringConvertible {
-    var errors: [PolicyError]
+package struct PolicyTestErrors: Error, CustomStringConvertible {
+    package var errors: [PolicyError]
     init(_ errors: [PolicyError]) { self.errors = errors }
-    var description: String { errors.map(\.description).joined(separator: "\n") }
+    package var description: String { errors.map(\.description).joined(separator: "\n") }
 }
 
 /// Reads policy test files (Docs/policy-tests.md) with the policy files' rules: every mistake
 /// is a `PolicyError` with file, line and dotted key, an unknown key is an error, and checking
 /// goes on past the first mistake so one run lists them all.
-struct PolicyTestParser {
+package struct PolicyTestParser {
     let catalog: PolicyTestCatalog
+
+    package init(catalog: PolicyTestCatalog) { self.catalog = catalog }
 
     static let topKeys: Set<String> = ["title", "extensionPoint", "extensionPoints", "policy", "bystander", "cases"]
     static let caseKeys: Set<String> = [
@@ -34,7 +36,7 @@ struct PolicyTestParser {
 
     /// The test files among `paths`: files as given, and the `.yaml`/`.yml` files directly
     /// in each directory, sorted. A path that is neither is an error.
-    static func files(in paths: [String]) throws -> [String] {
+    package static func files(in paths: [String]) throws -> [String] {
         var out: [String] = []
         for path in paths {
             var isDir: ObjCBool = false
@@ -54,7 +56,7 @@ struct PolicyTestParser {
     }
 
     /// Parses one file; throws `PolicyTestErrors` listing every mistake.
-    func parse(file: String) throws -> PolicyTestFile {
+    package func parse(file: String) throws -> PolicyTestFile {
         let text = try Self.read(file)
         let root = try YAMLNode.parse(text, file: file)
         var errors: [PolicyError] = []

@@ -11,15 +11,15 @@ import Glibc
 /// A policy file becomes an overlay directory of its own (a link to it in
 /// `<scratch>/policy-N/extension-points/`), because that is the form the supervisor takes;
 /// errors name the file as written, not the link.
-final class PolicyTestCatalog: @unchecked Sendable {
+package final class PolicyTestCatalog: @unchecked Sendable {
     let overlays: [String]
-    let base: PolicySet
+    package let base: PolicySet
     /// A private directory for generated overlays, removed by `removeScratch()`.
     let scratch: String
     private var files: [String: Result<(set: PolicySet, overlay: String, points: [String]), any Error>] = [:]
     private let lock = NSLock()
 
-    init(overlays: [String]) throws {
+    package init(overlays: [String]) throws {
         self.overlays = overlays
         base = try PolicyLocator.load(overlays: overlays)
         var template = Array((NSTemporaryDirectory() + "appex-test-policy-XXXXXX").utf8CString)
@@ -72,7 +72,7 @@ final class PolicyTestCatalog: @unchecked Sendable {
         return effective
     }
 
-    func removeScratch() {
+    package func removeScratch() {
         try? FileManager.default.removeItem(atPath: scratch)
     }
 }

@@ -1,14 +1,14 @@
 import AppexPolicy
 
 /// How a case came out: what was seen, and, when it failed, why in words.
-struct PolicyTestVerdict: Sendable {
-    var passed: Bool
+package struct PolicyTestVerdict: Sendable {
+    package var passed: Bool
     var observed: String
     /// For a failure: what went wrong. For a pass: how the answer was attributed, if it was.
     var note: String?
 
-    static func pass(_ observed: String, _ note: String? = nil) -> Self { Self(passed: true, observed: observed, note: note) }
-    static func fail(_ observed: String, _ why: String) -> Self { Self(passed: false, observed: observed, note: why) }
+    package static func pass(_ observed: String, _ note: String? = nil) -> Self { Self(passed: true, observed: observed, note: note) }
+    package static func fail(_ observed: String, _ why: String) -> Self { Self(passed: false, observed: observed, note: why) }
 }
 
 /// Judges an appex-probe run against a case's expectation. `rerun` runs the same attempt again

@@ -6,21 +6,33 @@ import Glibc
 #endif
 
 /// One line of the report: a case, or a check of the bystander or the host.
-struct PolicyTestResult: Sendable {
+package struct PolicyTestResult: Sendable {
     var suite: String
     var name: String
     var file: String?
     var line: Int?
     var extensionPoint: String?
     var expected: String
-    var verdict: PolicyTestVerdict
+    package var verdict: PolicyTestVerdict
     var milliseconds: Int64
+
+    package init(suite: String, name: String, file: String? = nil, line: Int? = nil, extensionPoint: String? = nil,
+                 expected: String, verdict: PolicyTestVerdict, milliseconds: Int64) {
+        self.suite = suite
+        self.name = name
+        self.file = file
+        self.line = line
+        self.extensionPoint = extensionPoint
+        self.expected = expected
+        self.verdict = verdict
+        self.milliseconds = milliseconds
+    }
 }
 
 /// Runs planned cases on worker threads: appex-probe cases on `jobs` threads (they use the
 /// CPU), supervisor cases on four times as many (they mostly wait for a deadline). Results come
 /// back in plan order through `report` as soon as each one and all before it are done.
-final class PolicyTestRunner: @unchecked Sendable {
+package final class PolicyTestRunner: @unchecked Sendable {
     let environment: PolicyTestEnvironment
     let catalog: PolicyTestCatalog
     let probes: PolicyTestProbeRunner
@@ -30,10 +42,10 @@ final class PolicyTestRunner: @unchecked Sendable {
     /// Set by `cancel()` (SIGINT, SIGTERM): workers take no new case; those running finish.
     private let cancelled = Protected(false)
 
-    func cancel() { cancelled.withLock { $0 = true } }
+    package func cancel() { cancelled.withLock { $0 = true } }
     var wasCancelled: Bool { cancelled.withLock { $0 } }
 
-    init(environment: PolicyTestEnvironment, catalog: PolicyTestCatalog, bystander: PolicyTestBystander?, jobs: Int) {
+    package init(environment: PolicyTestEnvironment, catalog: PolicyTestCatalog, bystander: PolicyTestBystander?, jobs: Int) {
         self.environment = environment
         self.catalog = catalog
         self.bystander = bystander
@@ -42,7 +54,7 @@ final class PolicyTestRunner: @unchecked Sendable {
         supervisors = PolicyTestSupervisorRunner(environment: environment, catalog: catalog)
     }
 
-    func run(_ planned: [PlannedPolicyTest], report: @escaping @Sendable (PolicyTestResult) -> Void) -> [PolicyTestResult] {
+    package func run(_ planned: [PlannedPolicyTest], report: @escaping @Sendable (PolicyTestResult) -> Void) -> [PolicyTestResult] {
         let results = Protected<(done: [PolicyTestResult?], printed: Int)>((Array(repeating: nil, count: planned.count), 0))
         let probeCases = planned.indices.filter { !planned[$0].testCase.throughSupervisor }
         let supervisorCases = planned.indices.filter { planned[$0].testCase.throughSupervisor }
@@ -141,7 +153,7 @@ final class PolicyTestRunner: @unchecked Sendable {
     }
 
     /// After the cases: the bystander is still running and kept its data.
-    func bystanderChecks() -> [PolicyTestResult] {
+    package func bystanderChecks() -> [PolicyTestResult] {
         guard let bystander else { return [] }
         let running = bystander.isRunning
         let now = bystander.currentSecret

@@ -11,7 +11,7 @@ import Glibc
 /// directory, a cgroup parent of its own, a uid range split between the `appex run` cases and
 /// each supervisor, the probe staged as a bundle, and (when cases ask) a loopback listener.
 /// `hostLeftovers()` looks for anything of it still on the host afterwards.
-final class PolicyTestEnvironment: @unchecked Sendable {
+package final class PolicyTestEnvironment: @unchecked Sendable {
     let stateDirectory: String
     let ownsStateDirectory: Bool
     let cgroups: CgroupManager
@@ -33,7 +33,7 @@ final class PolicyTestEnvironment: @unchecked Sendable {
 
     static let setuidProbePath = FilesystemView.bundlePath + "/setuid-probe"
 
-    init(stateDirectory: String?, uidRange: ClosedRange<UInt32>, probe: String, probeExtension: String,
+    package init(stateDirectory: String?, uidRange: ClosedRange<UInt32>, probe: String, probeExtension: String,
          setuidProbe: Bool, listener: Bool) throws {
         if let stateDirectory {
             try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
@@ -129,7 +129,7 @@ final class PolicyTestEnvironment: @unchecked Sendable {
     /// ended: cgroup directories under its parents (the empty parents are removed first),
     /// mount points under its state directory in the host's mount table, processes running
     /// as any uid it assigned.
-    func hostLeftovers() -> (cgroups: [String], mounts: [String], processes: [String]) {
+    package func hostLeftovers() -> (cgroups: [String], mounts: [String], processes: [String]) {
         var cgroupDirs: [String] = []
         for manager in allCgroups {
             try? manager.removeParent()
@@ -174,7 +174,7 @@ final class PolicyTestEnvironment: @unchecked Sendable {
     }
 
     /// Removes the cgroup parents and, unless the operator named it, the state directory.
-    func tearDown() {
+    package func tearDown() {
         if listenerFD >= 0 { close(listenerFD); listenerFD = -1 }
         for manager in allCgroups { try? manager.removeParent() }
         if ownsStateDirectory { try? FileManager.default.removeItem(atPath: stateDirectory) }

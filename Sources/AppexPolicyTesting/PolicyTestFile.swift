@@ -93,7 +93,7 @@ struct PolicyTestLimits: Sendable, Hashable {
 }
 
 /// One case as written, before its extension points are expanded.
-struct PolicyTestCase: Sendable {
+package struct PolicyTestCase: Sendable {
     var file: String
     var line: Int?
     var name: String
@@ -115,10 +115,10 @@ struct PolicyTestCase: Sendable {
     var architectures: [String]?
 
     /// Through an embedded supervisor with the probe extension, rather than `appex run`.
-    var throughSupervisor: Bool { request != nil || !probeConf.isEmpty || expectation.needsSupervisor }
+    package var throughSupervisor: Bool { request != nil || !probeConf.isEmpty || expectation.needsSupervisor }
 
     /// Every `${NAME}` its arguments use.
-    var variables: Set<String> {
+    package var variables: Set<String> {
         Set(((action ?? []) + (request ?? [])).flatMap(PolicyTestVariables.names(in:)))
             .union(expectationOutputVariables)
     }
@@ -130,9 +130,9 @@ struct PolicyTestCase: Sendable {
 }
 
 /// One test file: a title, whether it runs a bystander beside its cases, and its cases.
-struct PolicyTestFile: Sendable {
+package struct PolicyTestFile: Sendable {
     var path: String
     var title: String?
-    var bystander: Bool
+    package var bystander: Bool
     var cases: [PolicyTestCase]
 }

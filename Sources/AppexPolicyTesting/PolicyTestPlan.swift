@@ -5,8 +5,8 @@ import Glibc
 #endif
 
 /// One case under one extension point, with the policy it runs under resolved.
-struct PlannedPolicyTest: Sendable {
-    var testCase: PolicyTestCase
+package struct PlannedPolicyTest: Sendable {
+    package var testCase: PolicyTestCase
     var extensionPoint: String
     /// The case's name, with the extension point when the case runs under several.
     var name: String
@@ -18,8 +18,8 @@ struct PlannedPolicyTest: Sendable {
 
 /// Expands cases into planned runs: one per extension point, those for other architectures
 /// left out (and counted), those not matching `--filter` left out.
-enum PolicyTestPlanner {
-    static func plan(_ files: [PolicyTestFile], catalog: PolicyTestCatalog, filters: [String]) throws
+package enum PolicyTestPlanner {
+    package static func plan(_ files: [PolicyTestFile], catalog: PolicyTestCatalog, filters: [String]) throws
         -> (planned: [PlannedPolicyTest], otherArchitecture: Int) {
         let arch = machine
         var out: [PlannedPolicyTest] = []
@@ -43,7 +43,7 @@ enum PolicyTestPlanner {
     }
 
     /// `uname -m`: x86_64, aarch64, …
-    static var machine: String {
+    package static var machine: String {
         var u = utsname()
         uname(&u)
         return withUnsafeBytes(of: u.machine) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }

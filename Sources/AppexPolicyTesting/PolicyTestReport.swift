@@ -2,21 +2,21 @@ import AppexCommandSupport
 import Foundation
 
 /// The three forms of `appex test-policy`'s report: a line per case, JSON, JUnit XML.
-enum PolicyTestReport {
+package enum PolicyTestReport {
     /// `PASS suite: name: expected …; observed …` (a failure adds why).
-    static func line(_ r: PolicyTestResult) -> String {
+    package static func line(_ r: PolicyTestResult) -> String {
         let v = r.verdict
         var s = "\(v.passed ? "PASS" : "FAIL") \(r.suite): \(r.name): expected \(r.expected); observed \(v.observed)"
         if let note = v.note { s += v.passed ? " (\(note))" : " -- \(note)" }
         return s
     }
 
-    static func summary(_ results: [PolicyTestResult]) -> String {
+    package static func summary(_ results: [PolicyTestResult]) -> String {
         let passed = results.filter(\.verdict.passed).count
         return "\(passed) passed, \(results.count - passed) failed"
     }
 
-    static func json(_ results: [PolicyTestResult], notes: [String]) -> [String: Any] {
+    package static func json(_ results: [PolicyTestResult], notes: [String]) -> [String: Any] {
         let passed = results.filter(\.verdict.passed).count
         return [
             "passed": passed,
@@ -35,7 +35,7 @@ enum PolicyTestReport {
 
     /// JUnit XML as CI systems read it: a testsuite per file, a testcase per case, a
     /// failure element carrying expected, observed and why.
-    static func junit(_ results: [PolicyTestResult]) -> String {
+    package static func junit(_ results: [PolicyTestResult]) -> String {
         var suites: [(String, [PolicyTestResult])] = []
         for r in results {
             if let i = suites.firstIndex(where: { $0.0 == r.suite }) { suites[i].1.append(r) } else { suites.append((r.suite, [r])) }

@@ -11,7 +11,7 @@ import Glibc
 /// writes a secret into its data container, then sleeps in its own sandbox. The cases may aim
 /// at it (`${bystanderPID}`, `${bystanderContainer}`); afterwards it must still be running
 /// and its secret unchanged.
-final class PolicyTestBystander: @unchecked Sendable {
+package final class PolicyTestBystander: @unchecked Sendable {
     static let identifier = "dev.appex.test-policy.bystander"
     static let extensionPoint = "com.apple.share-services"
     static let secretName = "Documents/bystander-secret"
@@ -23,7 +23,7 @@ final class PolicyTestBystander: @unchecked Sendable {
     var pid: Int32 { run.process?.pid ?? -1 }
     var secretPath: String { container.path + "/" + Self.secretName }
 
-    init(environment: PolicyTestEnvironment, policies: PolicySet) throws {
+    package init(environment: PolicyTestEnvironment, policies: PolicySet) throws {
         var spec = SandboxSpec(executable: environment.probeExecutable,
                                policy: EffectivePolicy(extensionPoint: Self.extensionPoint, in: policies),
                                bundleIdentifier: Self.identifier, arguments: [])
@@ -64,7 +64,7 @@ final class PolicyTestBystander: @unchecked Sendable {
     /// Its secret as it is now on the host, nil if gone.
     var currentSecret: String? { try? String(contentsOfFile: secretPath, encoding: .utf8) }
 
-    func stop() {
+    package func stop() {
         run.cleanup()
         sandbox.close()
     }
