@@ -141,12 +141,16 @@ let package = Package(
             ]
         ),
         .testTarget(name: "AppexPolicyTestingTests", dependencies: ["AppexPolicyTesting", "AppexPolicy", "AppexTestSupport"]),
+        // What `appex profile` and `appex report` make of launch timings: percentiles, the
+        // history read from the registry, the fleet summary, text, JSON and HTML with SVG plots.
+        .target(name: "AppexLaunchReport", dependencies: ["AppexCommandSupport", "AppexBundle", "AppexPolicy", "AppexRegistry"]),
+        .testTarget(name: "AppexLaunchReportTests", dependencies: ["AppexLaunchReport", "AppexCommandSupport", "AppexRegistry", "AppexTestSupport"]),
         // The full tool: every command, with argument-parser (`appex --help` is its help).
         .executableTarget(
             name: "appex-commands",
             dependencies: [
                 "AppexRun", "AppexBundle", "AppexPolicy", "AppexActivation", "AppexSandbox", "AppexStateDirectory", "AppexSupervisor", "AppexHostClient",
-                "AppexCommandSupport", "AppexPolicyTesting",
+                "AppexCommandSupport", "AppexPolicyTesting", "AppexLaunchReport",
                 "AppexBinaryLint", "AppexWire", "AppexCgroups", "AppexRegistry", "AppexVersion",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

@@ -5,8 +5,8 @@ import AppexPolicy
 import AppexRegistry
 import AppexRun
 import AppexSandbox
-#if canImport(Glibc)
 import AppexStateDirectory
+#if canImport(Glibc)
 import Glibc
 #endif
 

@@ -1,4 +1,5 @@
 import AppexCommandSupport
+import AppexLaunchReport
 import AppexSandbox
 import AppexStateDirectory
 import AppexSupervisor

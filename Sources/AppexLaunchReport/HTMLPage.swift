@@ -4,7 +4,7 @@ import Foundation
 /// Content-Security-Policy that forbids every fetch, so the page cannot reach the network even
 /// if something in it tried (the browser would refuse and say so on its console, which the
 /// Chromium test reads). The markup is also well-formed XML, which the tests check.
-struct HTMLPage {
+package struct HTMLPage {
     var title: String
     private var parts: [String] = []
 
@@ -59,7 +59,7 @@ struct HTMLPage {
         """
     }
 
-    func write(to path: String) throws {
+    package func write(to path: String) throws {
         try Data(render().utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
     }
 

@@ -2,7 +2,7 @@
 /// history), in the order they happen, with what each covers, and the one phase derived from
 /// them: `startup`, the extension's own start-up, `checkIn − spawn`. Docs/profiling.md has
 /// the same table.
-enum LaunchPhaseCatalog {
+package enum LaunchPhaseCatalog {
     enum Share: String {
         /// appexd and the kernel building and entering the sandbox.
         case sandbox
@@ -45,7 +45,7 @@ enum LaunchPhaseCatalog {
     }
 
     /// `phases` with `startup` added when both its ends are there.
-    static func withDerived(_ phases: [String: UInt64]) -> [String: UInt64] {
+    package static func withDerived(_ phases: [String: UInt64]) -> [String: UInt64] {
         var out = phases
         if let checkIn = phases["checkIn"], let spawn = phases["spawn"] {
             out["startup"] = checkIn >= spawn ? checkIn - spawn : 0

@@ -4,14 +4,20 @@ import Foundation
 /// What `appex report` shows for each extension in the history: launch phases, launch time
 /// over time and by version against the deadline, terminations by reason, and requests; in
 /// the terminal, as JSON, or as a page with plots.
-struct ReportOutput {
+package struct ReportOutput {
     let stateDirectory: String
     let histories: [ExtensionHistory]
     let bucket: ReportBucket
 
+    package init(stateDirectory: String, histories: [ExtensionHistory], bucket: ReportBucket) {
+        self.stateDirectory = stateDirectory
+        self.histories = histories
+        self.bucket = bucket
+    }
+
     // MARK: terminal
 
-    var human: String {
+    package var human: String {
         var lines: [String] = []
         if histories.allSatisfy({ $0.launches.isEmpty && $0.requests.isEmpty && $0.terminations.isEmpty }) {
             return "No history in \(stateDirectory)."
@@ -122,7 +128,7 @@ struct ReportOutput {
 
     // MARK: JSON
 
-    var json: [String: Any] {
+    package var json: [String: Any] {
         ["stateDirectory": stateDirectory, "percentiles": "exact-nearest-rank",
          "fleet": ReportFleet(histories).json, "extensions": histories.map(extensionJSON)]
     }
@@ -168,7 +174,7 @@ struct ReportOutput {
 
     // MARK: HTML
 
-    func html(generated: Date = Date()) -> HTMLPage {
+    package func html(generated: Date = Date()) -> HTMLPage {
         var page = HTMLPage(title: "appex report")
         page.heading("Launch and termination report", level: 1)
         page.paragraph("\(stateDirectory) · \(histories.count) extension\(histories.count == 1 ? "" : "s") · \(ProfileOutput.timestamp(generated))",

@@ -4,7 +4,7 @@ import Foundation
 /// `appex profile --baseline FILE`: an earlier run's `--json` output, compared phase by phase
 /// with this run, side by side (Xcode Organizer's comparison of two builds): p50 and p99
 /// before and now, and now over before.
-struct ProfileBaseline {
+package struct ProfileBaseline {
     struct Phase {
         var p50: UInt64
         var p99: UInt64
@@ -22,7 +22,7 @@ struct ProfileBaseline {
     }
 
     /// Reads `path`; the error names the file and the key that is missing or wrong.
-    static func load(_ path: String) throws -> ProfileBaseline {
+    package static func load(_ path: String) throws -> ProfileBaseline {
         let data: Data
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))

@@ -1,11 +1,10 @@
 import AppexBundle
 import AppexPolicy
 import AppexRegistry
-import ArgumentParser
 import Foundation
 
 /// How `appex report` groups launches over time.
-enum ReportBucket: String, ExpressibleByArgument, CaseIterable {
+package enum ReportBucket: String, CaseIterable {
     /// Hours when the history spans at most two days, days otherwise.
     case auto, hour, day
 }
@@ -13,7 +12,7 @@ enum ReportBucket: String, ExpressibleByArgument, CaseIterable {
 /// One extension's history, read from the state database, and the views `appex report`
 /// makes of it: launch-time percentiles overall, over time and by version; terminations by
 /// reason; request outcomes (the views of Xcode's Organizer).
-struct ExtensionHistory {
+package struct ExtensionHistory {
     var bundleIdentifier: String
     /// From its policy, when it is still installed and its policy loads.
     var deadlineMicros: UInt64?
@@ -23,7 +22,7 @@ struct ExtensionHistory {
     var terminations: [TerminationHistory]
 
     /// Nothing recorded for it.
-    var isEmpty: Bool { launches.isEmpty && requests.isEmpty && terminations.isEmpty }
+    package var isEmpty: Bool { launches.isEmpty && requests.isEmpty && terminations.isEmpty }
 
     /// Each launch's phases (µs) with `startup` derived, oldest first.
     var phaseSamples: [[String: UInt64]] { launches.map { LaunchPhaseCatalog.withDerived($0.phaseMicroseconds) } }
@@ -141,8 +140,8 @@ struct ExtensionHistory {
 }
 
 /// Reads the history of a state directory: every extension in it, or one.
-enum HistoryReader {
-    static func read(_ registry: Registry, extension identifier: String?, limit: Int,
+package enum HistoryReader {
+    package static func read(_ registry: Registry, extension identifier: String?, limit: Int,
                      policies: [String]) throws -> [ExtensionHistory] {
         // Oldest first by time (ids follow time too, unless the clock was set back).
         let launches = try registry.launches(of: identifier, limit: limit).sorted { ($0.time, $0.id ?? 0) < ($1.time, $1.id ?? 0) }

@@ -4,10 +4,15 @@ import Foundation
 /// What `appex profile` shows: a table of p50/p90/p99/max per phase against the launch
 /// deadline, grouped into the sandbox's share and the extension's start-up; the same as JSON;
 /// or a page with a distribution plot per phase.
-struct ProfileOutput {
+package struct ProfileOutput {
     let run: ProfileSamples
     /// `--baseline`: an earlier run to compare with.
     var baseline: ProfileBaseline? = nil
+
+    package init(run: ProfileSamples, baseline: ProfileBaseline? = nil) {
+        self.run = run
+        self.baseline = baseline
+    }
 
     var deadline: UInt64 { run.deadlineMicros }
 
@@ -27,7 +32,7 @@ struct ProfileOutput {
 
     // MARK: terminal
 
-    var human: String {
+    package var human: String {
         var lines: [String] = []
         let version = run.version.map { " (version \($0))" } ?? ""
         lines.append("\(run.bundleIdentifier)\(version): \(modeText), launch deadline \(Micros.format(deadline))")
@@ -82,7 +87,7 @@ struct ProfileOutput {
 
     // MARK: JSON
 
-    var json: [String: Any] {
+    package var json: [String: Any] {
         var phases: [String: Any] = [:]
         for name in run.phaseNames { phases[name] = run.summary(name).json }
         var o: [String: Any] = [
@@ -108,7 +113,7 @@ struct ProfileOutput {
 
     // MARK: HTML
 
-    func html(generated: Date = Date()) -> HTMLPage {
+    package func html(generated: Date = Date()) -> HTMLPage {
         var page = HTMLPage(title: "appex profile: \(run.bundleIdentifier)")
         page.heading("Launch profile: \(run.bundleIdentifier)", level: 1)
         let version = run.version.map { "version \($0) · " } ?? ""
