@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "AppexBundle", targets: ["AppexBundle"]),
         .library(name: "AppexPolicy", targets: ["AppexPolicy"]),
         .library(name: "AppexActivation", targets: ["AppexActivation"]),
+        .library(name: "AppexStateDirectory", targets: ["AppexStateDirectory"]),
         .library(name: "AppexSandbox", targets: ["AppexSandbox"]),
         .library(name: "AppexWire", targets: ["AppexWire", "AppexWireIO"]),
         .library(name: "AppexRegistry", targets: ["AppexRegistry"]),
@@ -81,11 +82,19 @@ let package = Package(
             name: "AppexCgroups",
             dependencies: ["CAppexEventLoop", .product(name: "SystemPackage", package: "swift-system")]
         ),
-        // Seccomp compilation, containers, the launcher driver, `run` orchestration.
+        // The state directory's layout: extensions' containers and app-group directories, the
+        // uid table, removing a tree an extension made; below both the sandbox and the registry.
+        // CAppexLauncher: openat2, which Swift's Glibc does not import.
+        .target(
+            name: "AppexStateDirectory",
+            dependencies: ["AppexBundle", "CAppexLauncher", .product(name: "SystemPackage", package: "swift-system")]
+        ),
+        .testTarget(name: "AppexStateDirectoryTests", dependencies: ["AppexStateDirectory", "AppexTestSupport"]),
+        // Seccomp compilation, the launcher driver, `run` orchestration.
         .target(
             name: "AppexSandbox",
             dependencies: [
-                "AppexBundle", "AppexPolicyCore", "AppexCgroups", "CSeccomp", "CAppexLauncher", "CAppexEventLoop",
+                "AppexBundle", "AppexPolicyCore", "AppexStateDirectory", "AppexCgroups", "CSeccomp", "CAppexLauncher", "CAppexEventLoop",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -101,7 +110,7 @@ let package = Package(
         .target(name: "AppexWireListener", dependencies: ["AppexWireIO", "CAppexWireIO"]),
         // `appex run` from a command line: the request, its preparation and its report, with no
         // Foundation, shared by the `appex` front and the full tool.
-        .target(name: "AppexRun", dependencies: ["AppexBundle", "AppexPolicyCore", "AppexSandbox"]),
+        .target(name: "AppexRun", dependencies: ["AppexBundle", "AppexPolicyCore", "AppexSandbox", "AppexStateDirectory"]),
         // `appex`: runs `appex run` itself and hands every other command line to appex-commands.
         // It links no Foundation, argument-parser, Yams or SQLite (Docs/launch-sequence.md,
         // "A run without Foundation").
@@ -120,11 +129,28 @@ let package = Package(
                                            "-use-ld=lld", "-Xlinker", "--symbol-ordering-file=\(linkOrder)",
                                            "-Xlinker", "--no-warn-symbol-ordering"], .when(configuration: .release))]
         ),
+        // What the command line's libraries share with it: JSON and table output, error text.
+        .target(name: "AppexCommandSupport"),
+        // `appex test-policy`'s engine (Docs/policy-tests.md): test files read and checked, cases
+        // planned and run under the real sandbox or an embedded supervisor, verdicts, reports.
+        .target(
+            name: "AppexPolicyTesting",
+            dependencies: [
+                "AppexCommandSupport", "AppexPolicy", "AppexSandbox", "AppexStateDirectory", "AppexCgroups", "AppexSupervisor", "AppexWire",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(name: "AppexPolicyTestingTests", dependencies: ["AppexPolicyTesting", "AppexPolicy", "AppexTestSupport"]),
+        // What `appex profile` and `appex report` make of launch timings: percentiles, the
+        // history read from the registry, the fleet summary, text, JSON and HTML with SVG plots.
+        .target(name: "AppexLaunchReport", dependencies: ["AppexCommandSupport", "AppexBundle", "AppexPolicy", "AppexRegistry"]),
+        .testTarget(name: "AppexLaunchReportTests", dependencies: ["AppexLaunchReport", "AppexCommandSupport", "AppexRegistry", "AppexTestSupport"]),
         // The full tool: every command, with argument-parser (`appex --help` is its help).
         .executableTarget(
             name: "appex-commands",
             dependencies: [
-                "AppexRun", "AppexBundle", "AppexPolicy", "AppexActivation", "AppexSandbox", "AppexSupervisor", "AppexHostClient",
+                "AppexRun", "AppexBundle", "AppexPolicy", "AppexActivation", "AppexSandbox", "AppexStateDirectory", "AppexSupervisor", "AppexHostClient",
+                "AppexCommandSupport", "AppexPolicyTesting", "AppexLaunchReport",
                 "AppexBinaryLint", "AppexWire", "AppexCgroups", "AppexRegistry", "AppexVersion",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -171,7 +197,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "AppexCgroupsTests", dependencies: ["AppexCgroups"]),
-        .testTarget(name: "AppexSandboxTests", dependencies: ["AppexSandbox", "AppexPolicy", "AppexCgroups", "AppexTestSupport"]),
+        .testTarget(name: "AppexSandboxTests", dependencies: ["AppexSandbox", "AppexStateDirectory", "AppexPolicy", "AppexCgroups", "AppexTestSupport"]),
         .testTarget(name: "AppexWireTests", dependencies: ["AppexWire", "AppexWireIO", "AppexWireListener", "AppexTestSupport"]),
         .testTarget(name: "AppexCLITests", dependencies: ["appex", "appex-commands", "appex-example-c", "appex-example-lib", "AppexExampleShare", "AppexRun", "AppexBinaryLint", "AppexCgroups", "AppexPolicy", "AppexSandbox", "AppexTestSupport"]),
 
@@ -179,13 +205,13 @@ let package = Package(
         .target(
             name: "AppexRegistry",
             // CAppexEventLoop: the per-thread file-system identity an install reads its source with.
-            dependencies: ["AppexBundle", "AppexSandbox", "CAppexEventLoop", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["AppexBundle", "AppexStateDirectory", "CAppexEventLoop", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         // Installs and toggles extensions in a loop until SIGKILLed, for the registry's crash test.
         .executableTarget(name: "appex-registry-crash-helper", dependencies: ["AppexRegistry"]),
         .testTarget(
             name: "AppexRegistryTests",
-            dependencies: ["AppexRegistry", "appex-registry-crash-helper", "AppexTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["AppexRegistry", "AppexStateDirectory", "appex-registry-crash-helper", "AppexTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
 
 
@@ -197,7 +223,7 @@ let package = Package(
         .target(
             name: "AppexSupervisor",
             dependencies: [
-                "AppexBundle", "AppexPolicy", "AppexActivation", "AppexSandbox", "AppexCgroups", "AppexRegistry",
+                "AppexBundle", "AppexPolicy", "AppexActivation", "AppexSandbox", "AppexStateDirectory", "AppexCgroups", "AppexRegistry",
                 "AppexWire", "AppexWireIO", "AppexWireListener", "CAppexLauncher", "CAppexEventLoop", "AppexTransferPlan",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -253,7 +279,7 @@ let package = Package(
         .executableTarget(
             name: "appexd",
             dependencies: [
-                "AppexSupervisor", "AppexDaemon", "AppexWire", "AppexSandbox", "AppexPolicy", "AppexMetrics", "AppexVersion",
+                "AppexSupervisor", "AppexDaemon", "AppexWire", "AppexSandbox", "AppexStateDirectory", "AppexPolicy", "AppexMetrics", "AppexVersion",
                 "AppexRun",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,4 +1,4 @@
-import AppexSandbox
+import AppexStateDirectory
 #if canImport(Glibc)
 import Glibc
 #endif

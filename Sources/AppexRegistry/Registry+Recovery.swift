@@ -1,4 +1,4 @@
-import AppexSandbox
+import AppexStateDirectory
 import GRDB
 #if canImport(Glibc)
 import Glibc

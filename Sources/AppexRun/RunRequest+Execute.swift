@@ -1,6 +1,7 @@
 import AppexBundle
 import AppexPolicyCore
 import AppexSandbox
+import AppexStateDirectory
 #if canImport(Glibc)
 import Glibc
 #endif

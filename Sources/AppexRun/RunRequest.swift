@@ -1,4 +1,5 @@
 import AppexSandbox
+import AppexStateDirectory
 
 /// What `appex run` was asked to do: RunCommand's options as plain values.
 ///

@@ -1,4 +1,4 @@
-import AppexSandbox
+import AppexStateDirectory
 
 /// A line to standard error with write(2) (`Sys.writeAll`): no stdio `FILE` (a shared
 /// mutable global) and no Foundation `FileHandle`.

@@ -1,3 +1,4 @@
+import AppexStateDirectory
 import CAppexEventLoop
 import Dispatch
 import SystemPackage

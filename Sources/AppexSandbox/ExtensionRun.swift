@@ -1,4 +1,5 @@
 import AppexCgroups
+import AppexStateDirectory
 import CAppexLauncher
 import SystemPackage
 #if canImport(Glibc)

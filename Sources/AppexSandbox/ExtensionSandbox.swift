@@ -1,4 +1,5 @@
 import AppexBundle
+import AppexStateDirectory
 import CAppexLauncher
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,5 @@
 import AppexPolicyCore
+import AppexStateDirectory
 import CAppexLauncher
 #if canImport(Glibc)
 import Glibc

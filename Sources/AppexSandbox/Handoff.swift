@@ -6,6 +6,7 @@
 ///
 /// Whoever made a `Handoff` must deliver or fail it on every way out, or a waiter waits
 /// forever; a second delivery is ignored.
+import AppexStateDirectory
 final class Handoff<Value: Sendable>: @unchecked Sendable {
     private let mutex = HeapMutex()
     // Two optionals, not a `Result<Value, any Error>`: making that type's metadata checks

@@ -1,3 +1,4 @@
+import AppexStateDirectory
 import CAppexLauncher
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,6 @@
 import AppexBundle
 import AppexPolicyCore
+import AppexStateDirectory
 
 extension SandboxSpec {
     /// The sandbox of a loaded bundle under its effective policy.

@@ -1,4 +1,5 @@
 import AppexPolicyCore
+import AppexStateDirectory
 import CAppexLauncher
 import CSeccomp
 #if canImport(Glibc)

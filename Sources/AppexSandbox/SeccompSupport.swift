@@ -1,3 +1,4 @@
+import AppexStateDirectory
 import CSeccomp
 #if canImport(Glibc)
 import Glibc

@@ -2,6 +2,7 @@ import AppexCgroups
 import AppexPolicy
 import AppexRegistry
 import AppexSandbox
+import AppexStateDirectory
 import AppexWire
 import Dispatch
 import Foundation

@@ -1,5 +1,6 @@
 import AppexActivation
 import AppexBundle
+import AppexCommandSupport
 import AppexRun
 import ArgumentParser
 import Foundation

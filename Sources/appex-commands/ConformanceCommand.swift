@@ -1,4 +1,5 @@
 import AppexBundle
+import AppexCommandSupport
 import AppexRun
 import ArgumentParser
 import Foundation

@@ -1,3 +1,4 @@
+import AppexCommandSupport
 /// One line of `appex doctor`: what was looked at, what was found, and what to do about it.
 struct DoctorCheck {
     enum Status: String {

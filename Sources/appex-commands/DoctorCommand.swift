@@ -1,4 +1,6 @@
+import AppexCommandSupport
 import AppexSandbox
+import AppexStateDirectory
 import ArgumentParser
 import Foundation
 

@@ -1,5 +1,6 @@
 import AppexCgroups
 import AppexSandbox
+import AppexStateDirectory
 import Foundation
 
 /// `appex doctor`'s checks of the machine itself: root, cgroups, seccomp, the uid range.

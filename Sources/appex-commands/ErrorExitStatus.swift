@@ -5,6 +5,7 @@ import AppexPolicy
 import AppexRegistry
 import AppexRun
 import AppexSandbox
+import AppexStateDirectory
 #if canImport(Glibc)
 import Glibc
 #endif

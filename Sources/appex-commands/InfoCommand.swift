@@ -1,4 +1,5 @@
 import AppexBundle
+import AppexCommandSupport
 import AppexPolicy
 import ArgumentParser
 import Foundation

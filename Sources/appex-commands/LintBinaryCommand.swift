@@ -1,5 +1,6 @@
 import AppexBinaryLint
 import AppexBundle
+import AppexCommandSupport
 import AppexPolicy
 import AppexRun
 import ArgumentParser

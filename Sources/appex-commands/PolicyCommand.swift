@@ -1,3 +1,4 @@
+import AppexCommandSupport
 import AppexPolicy
 import ArgumentParser
 import Foundation

@@ -1,4 +1,7 @@
+import AppexCommandSupport
+import AppexLaunchReport
 import AppexSandbox
+import AppexStateDirectory
 import AppexSupervisor
 import ArgumentParser
 import Foundation

@@ -1,3 +1,5 @@
+import AppexCommandSupport
+import AppexLaunchReport
 import AppexRegistry
 import AppexSupervisor
 import AppexWire
@@ -6,32 +8,6 @@ import Logging
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// What `appex profile` measured: the phases of each counted launch (µs, with `startup`
-/// derived), and what went wrong with the others.
-struct ProfileSamples {
-    var bundleIdentifier: String
-    var version: String?
-    var warm: Bool
-    /// Launches (cold) or requests (warm) asked for.
-    var requested: Int
-    var launchDeadline: Duration
-    /// One entry per counted launch (cold) or warm request: phase → µs.
-    var samples: [[String: UInt64]] = []
-    /// Reason (or outcome) → how many launches or requests did not count.
-    var failures: [String: Int] = [:]
-    /// The first message seen for each failure reason.
-    var failureMessages: [String: String] = [:]
-    /// Requests that completed, were cancelled by the extension, or failed.
-    var outcomes: [String: Int] = [:]
-
-    var deadlineMicros: UInt64 { launchDeadline.wholeMicroseconds }
-
-    /// The summary of one phase over the counted samples that have it.
-    func summary(_ phase: String) -> LatencySummary { LatencySummary(samples.compactMap { $0[phase] }) }
-
-    var phaseNames: [String] { LaunchPhaseCatalog.ordered(samples.flatMap(\.keys)) }
-}
 
 /// Launches an extension N times through a supervisor embedded in this process, as appexd
 /// would launch it: under its effective policy, in its sandbox, with its launch deadline.

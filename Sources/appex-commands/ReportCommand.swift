@@ -1,3 +1,5 @@
+import AppexCommandSupport
+import AppexLaunchReport
 import AppexRegistry
 import AppexSupervisor
 import ArgumentParser
@@ -65,3 +67,5 @@ struct ReportCommand: AsyncParsableCommand {
         }
     }
 }
+
+extension ReportBucket: ExpressibleByArgument {}

@@ -1,6 +1,8 @@
+import AppexCommandSupport
 import AppexHostClient
 import AppexPolicy
 import AppexSandbox
+import AppexStateDirectory
 import AppexSupervisor
 import AppexWire
 import ArgumentParser

@@ -1,3 +1,4 @@
+import AppexCommandSupport
 import AppexWire
 import Foundation
 #if canImport(Glibc)
@@ -69,10 +70,4 @@ struct RequestItems {
         let ext = (path as NSString).pathExtension.lowercased()
         return (known[ext] ?? []) + ["public.data"]
     }
-}
-
-/// A message for a bad command-line value, shown as it is.
-struct ValidationErrorText: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
 }

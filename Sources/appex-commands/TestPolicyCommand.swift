@@ -1,6 +1,9 @@
+import AppexCommandSupport
 import AppexPolicy
+import AppexPolicyTesting
 import AppexSandbox
 import AppexRun
+import AppexStateDirectory
 import ArgumentParser
 import Foundation
 #if canImport(Glibc)

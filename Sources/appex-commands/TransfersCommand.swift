@@ -1,3 +1,4 @@
+import AppexCommandSupport
 import AppexHostClient
 import AppexRegistry
 import AppexSupervisor

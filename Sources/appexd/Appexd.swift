@@ -7,6 +7,7 @@ import AppexMetrics
 import AppexPolicy
 import AppexRegistry
 import AppexSandbox
+import AppexStateDirectory
 import AppexSupervisor
 import AppexVersion
 import AppexWire

@@ -1,4 +1,4 @@
-import AppexSandbox
+import AppexStateDirectory
 import Foundation
 import Testing
 @testable import AppexRegistry

@@ -1,5 +1,6 @@
 import Testing
 @testable import AppexSandbox
+@testable import AppexStateDirectory
 
 /// The identifier `appex run EXECUTABLE` gives a bare executable: always one the container
 /// store accepts, whatever the file is called.

@@ -1,5 +1,6 @@
 import AppexCgroups
 import AppexPolicy
+@testable import AppexStateDirectory
 import CAppexLauncher
 import Foundation
 import Testing

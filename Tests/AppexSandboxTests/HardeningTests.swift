@@ -2,6 +2,7 @@ import AppexCgroups
 import Foundation
 import Testing
 @testable import AppexSandbox
+@testable import AppexStateDirectory
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -3,6 +3,7 @@ import Testing
 import Glibc
 #endif
 @testable import AppexSandbox
+@testable import AppexStateDirectory
 
 @Suite struct SeccompCompilerTests {
     @Test func compilesAndCachesByContent() throws {

@@ -1,4 +1,5 @@
 import AppexPolicy
+@testable import AppexStateDirectory
 import CAppexLauncher
 import Foundation
 import Testing

@@ -71,12 +71,18 @@ import Glibc
         /// DaemonTests' (the suites run side by side).
         var daemonCgroupParent: String { cgroupParent + "-appexd" }
 
+        /// The overlay keeps an idle instance until the test ends it, so a loaded machine's
+        /// slow steps never add an idle exit and a relaunch to the history the test counts.
         func startDaemon() throws {
             try Data("admins: []\n".utf8).write(to: URL(fileURLWithPath: root + "/appexd.yaml"))
+            try FileManager.default.createDirectory(atPath: root + "/policies/extension-points", withIntermediateDirectories: true)
+            try Data("extensionPoints: [com.apple.widgetkit-extension]\ntitle: report tests, idle until ended\nidleTimeout: 10m\n".utf8)
+                .write(to: URL(fileURLWithPath: root + "/policies/extension-points/widgetkit.yaml"))
             let p = Process()
             p.executableURL = URL(fileURLWithPath: DaemonTests.bin + "/appexd")
             p.arguments = ["--state-dir", state, "--socket", socket, "--config", root + "/appexd.yaml",
-                           "--cgroup-parent", daemonCgroupParent, "--log-level", "warning", "--uid-range", "321000-321999"]
+                           "--cgroup-parent", daemonCgroupParent, "--log-level", "warning", "--uid-range", "321000-321999",
+                           "--policy-dir", root + "/policies"]
             try p.run()
             daemon = p
             try #require(HostClient.waitUntilServing(socketPath: socket), "appexd did not start answering")

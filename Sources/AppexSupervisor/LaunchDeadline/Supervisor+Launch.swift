@@ -1,5 +1,6 @@
 import AppexCgroups
 import AppexSandbox
+import AppexStateDirectory
 import AppexWire
 import AppexWireIO
 #if canImport(Glibc)

@@ -1,5 +1,6 @@
 import AppexCgroups
 import AppexSandbox
+import AppexStateDirectory
 import CAppexLauncher
 import Foundation
 #if canImport(Glibc)

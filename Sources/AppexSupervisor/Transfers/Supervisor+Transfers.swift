@@ -2,6 +2,7 @@ import AppexPolicy
 import AppexCgroups
 import AppexRegistry
 import AppexSandbox
+import AppexStateDirectory
 import AppexTransferPlan
 import AppexWire
 import Foundation
