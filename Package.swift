@@ -85,15 +85,18 @@ let package = Package(
         .target(
             name: "AppexSandbox",
             dependencies: [
-                "AppexBundle", "AppexPolicyCore", "AppexCgroups", "CSeccomp", "CAppexLauncher", "CAppexEventLoop",
+                "AppexBundle", "AppexPolicyCore", "AppexCgroups", "AppexKillReason", "CSeccomp", "CAppexLauncher", "CAppexEventLoop",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Why an extension instance ended: one enum from `appex run`'s report through the
+        // supervisor, the wire, the history and the metrics to policy tests. No dependencies.
+        .target(name: "AppexKillReason"),
         // The wire protocol (Docs/protocol.md): messages, framing, codec, connection state; pure,
         // no Foundation. AppexWireIO: its Unix-socket transport (SCM_RIGHTS, SO_PEERCRED);
         // CAppexWireIO: accept4, which Swift's Glibc does not import.
-        .target(name: "AppexWire"),
+        .target(name: "AppexWire", dependencies: ["AppexKillReason"]),
         .target(name: "CAppexWireIO"),
         .target(name: "AppexWireIO", dependencies: ["AppexWire"]),
         // appexd's listening socket (bind, listen, accept4) and what each client may hold there:
@@ -101,7 +104,7 @@ let package = Package(
         .target(name: "AppexWireListener", dependencies: ["AppexWireIO", "CAppexWireIO"]),
         // `appex run` from a command line: the request, its preparation and its report, with no
         // Foundation, shared by the `appex` front and the full tool.
-        .target(name: "AppexRun", dependencies: ["AppexBundle", "AppexPolicyCore", "AppexSandbox"]),
+        .target(name: "AppexRun", dependencies: ["AppexBundle", "AppexKillReason", "AppexPolicyCore", "AppexSandbox"]),
         // `appex`: runs `appex run` itself and hands every other command line to appex-commands.
         // It links no Foundation, argument-parser, Yams or SQLite (Docs/launch-sequence.md,
         // "A run without Foundation").
@@ -125,7 +128,7 @@ let package = Package(
             name: "appex-commands",
             dependencies: [
                 "AppexRun", "AppexBundle", "AppexPolicy", "AppexActivation", "AppexSandbox", "AppexSupervisor", "AppexHostClient",
-                "AppexBinaryLint", "AppexWire", "AppexCgroups", "AppexRegistry", "AppexVersion",
+                "AppexBinaryLint", "AppexWire", "AppexCgroups", "AppexRegistry", "AppexKillReason", "AppexVersion",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ConsoleKitTerminal", package: "console-kit"),
@@ -172,20 +175,20 @@ let package = Package(
         ),
         .testTarget(name: "AppexCgroupsTests", dependencies: ["AppexCgroups"]),
         .testTarget(name: "AppexSandboxTests", dependencies: ["AppexSandbox", "AppexPolicy", "AppexCgroups", "AppexTestSupport"]),
-        .testTarget(name: "AppexWireTests", dependencies: ["AppexWire", "AppexWireIO", "AppexWireListener", "AppexTestSupport"]),
+        .testTarget(name: "AppexWireTests", dependencies: ["AppexKillReason", "AppexWire", "AppexWireIO", "AppexWireListener", "AppexTestSupport"]),
         .testTarget(name: "AppexCLITests", dependencies: ["appex", "appex-commands", "appex-example-c", "appex-example-lib", "AppexExampleShare", "AppexRun", "AppexBinaryLint", "AppexCgroups", "AppexPolicy", "AppexSandbox", "AppexTestSupport"]),
 
         // The extension registry: installed copies under <state>/bundles, rows in SQLite (GRDB).
         .target(
             name: "AppexRegistry",
             // CAppexEventLoop: the per-thread file-system identity an install reads its source with.
-            dependencies: ["AppexBundle", "AppexSandbox", "CAppexEventLoop", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["AppexBundle", "AppexKillReason", "AppexSandbox", "CAppexEventLoop", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         // Installs and toggles extensions in a loop until SIGKILLed, for the registry's crash test.
         .executableTarget(name: "appex-registry-crash-helper", dependencies: ["AppexRegistry"]),
         .testTarget(
             name: "AppexRegistryTests",
-            dependencies: ["AppexRegistry", "appex-registry-crash-helper", "AppexTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["AppexKillReason", "AppexRegistry", "appex-registry-crash-helper", "AppexTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
 
 
@@ -198,7 +201,7 @@ let package = Package(
             name: "AppexSupervisor",
             dependencies: [
                 "AppexBundle", "AppexPolicy", "AppexActivation", "AppexSandbox", "AppexCgroups", "AppexRegistry",
-                "AppexWire", "AppexWireIO", "AppexWireListener", "CAppexLauncher", "CAppexEventLoop", "AppexTransferPlan",
+                "AppexWire", "AppexWireIO", "AppexWireListener", "AppexKillReason", "CAppexLauncher", "CAppexEventLoop", "AppexTransferPlan",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Metrics", package: "swift-metrics"),

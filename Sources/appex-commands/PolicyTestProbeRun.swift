@@ -1,3 +1,4 @@
+import AppexKillReason
 import AppexPolicy
 import AppexSandbox
 import Foundation
@@ -9,7 +10,7 @@ import Glibc
 struct ProbeObservation: Sendable {
     var exitStatus: Int32?
     var signal: Int32?
-    var killReason: String?
+    var killReason: KillReason?
     /// The probe's last output line (its answer), or "" when it printed nothing.
     var line: String
     /// Everything it wrote (stdout and stderr), for a usage message.

@@ -83,7 +83,7 @@ struct PolicyTestSupervisorRunner: Sendable {
             guard let outcome, outcome.outcome == .failed, let got = outcome.reason else {
                 return .fail(seen, "not killed: the request ended otherwise")
             }
-            guard got.rawValue == reason else { return .fail(seen, "ended for \(got), not \(reason)") }
+            guard got.killReason == reason else { return .fail(seen, "ended for \(got), not \(reason)") }
             if let within, elapsed > within { return .fail(seen, "later than \(PolicyTestExpectation.format(within))") }
             return .pass(seen)
         case .launchTimeout(let within):

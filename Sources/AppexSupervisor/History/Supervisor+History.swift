@@ -73,7 +73,7 @@ extension Supervisor {
     }
 
     func rememberTermination(_ record: TerminationRecord) {
-        let row = TerminationHistory(bundleIdentifier: record.bundleIdentifier, time: record.at, reason: record.reason.rawValue,
+        let row = TerminationHistory(bundleIdentifier: record.bundleIdentifier, time: record.at, reason: record.reason,
                                      message: record.message, signal: record.signal, exitStatus: record.exitStatus,
                                      peakMemoryBytes: record.peakMemoryBytes, requestsServed: record.requestsServed,
                                      band: record.band, footprintBytes: record.footprintBytes,
