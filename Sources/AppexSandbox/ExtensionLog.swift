@@ -1,6 +1,7 @@
 import CAppexLauncher
 #if canImport(Glibc)
 import Glibc
+import Synchronization
 #endif
 
 /// An extension's stdout and stderr: a pipe the extension writes, copied by Appex into
@@ -21,17 +22,17 @@ public final class ExtensionLog: @unchecked Sendable {
     private let name: String
     private let logsFD: Int32
     /// Current log file, guarded by `lock` (the copier and header writers share it).
-    private let file: Protected<Int32>
+    private let file: Mutex<Int32>
     /// The pipes' read ends while the pump copies from them (none before and after), each with
     /// the descriptor it echoes to (-1: none).
-    private let pipes = Protected<[(fd: Int32, echo: Int32)]>([])
+    private let pipes = Mutex<[(fd: Int32, echo: Int32)]>([])
 
     /// Opens (creating) `<id>.log` beneath `logsFD`; takes ownership of `logsFD`.
     init(logsFD: Int32, bundleIdentifier: String, limit: Int = ExtensionLog.defaultLimit) throws {
         self.logsFD = logsFD
         self.name = bundleIdentifier + ".log"
         self.limit = max(4096, limit)
-        self.file = Protected(-1)
+        self.file = Mutex(-1)
         let fd = try Self.openLog(logsFD, name)
         file.withLock { $0 = fd }
     }

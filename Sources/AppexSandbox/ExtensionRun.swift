@@ -1,6 +1,7 @@
 import AppexCgroups
 import AppexKillReason
 import CAppexLauncher
+import Synchronization
 import SystemPackage
 #if canImport(Glibc)
 import Glibc
@@ -98,7 +99,7 @@ public final class ExtensionRun {
     /// The extension's end of its socketpair with appexd, handed over at fd 3; -1: none.
     private let channelFD: Int32
 
-    private static let counter = Protected(0)
+    private static let counter = Mutex(0)
 
     /// `sandbox`: an `ExtensionSandbox` made for this spec to enter (a supervisor keeps one per
     /// extension); nil builds one for this run and closes it afterwards. `channelFD`: the

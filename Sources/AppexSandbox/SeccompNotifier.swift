@@ -3,6 +3,7 @@ import CAppexLauncher
 import CSeccomp
 #if canImport(Glibc)
 import Glibc
+import Synchronization
 #endif
 
 /// One denied system call as the supervisor saw it.
@@ -24,9 +25,9 @@ public final class SeccompNotifier: @unchecked Sendable {
     private let listener: Int32
     private let errnos: [Int32: Int32]
     private let defaultErrno: Int32
-    private let counts = Protected<[String: Int]>([:])
+    private let counts = Mutex<[String: Int]>([:])
     /// 0: not started, 1: serving, 2: stopped.
-    private let state = Protected(0)
+    private let state = Mutex(0)
     private let onDenial: (@Sendable (String) -> Void)?
     /// The request and response buffers libseccomp sizes for this kernel; used on the pump only.
     private var request: UnsafeMutablePointer<seccomp_notif>?

@@ -83,8 +83,8 @@ package enum Sys {
 
 /// A pthread mutex, and a condition for waiting under it, at fixed heap addresses: a
 /// pthread object must not move, and `&` on a stored property gives an address only for the
-/// length of one call. No NSLock: its first use brought Foundation's class machinery into
-/// every `appex run`.
+/// length of one call. Only where a condition is waited on (`Handoff`) or the lock spans more
+/// than one scope (`DescriptorPump`); state behind a plain lock is a `Synchronization.Mutex`.
 final class HeapMutex: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let condition: UnsafeMutablePointer<pthread_cond_t>
@@ -116,16 +116,3 @@ final class HeapMutex: @unchecked Sendable {
     func broadcast() { pthread_cond_broadcast(condition) }
 }
 
-/// A value behind a lock, for state shared between threads.
-final class Protected<Value>: @unchecked Sendable {
-    private var value: Value
-    private let mutex = HeapMutex()
-
-    init(_ value: Value) { self.value = value }
-
-    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
-        mutex.lock()
-        defer { mutex.unlock() }
-        return try body(&value)
-    }
-}

@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import Synchronization
 #endif
 
 /// Gives every bundle its own unprivileged uid (and gid of the same number), remembered in
@@ -106,7 +107,7 @@ public struct UIDAllocator: Sendable {
         var used: Set<UInt32>
     }
 
-    private static let cache = Protected<[String: CachedTable]>([:])
+    private static let cache = Mutex<[String: CachedTable]>([:])
     private static let headLength = 64
 
     private static func unchanged(_ path: String, _ cached: CachedTable) -> Bool {

@@ -3,6 +3,7 @@ import AppexSandbox
 import Foundation
 #if canImport(Glibc)
 import Glibc
+import Synchronization
 #endif
 
 /// Everything one `appex test-policy` run sets up on the host, and takes down again: a state
@@ -18,7 +19,7 @@ final class PolicyTestEnvironment: @unchecked Sendable {
     /// Uids handed to supervisors, a few each, from the top of the range.
     private let supervisorUIDs: ClosedRange<UInt32>
     static let uidsPerSupervisor: UInt32 = 4
-    private let supervisorCounter = Protected(0)
+    private let supervisorCounter = Mutex(0)
 
     /// The probe as a bundle directory: `appex-probe`, and `setuid-probe` when a case uses
     /// `${setuidProbe}`.
@@ -179,14 +180,3 @@ final class PolicyTestEnvironment: @unchecked Sendable {
     }
 }
 
-/// A value behind a lock, for the few counters and tables the workers share.
-final class Protected<Value>: @unchecked Sendable {
-    private var value: Value
-    private let lock = NSLock()
-    init(_ value: Value) { self.value = value }
-    func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
-    }
-}

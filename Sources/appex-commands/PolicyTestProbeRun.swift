@@ -4,6 +4,7 @@ import AppexSandbox
 import Foundation
 #if canImport(Glibc)
 import Glibc
+import Synchronization
 #endif
 
 /// What appex-probe did in one run: how it ended and the line it printed.
@@ -52,7 +53,7 @@ struct ProbeObservation: Sendable {
 /// extension.
 final class PolicyTestProbeRunner: @unchecked Sendable {
     let environment: PolicyTestEnvironment
-    private let sandboxes = Protected<[String: (ExtensionSandbox, Container, String)]>([:])
+    private let sandboxes = Mutex<[String: (ExtensionSandbox, Container, String)]>([:])
 
     init(environment: PolicyTestEnvironment) {
         self.environment = environment

@@ -5,6 +5,7 @@ import Foundation
 import Logging
 #if canImport(Glibc)
 import Glibc
+import Synchronization
 #endif
 
 /// Runs the cases that need a request or a check-in (launch-timeout, warned, request, probeConf)
@@ -172,7 +173,7 @@ struct PolicyTestSupervisorRunner: Sendable {
 
     /// Runs `body` on the concurrency pool and waits for it on this (worker) thread.
     static func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
-        let box = Protected<Result<T, any Error>?>(nil)
+        let box = Mutex<Result<T, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         Task {
             let r: Result<T, any Error>

@@ -1,5 +1,6 @@
 import AppexCgroups
 import CAppexEventLoop
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,8 +23,8 @@ public final class EventLoop: @unchecked Sendable {
     private let wakeFD: Int32
     private var handlers: [Int32: () -> Void] = [:]
     private var timers = TimerQueue()
-    private var posted: [() -> Void] = []
-    private var postLock = pthread_mutex_t()
+    /// Closures posted from any thread, run by the loop.
+    private let posted = Mutex<[@Sendable () -> Void]>([])
     private var stopping = false
     private var loopThread: pthread_t?
 
@@ -32,14 +33,12 @@ public final class EventLoop: @unchecked Sendable {
         guard epfd >= 0 else { throw SupervisorError.errno("epoll_create1") }
         wakeFD = appex_eventfd()
         guard wakeFD >= 0 else { throw SupervisorError.errno("eventfd") }
-        pthread_mutex_init(&postLock, nil)
         try add(wakeFD)
     }
 
     deinit {
         close(epfd)
         close(wakeFD)
-        pthread_mutex_destroy(&postLock)
     }
 
     /// Whether the caller is the loop's thread (state may be touched only there).
@@ -91,9 +90,7 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Runs `body` on the loop, soon. Safe from any thread.
     public func post(_ body: @escaping @Sendable () -> Void) {
-        pthread_mutex_lock(&postLock)
-        posted.append(body)
-        pthread_mutex_unlock(&postLock)
+        posted.withLock { $0.append(body) }
         var one: UInt64 = 1
         _ = write(wakeFD, &one, 8)
     }
@@ -136,10 +133,10 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     private func runPosted() {
-        pthread_mutex_lock(&postLock)
-        let batch = posted
-        posted.removeAll(keepingCapacity: true)
-        pthread_mutex_unlock(&postLock)
+        let batch = posted.withLock { posted in
+            defer { posted.removeAll(keepingCapacity: true) }
+            return posted
+        }
         for body in batch { body() }
     }
 }
