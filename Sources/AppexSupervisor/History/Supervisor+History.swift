@@ -22,6 +22,7 @@ extension Supervisor {
 
     /// On the loop: queues `row`; the write follows within the flush delay.
     func remember(_ row: HistoryRow) {
+        loop.assertOnLoop()
         historyBuffer.rows.append(row)
         guard historyBuffer.timer == nil else { return }
         historyBuffer.timer = loop.schedule(after: Self.historyFlushDelay) { [self] in handOffHistory() }
@@ -30,6 +31,7 @@ extension Supervisor {
     /// On the loop: gives what is waiting to the history queue, which writes it; a failure is
     /// logged, never fatal.
     private func handOffHistory() {
+        loop.assertOnLoop()
         loop.cancel(historyBuffer.timer)
         historyBuffer.timer = nil
         let rows = historyBuffer.rows
