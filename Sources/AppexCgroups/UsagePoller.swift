@@ -1,7 +1,7 @@
 import CAppexEventLoop
+import Synchronization
 #if canImport(Glibc)
 import Glibc
-import Synchronization
 #endif
 
 /// cgroup v2's usage thresholds: a one-shot timerfd the caller's event loop polls, and

@@ -1,7 +1,7 @@
 import CAppexLauncher
+import Synchronization
 #if canImport(Glibc)
 import Glibc
-import Synchronization
 #endif
 
 /// An extension's stdout and stderr: a pipe the extension writes, copied by Appex into

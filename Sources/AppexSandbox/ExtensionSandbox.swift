@@ -1,8 +1,8 @@
 import AppexBundle
 import CAppexLauncher
+import Synchronization
 #if canImport(Glibc)
 import Glibc
-import Synchronization
 #endif
 
 /// One extension's namespaces and filesystem view, built once and entered by every launch.

@@ -1,9 +1,9 @@
 import AppexPolicyCore
 import CAppexLauncher
 import CSeccomp
+import Synchronization
 #if canImport(Glibc)
 import Glibc
-import Synchronization
 #endif
 
 /// One denied system call as the supervisor saw it.

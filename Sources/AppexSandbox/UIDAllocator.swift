@@ -1,6 +1,6 @@
+import Synchronization
 #if canImport(Glibc)
 import Glibc
-import Synchronization
 #endif
 
 /// Gives every bundle its own unprivileged uid (and gid of the same number), remembered in

@@ -1,6 +1,6 @@
+import Synchronization
 #if canImport(Glibc)
 import Glibc
-import Synchronization
 #endif
 
 /// Appex hands out host uids and gids from its own range (`UIDAllocator`). An id that some

@@ -1,9 +1,9 @@
 import AppexCgroups
 import AppexSandbox
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
-import Synchronization
 #endif
 
 /// Everything one `appex test-policy` run sets up on the host, and takes down again: a state

@@ -2,9 +2,9 @@ import AppexKillReason
 import AppexPolicy
 import AppexSandbox
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
-import Synchronization
 #endif
 
 /// What appex-probe did in one run: how it ended and the line it printed.

@@ -1,9 +1,9 @@
 import AppexPolicy
 import AppexSandbox
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
-import Synchronization
 #endif
 
 /// One line of the report: a case, or a check of the bystander or the host.

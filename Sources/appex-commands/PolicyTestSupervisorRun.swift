@@ -3,9 +3,9 @@ import AppexSupervisor
 import AppexWire
 import Foundation
 import Logging
+import Synchronization
 #if canImport(Glibc)
 import Glibc
-import Synchronization
 #endif
 
 /// Runs the cases that need a request or a check-in (launch-timeout, warned, request, probeConf)
