@@ -84,7 +84,7 @@ public final class ExtensionRun {
     public private(set) var sandbox: ExtensionSandbox?
     private let ownsSandbox: Bool
     private var joinFDs: [Int32] = []
-    private var log: ExtensionLog?
+    private var log: ExtensionLogFile?
     /// The write end of the log pipe until the launch has handed it to the extension.
     private var logWriteFD: Int32 = -1
     /// With `passOutput`, stderr's own pipe (stdout's is `logWriteFD`); -1 otherwise.

@@ -14,7 +14,7 @@ import Glibc
 /// more than twice `limit` on disk. The per-launch header line goes through the same path.
 ///
 /// All file work is beneath the logs directory's descriptor, without following links.
-public final class ExtensionLog: @unchecked Sendable {
+public final class ExtensionLogFile: @unchecked Sendable {
     /// Bytes per log file before it rotates.
     public static let defaultLimit = 1 << 20
 
@@ -28,7 +28,7 @@ public final class ExtensionLog: @unchecked Sendable {
     private let pipes = Mutex<[(fd: Int32, echo: Int32)]>([])
 
     /// Opens (creating) `<id>.log` beneath `logsFD`; takes ownership of `logsFD`.
-    init(logsFD: Int32, bundleIdentifier: String, limit: Int = ExtensionLog.defaultLimit) throws {
+    init(logsFD: Int32, bundleIdentifier: String, limit: Int = ExtensionLogFile.defaultLimit) throws {
         self.logsFD = logsFD
         self.name = bundleIdentifier + ".log"
         self.limit = max(4096, limit)
