@@ -94,15 +94,18 @@ let package = Package(
         .target(
             name: "AppexSandbox",
             dependencies: [
-                "AppexBundle", "AppexPolicyCore", "AppexStateDirectory", "AppexCgroups", "CSeccomp", "CAppexLauncher", "CAppexEventLoop",
+                "AppexBundle", "AppexKillReason", "AppexPolicyCore", "AppexStateDirectory", "AppexCgroups", "CSeccomp", "CAppexLauncher", "CAppexEventLoop",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Why an extension instance ended: one enum from `appex run`'s report through the
+        // supervisor, the wire, the history and the metrics to policy tests. No dependencies.
+        .target(name: "AppexKillReason"),
         // The wire protocol (Docs/protocol.md): messages, framing, codec, connection state; pure,
         // no Foundation. AppexWireIO: its Unix-socket transport (SCM_RIGHTS, SO_PEERCRED);
         // CAppexWireIO: accept4, which Swift's Glibc does not import.
-        .target(name: "AppexWire"),
+        .target(name: "AppexWire", dependencies: ["AppexKillReason"]),
         .target(name: "CAppexWireIO"),
         .target(name: "AppexWireIO", dependencies: ["AppexWire"]),
         // appexd's listening socket (bind, listen, accept4) and what each client may hold there:
@@ -110,7 +113,7 @@ let package = Package(
         .target(name: "AppexWireListener", dependencies: ["AppexWireIO", "CAppexWireIO"]),
         // `appex run` from a command line: the request, its preparation and its report, with no
         // Foundation, shared by the `appex` front and the full tool.
-        .target(name: "AppexRun", dependencies: ["AppexBundle", "AppexPolicyCore", "AppexSandbox", "AppexStateDirectory"]),
+        .target(name: "AppexRun", dependencies: ["AppexBundle", "AppexKillReason", "AppexPolicyCore", "AppexSandbox", "AppexStateDirectory"]),
         // `appex`: runs `appex run` itself and hands every other command line to appex-commands.
         // It links no Foundation, argument-parser, Yams or SQLite (Docs/launch-sequence.md,
         // "A run without Foundation").
@@ -140,16 +143,16 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(name: "AppexPolicyTestingTests", dependencies: ["AppexPolicyTesting", "AppexPolicy", "AppexTestSupport"]),
+        .testTarget(name: "AppexPolicyTestingTests", dependencies: ["AppexPolicyTesting", "AppexKillReason", "AppexPolicy", "AppexTestSupport"]),
         // What `appex profile` and `appex report` make of launch timings: percentiles, the
         // history read from the registry, the fleet summary, text, JSON and HTML with SVG plots.
         .target(name: "AppexLaunchReport", dependencies: ["AppexCommandSupport", "AppexBundle", "AppexPolicy", "AppexRegistry"]),
-        .testTarget(name: "AppexLaunchReportTests", dependencies: ["AppexLaunchReport", "AppexCommandSupport", "AppexRegistry", "AppexTestSupport"]),
+        .testTarget(name: "AppexLaunchReportTests", dependencies: ["AppexLaunchReport", "AppexKillReason", "AppexCommandSupport", "AppexRegistry", "AppexTestSupport"]),
         // The full tool: every command, with argument-parser (`appex --help` is its help).
         .executableTarget(
             name: "appex-commands",
             dependencies: [
-                "AppexRun", "AppexBundle", "AppexPolicy", "AppexActivation", "AppexSandbox", "AppexStateDirectory", "AppexSupervisor", "AppexHostClient",
+                "AppexRun", "AppexKillReason", "AppexBundle", "AppexPolicy", "AppexActivation", "AppexSandbox", "AppexStateDirectory", "AppexSupervisor", "AppexHostClient",
                 "AppexCommandSupport", "AppexPolicyTesting", "AppexLaunchReport",
                 "AppexBinaryLint", "AppexWire", "AppexCgroups", "AppexRegistry", "AppexVersion",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -198,20 +201,20 @@ let package = Package(
         ),
         .testTarget(name: "AppexCgroupsTests", dependencies: ["AppexCgroups"]),
         .testTarget(name: "AppexSandboxTests", dependencies: ["AppexSandbox", "AppexStateDirectory", "AppexPolicy", "AppexCgroups", "AppexTestSupport"]),
-        .testTarget(name: "AppexWireTests", dependencies: ["AppexWire", "AppexWireIO", "AppexWireListener", "AppexTestSupport"]),
+        .testTarget(name: "AppexWireTests", dependencies: ["AppexKillReason", "AppexWire", "AppexWireIO", "AppexWireListener", "AppexTestSupport"]),
         .testTarget(name: "AppexCLITests", dependencies: ["appex", "appex-commands", "appex-example-c", "appex-example-lib", "AppexExampleShare", "AppexRun", "AppexBinaryLint", "AppexCgroups", "AppexPolicy", "AppexSandbox", "AppexTestSupport"]),
 
         // The extension registry: installed copies under <state>/bundles, rows in SQLite (GRDB).
         .target(
             name: "AppexRegistry",
             // CAppexEventLoop: the per-thread file-system identity an install reads its source with.
-            dependencies: ["AppexBundle", "AppexStateDirectory", "CAppexEventLoop", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["AppexBundle", "AppexKillReason", "AppexSandbox", "AppexStateDirectory", "CAppexEventLoop", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         // Installs and toggles extensions in a loop until SIGKILLed, for the registry's crash test.
         .executableTarget(name: "appex-registry-crash-helper", dependencies: ["AppexRegistry"]),
         .testTarget(
             name: "AppexRegistryTests",
-            dependencies: ["AppexRegistry", "AppexStateDirectory", "appex-registry-crash-helper", "AppexTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["AppexRegistry", "AppexKillReason", "AppexStateDirectory", "appex-registry-crash-helper", "AppexTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
 
 
@@ -223,7 +226,7 @@ let package = Package(
         .target(
             name: "AppexSupervisor",
             dependencies: [
-                "AppexBundle", "AppexPolicy", "AppexActivation", "AppexSandbox", "AppexStateDirectory", "AppexCgroups", "AppexRegistry",
+                "AppexBundle", "AppexKillReason", "AppexPolicy", "AppexActivation", "AppexSandbox", "AppexStateDirectory", "AppexCgroups", "AppexRegistry",
                 "AppexWire", "AppexWireIO", "AppexWireListener", "CAppexLauncher", "CAppexEventLoop", "AppexTransferPlan",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),

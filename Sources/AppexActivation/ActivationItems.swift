@@ -12,9 +12,9 @@ import Foundation
 /// are refused so a misspelt key is not silently ignored. Text is carried as plain strings
 /// (attributes do not matter for activation).
 public struct ActivationItems: Sendable, Hashable, Codable {
-    public var extensionItems: [ExtensionItem]
+    public var extensionItems: [ActivationItem]
 
-    public init(extensionItems: [ExtensionItem]) { self.extensionItems = extensionItems }
+    public init(extensionItems: [ActivationItem]) { self.extensionItems = extensionItems }
 
     /// Limits a payload must respect before any rule looks at it.
     public enum Limits {
@@ -85,14 +85,15 @@ public struct ActivationItems: Sendable, Hashable, Codable {
     }
 }
 
-/// One `NSExtensionItem`.
-public struct ExtensionItem: Sendable, Hashable, Codable {
-    public var attachments: [ExtensionAttachment]
+/// One `NSExtensionItem` as an activation rule sees it: its text, title and attachments' types,
+/// no data (the wire's `ExtensionItem` is the item itself).
+public struct ActivationItem: Sendable, Hashable, Codable {
+    public var attachments: [ActivationAttachment]
     /// The item's body text (`attributedContentText`), which `NSExtensionActivationSupportsText` matches.
     public var attributedContentText: String?
     public var attributedTitle: String?
 
-    public init(attachments: [ExtensionAttachment] = [], attributedContentText: String? = nil, attributedTitle: String? = nil) {
+    public init(attachments: [ActivationAttachment] = [], attributedContentText: String? = nil, attributedTitle: String? = nil) {
         self.attachments = attachments
         self.attributedContentText = attributedContentText
         self.attributedTitle = attributedTitle
@@ -105,14 +106,14 @@ public struct ExtensionItem: Sendable, Hashable, Codable {
     public init(from decoder: any Decoder) throws {
         try rejectUnknownKeys(decoder, allowed: CodingKeys.allCases.map(\.rawValue))
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        attachments = try c.decodeIfPresent([ExtensionAttachment].self, forKey: .attachments) ?? []
+        attachments = try c.decodeIfPresent([ActivationAttachment].self, forKey: .attachments) ?? []
         attributedContentText = try c.decodeIfPresent(String.self, forKey: .attributedContentText)
         attributedTitle = try c.decodeIfPresent(String.self, forKey: .attributedTitle)
     }
 }
 
 /// One `NSItemProvider`: the type identifiers it can provide, and optionally its file name.
-public struct ExtensionAttachment: Sendable, Hashable, Codable {
+public struct ActivationAttachment: Sendable, Hashable, Codable {
     public var registeredTypeIdentifiers: [String]
     public var suggestedName: String?
 
@@ -139,7 +140,7 @@ extension ActivationItems {
     public init(from decoder: any Decoder) throws {
         try rejectUnknownKeys(decoder, allowed: CodingKeys.allCases.map(\.rawValue))
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        extensionItems = try c.decode([ExtensionItem].self, forKey: .extensionItems)
+        extensionItems = try c.decode([ActivationItem].self, forKey: .extensionItems)
     }
 }
 

@@ -59,13 +59,13 @@ public enum BundleValidator {
         }
 
         out += validateExtension(info, extraExtensionPoints: extraExtensionPoints)
-        out += placeholderWarnings(info.raw, skipping: Set(identityKeys.map { root.appending($0) } + [ExtensionInfo.keyPath.appending("NSExtensionPointIdentifier")]))
+        out += placeholderWarnings(info.raw, skipping: Set(identityKeys.map { root.appending($0) } + [NSExtensionDictionary.keyPath.appending("NSExtensionPointIdentifier")]))
         return out
     }
 
     static func validateExtension(_ info: InfoPlist, extraExtensionPoints: Set<String>) -> [Finding] {
         var out: [Finding] = []
-        let path = ExtensionInfo.keyPath
+        let path = NSExtensionDictionary.keyPath
         guard info.raw["NSExtension"] != nil else {
             return [.error("extension.missing", at: path, "no NSExtension dictionary: this is not an app extension")]
         }

@@ -14,7 +14,7 @@ public struct InfoPlist: Sendable, Equatable {
     public var packageType: String?
     /// Present at all is a finding: App Review rejects extensions that declare background modes.
     public var backgroundModes: [String]?
-    public var extensionInfo: ExtensionInfo?
+    public var extensionInfo: NSExtensionDictionary?
     /// `UTExportedTypeDeclarations` / `UTImportedTypeDeclarations`, for the UTI graph.
     public var exportedTypeDeclarations: [[String: PlistValue]]
     public var importedTypeDeclarations: [[String: PlistValue]]
@@ -40,7 +40,7 @@ public struct InfoPlist: Sendable, Equatable {
         exportedTypeDeclarations = reader.dictionaryArray("UTExportedTypeDeclarations", in: dict, at: root)
         importedTypeDeclarations = reader.dictionaryArray("UTImportedTypeDeclarations", in: dict, at: root)
         if let ns = reader.dictionary("NSExtension", in: dict, at: root) {
-            extensionInfo = ExtensionInfo(ns, reader: &reader)
+            extensionInfo = NSExtensionDictionary(ns, reader: &reader)
         } else {
             extensionInfo = nil
         }
@@ -54,7 +54,7 @@ public struct InfoPlist: Sendable, Equatable {
 }
 
 /// The `NSExtension` dictionary.
-public struct ExtensionInfo: Sendable, Equatable {
+public struct NSExtensionDictionary: Sendable, Equatable {
     public static let keyPath: PlistKeyPath = "NSExtension"
 
     public var raw: [String: PlistValue]

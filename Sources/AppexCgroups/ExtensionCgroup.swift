@@ -1,3 +1,4 @@
+import Synchronization
 import SystemPackage
 #if canImport(Glibc)
 import Glibc
@@ -17,7 +18,7 @@ public final class ExtensionCgroup: Sendable, CustomStringConvertible {
     /// Directory holding pids.max, if any.
     let pidsDir: String?
     /// For v2 kernels without memory.peak (< 5.19): the largest memory.current seen.
-    private let trackedPeak = Locked<Int64>(0)
+    private let trackedPeak = Mutex<Int64>(0)
     /// rmdir, or a fake tree's stand-in (tests).
     let removeDirectory: @Sendable (String) throws -> Bool
 

@@ -1,4 +1,5 @@
 import CAppexEventLoop
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,7 +12,7 @@ final class UsagePoller: Sendable {
     let source: EventSource
     let path: String
     private let current: Int32
-    private let state: Locked<(lines: UsageLines, armed: Duration)>
+    private let state: Mutex<(lines: UsageLines, armed: Duration)>
 
     /// Opens `memory.current` at `path`, takes the first reading (where the charge is now, no
     /// crossing) and arms the timer.
@@ -24,7 +25,7 @@ final class UsagePoller: Sendable {
             Sys.close(current)
             throw error
         }
-        state = Locked((UsageLines(lines), .zero))
+        state = Mutex((UsageLines(lines), .zero))
         tick()  // the first reading reports no crossing
     }
 

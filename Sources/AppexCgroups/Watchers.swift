@@ -1,5 +1,6 @@
 import CAppexEventLoop
 import Dispatch
+import Synchronization
 import SystemPackage
 #if canImport(Glibc)
 import Glibc
@@ -26,7 +27,7 @@ final class EventSource: Sendable {
     let fd: Int32
     let path: String
     /// Cancelled yet, and the waiters' wake-up eventfd (-1 until a wait makes it).
-    private let cancelState = Locked((cancelled: false, fd: Int32(-1)))
+    private let cancelState = Mutex((cancelled: false, fd: Int32(-1)))
 
     private init(kind: Kind, fd: Int32, path: String) {
         self.kind = kind
@@ -52,7 +53,7 @@ final class EventSource: Sendable {
     /// failure drops the registrations already made.
     static func v1Events(dir: String, control: String, arguments: [String?]) throws -> EventSource {
         let efd = try Sys.eventfd()
-        let failure = Locked<Error?>(nil)
+        let failure = Mutex<Error?>(nil)
         let register: @Sendable (String?) -> Void = { argument in
             do {
                 let cfd = try Sys.open(dir + "/" + control, O_RDONLY)
@@ -178,13 +179,13 @@ public final class OOMWatcher: Sendable {
     /// The cgroup's oom_kill count when the watcher was made: kills are counted from it.
     public let baseline: Int
     let source: EventSource
-    private let lastCount: Locked<Int>
+    private let lastCount: Mutex<Int>
 
     init(cgroup: ExtensionCgroup, source: EventSource, baseline: Int) {
         self.cgroup = cgroup
         self.baseline = baseline
         self.source = source
-        lastCount = Locked(baseline)
+        lastCount = Mutex(baseline)
     }
 
     /// Pollable descriptor (POLLIN). Owned by the watcher: do not close it.

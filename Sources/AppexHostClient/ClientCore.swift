@@ -1,5 +1,6 @@
 import AppexWire
 import AppexWireIO
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -26,18 +27,21 @@ final class ClientCore: @unchecked Sendable {
     private let interruptionSink: AsyncStream<Interruption>.Continuation
     private let transferEventSink: AsyncStream<TransferEvents>.Continuation
 
-    private let lock = Lock()
+    private struct State {
+        var nextRequestID: UInt64 = 1
+        var waiters: [UInt64: Waiter] = [:]
+        /// Set once the connection has ended: every later call fails with it.
+        var ended: HostClientError?
+        var closing = false
+        /// Per request, the last open-URL answer under way: appexd matches results to its
+        /// open-URLs in order, so each answer waits for the one before it.
+        var openURLTails: [UInt64: Task<Void, Never>] = [:]
+    }
+
+    private let state = Mutex(State())
     /// Held from choosing a request id until its message is on the wire, so ids reach appexd
     /// in increasing order however many tasks begin requests at once.
-    private let beginLock = Lock()
-    private var nextRequestID: UInt64 = 1
-    private var waiters: [UInt64: Waiter] = [:]
-    /// Set once the connection has ended: every later call fails with it.
-    private var ended: HostClientError?
-    private var closing = false
-    /// Per request, the last open-URL answer under way: appexd matches results to its
-    /// open-URLs in order, so each answer waits for the one before it.
-    private var openURLTails: [UInt64: Task<Void, Never>] = [:]
+    private let beginLock = Mutex(())
 
     init(connection: WireConnection, openURL: @escaping HostClient.OpenURLHandler,
          interruptionSink: AsyncStream<Interruption>.Continuation,
@@ -54,12 +58,12 @@ final class ClientCore: @unchecked Sendable {
     /// `descriptors`. The waiter is in place before the message leaves, so the answer cannot
     /// overtake it.
     func begin(_ waiter: Waiter, descriptors: [Int32] = [], _ make: (UInt64) -> Message) throws(HostClientError) -> UInt64 {
-        try beginLock.withLock { () throws(HostClientError) -> UInt64 in
-            let id = try lock.withLock { () throws(HostClientError) -> UInt64 in
-                if let ended { throw ended }
-                let id = nextRequestID
-                nextRequestID += 1
-                waiters[id] = waiter
+        try beginLock.withLock { _ throws(HostClientError) -> UInt64 in
+            let id = try state.withLock { s throws(HostClientError) -> UInt64 in
+                if let ended = s.ended { throw ended }
+                let id = s.nextRequestID
+                s.nextRequestID += 1
+                s.waiters[id] = waiter
                 return id
             }
             do throws(HostClientError) {
@@ -67,7 +71,7 @@ final class ClientCore: @unchecked Sendable {
                 try check(message, descriptors: descriptors.count)
                 try send(message, descriptors: descriptors)
             } catch {
-                _ = lock.withLock { waiters.removeValue(forKey: id) }
+                _ = state.withLock { $0.waiters.removeValue(forKey: id) }
                 throw error
             }
             return id
@@ -100,10 +104,10 @@ final class ClientCore: @unchecked Sendable {
         do {
             try connection.send(message, descriptors: descriptors)
         } catch let error as WireError {
-            if let ended = lock.withLock({ ended }) { throw ended }
+            if let ended = state.withLock({ $0.ended }) { throw ended }
             throw HostClientError(.invalidRequest, message: "\(message.type.name) not sent: \(error)")
         } catch {
-            if let ended = lock.withLock({ ended }) { throw ended }
+            if let ended = state.withLock({ $0.ended }) { throw ended }
             throw HostClientError(.connectionLost, message: "sending \(message.type.name) to appexd failed: \(error)",
                                   socketError: error as? SocketError)
         }
@@ -113,7 +117,7 @@ final class ClientCore: @unchecked Sendable {
     /// waiter, and exits. The descriptor itself is closed by the owner after joining the reader,
     /// so its number cannot be reused while the reader still reads from it.
     func shutdown() {
-        lock.withLock { closing = true }
+        state.withLock { $0.closing = true }
         _ = Glibc.shutdown(connection.socket.fd, Int32(SHUT_RDWR))
     }
 
@@ -138,7 +142,7 @@ final class ClientCore: @unchecked Sendable {
                 end = HostClientError(.protocolError, reason: error.refusalReason,
                                       message: "appexd sent a frame that breaks the protocol: \(error)")
             } catch {
-                end = lock.withLock { closing }
+                end = state.withLock { $0.closing }
                     ? HostClientError(.connectionLost, message: "the host client was closed")
                     : HostClientError(.connectionLost, message: "reading from appexd failed: \(error)",
                                       socketError: error as? SocketError)
@@ -146,10 +150,10 @@ final class ClientCore: @unchecked Sendable {
         }
         // No sender may block on a connection nobody reads any more.
         _ = Glibc.shutdown(connection.socket.fd, Int32(SHUT_RDWR))
-        let failed = lock.withLock { () -> [Waiter] in
-            ended = end
-            defer { waiters = [:] }
-            return Array(waiters.values)
+        let failed = state.withLock { s -> [Waiter] in
+            s.ended = end
+            defer { s.waiters = [:] }
+            return Array(s.waiters.values)
         }
         for waiter in failed { waiter.fail(end!) }
         interruptionSink.finish()
@@ -157,15 +161,15 @@ final class ClientCore: @unchecked Sendable {
     }
 
     private func endOfStream() -> HostClientError {
-        lock.withLock { closing }
+        state.withLock { $0.closing }
             ? HostClientError(.connectionLost, message: "the host client was closed")
             : HostClientError(.connectionLost, message: "appexd closed the connection")
     }
 
     private func takeWaiter(_ id: UInt64) -> Waiter? {
-        lock.withLock {
-            openURLTails[id] = nil
-            return waiters.removeValue(forKey: id)
+        state.withLock { s in
+            s.openURLTails[id] = nil
+            return s.waiters.removeValue(forKey: id)
         }
     }
 
@@ -209,9 +213,9 @@ final class ClientCore: @unchecked Sendable {
     private func answer(_ request: OpenURL) {
         let handler = openURL
         let connection = connection
-        lock.withLock {
-            let previous = openURLTails[request.requestID]
-            openURLTails[request.requestID] = Task {
+        state.withLock { s in
+            let previous = s.openURLTails[request.requestID]
+            s.openURLTails[request.requestID] = Task {
                 await previous?.value
                 let accepted = await handler(request.requestID, request.url)
                 _ = try? connection.send(.openURLResult(OpenURLResult(requestID: request.requestID, accepted: accepted)))

@@ -1,5 +1,6 @@
 import AppexWire
 import AppexWireIO
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -61,8 +62,7 @@ public final class HostClient: Sendable {
 
     private let core: ClientCore
     private let reader: ReaderThread
-    private let closed = Lock()
-    private nonisolated(unsafe) var isClosed = false
+    private let isClosed = Mutex(false)
 
     private init(serviceHello: Hello, socketPath: String, interruptions: AsyncStream<Interruption>,
                  transferEvents: AsyncStream<TransferEvents>, core: ClientCore, reader: ReaderThread) {
@@ -180,9 +180,9 @@ public final class HostClient: Sendable {
     /// was closed"), the reader thread is joined and the socket closed. Idempotent; also done
     /// when the client is released.
     public func close() {
-        let first = closed.withLock { () -> Bool in
-            defer { isClosed = true }
-            return !isClosed
+        let first = isClosed.withLock { closed -> Bool in
+            defer { closed = true }
+            return !closed
         }
         guard first else { return }
         core.shutdown()

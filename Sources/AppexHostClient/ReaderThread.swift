@@ -1,3 +1,4 @@
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -12,8 +13,7 @@ final class ReaderThread: @unchecked Sendable {
     }
 
     private var thread = pthread_t()
-    private let lock = Lock()
-    private var joined = false
+    private let joined = Mutex(false)
 
     /// Starts `run` on a new thread.
     init(_ run: @escaping @Sendable () -> Void) throws(HostClientError) {
@@ -32,7 +32,7 @@ final class ReaderThread: @unchecked Sendable {
     /// Waits for the thread to end. Once; a second call, or a call from the thread itself
     /// (which would deadlock), returns at once.
     func join() {
-        let mayJoin = lock.withLock { () -> Bool in
+        let mayJoin = joined.withLock { joined -> Bool in
             if joined || pthread_equal(pthread_self(), thread) != 0 { return false }
             joined = true
             return true

@@ -1,4 +1,5 @@
 import AppexBundle
+import AppexKillReason
 import AppexPolicy
 import AppexRegistry
 import Foundation
@@ -93,7 +94,7 @@ package struct ExtensionHistory {
     // MARK: terminations
 
     struct ReasonRow {
-        var reason: String
+        var reason: KillReason
         var count: Int
         var last: Date
         /// Band → count, for the ends that recorded one.
@@ -105,8 +106,8 @@ package struct ExtensionHistory {
 
     /// Most frequent first (then by name).
     var terminationsByReason: [ReasonRow] {
-        var rows: [String: ReasonRow] = [:]
-        var footprints: [String: [Int64]] = [:]
+        var rows: [KillReason: ReasonRow] = [:]
+        var footprints: [KillReason: [Int64]] = [:]
         for t in terminations {
             var row = rows[t.reason] ?? ReasonRow(reason: t.reason, count: 0, last: t.time, bands: [:],
                                                   medianFootprintBytes: nil, lastMessage: t.message)
@@ -123,7 +124,7 @@ package struct ExtensionHistory {
             let sorted = values.sorted()
             rows[reason]?.medianFootprintBytes = sorted[(sorted.count - 1) / 2]
         }
-        return rows.values.sorted { $0.count != $1.count ? $0.count > $1.count : $0.reason < $1.reason }
+        return rows.values.sorted { $0.count != $1.count ? $0.count > $1.count : $0.reason.rawValue < $1.reason.rawValue }
     }
 
     // MARK: requests

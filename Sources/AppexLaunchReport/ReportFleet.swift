@@ -31,9 +31,6 @@ struct ReportFleet {
     /// How many rows each list keeps.
     static let rows = 5
 
-    /// Ends appexd asked for and the extension met gracefully: not kills.
-    static let graceful: Set<String> = ["exited", "idle-exit", "disabled", "uninstalled", "updated", "supervisor-shutdown"]
-
     init(_ histories: [ExtensionHistory]) {
         nearestDeadline = Array(histories.compactMap { h -> DeadlineRow? in
             let s = LatencySummary(h.launches.compactMap { $0.phaseMicroseconds[ExtensionHistory.launchTime] })
@@ -41,7 +38,7 @@ struct ReportFleet {
             return DeadlineRow(bundleIdentifier: h.bundleIdentifier, p99: s.p99, deadline: deadline, launches: s.count)
         }.sorted { $0.ratio != $1.ratio ? $0.ratio > $1.ratio : $0.bundleIdentifier < $1.bundleIdentifier }.prefix(Self.rows))
         mostKilled = Self.worst(histories) { h in
-            let kills = h.terminations.filter { !Self.graceful.contains($0.reason) }.map(\.reason)
+            let kills = h.terminations.filter { !$0.reason.isGraceful }.map(\.reason.rawValue)
             return (kills, h.terminations.count)
         }
         mostFailed = Self.worst(histories) { h in

@@ -56,7 +56,7 @@ package struct ReportOutput {
             lines.append("Terminations by reason")
             lines += TextTable.render(headers: ["reason", "count", "share", "bands", "footprint p50", "last"],
                                       rows: h.terminationsByReason.map { r in
-                [r.reason, String(r.count), Micros.percent(Double(r.count), of: Double(h.terminations.count)),
+                [r.reason.rawValue, String(r.count), Micros.percent(Double(r.count), of: Double(h.terminations.count)),
                  Self.bands(r.bands), r.medianFootprintBytes.map(Self.bytes) ?? "–", Self.bucketLabel(r.last, nil)]
             })
         }
@@ -163,7 +163,7 @@ package struct ReportOutput {
             "terminations": [
                 "total": h.terminations.count,
                 "byReason": h.terminationsByReason.map { r -> [String: Any] in
-                    ["reason": r.reason, "count": r.count, "last": Self.iso(r.last), "lastMessage": r.lastMessage,
+                    ["reason": r.reason.rawValue, "count": r.count, "last": Self.iso(r.last), "lastMessage": r.lastMessage,
                      "bands": Dictionary(uniqueKeysWithValues: r.bands.map { (String($0.key), $0.value) }),
                      "medianFootprintBytes": r.medianFootprintBytes.map { Int($0) as Any } ?? NSNull()]
                 },
@@ -206,10 +206,10 @@ package struct ReportOutput {
             if !h.terminations.isEmpty {
                 let reasons = h.terminationsByReason
                 page.heading("Terminations by reason", level: 3)
-                page.figure(SVGChart.countBars(reasons.map { ($0.reason, $0.count) }, title: "\(h.terminations.count) terminations"),
+                page.figure(SVGChart.countBars(reasons.map { ($0.reason.rawValue, $0.count) }, title: "\(h.terminations.count) terminations"),
                             caption: "How instances ended (Docs/supervisor.md has the reasons).")
                 page.table(headers: ["reason", "count", "share", "bands", "footprint p50", "last", "last message"], rows: reasons.map { r in
-                    [r.reason, String(r.count), Micros.percent(Double(r.count), of: Double(h.terminations.count)),
+                    [r.reason.rawValue, String(r.count), Micros.percent(Double(r.count), of: Double(h.terminations.count)),
                      Self.bands(r.bands), r.medianFootprintBytes.map(Self.bytes) ?? "–", Self.bucketLabel(r.last, nil), r.lastMessage]
                 })
             }

@@ -1,6 +1,7 @@
 import AppexCommandSupport
 import AppexPolicy
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -16,8 +17,8 @@ package final class PolicyTestCatalog: @unchecked Sendable {
     package let base: PolicySet
     /// A private directory for generated overlays, removed by `removeScratch()`.
     let scratch: String
-    private var files: [String: Result<(set: PolicySet, overlay: String, points: [String]), any Error>] = [:]
-    private let lock = NSLock()
+    /// Each policy file's load, by path: a file is loaded once, whichever worker asks first.
+    private let files = Mutex<[String: Result<(set: PolicySet, overlay: String, points: [String]), any Error>]>([:])
 
     package init(overlays: [String]) throws {
         self.overlays = overlays
@@ -33,12 +34,13 @@ package final class PolicyTestCatalog: @unchecked Sendable {
     /// The policy set with the policy file `path` layered on top, the overlay directory that
     /// holds it, and the extension points it covers. Throws `PolicyErrors` naming the file.
     func load(policyFile path: String) throws -> (set: PolicySet, overlay: String, points: [String]) {
-        lock.lock()
-        defer { lock.unlock() }
-        if let known = files[path] { return try known.get() }
-        let result = Result { try Self.load(policyFile: path, in: scratch + "/policy-\(files.count)", over: base) }
-        files[path] = result
-        return try result.get()
+        let (scratch, base) = (scratch, base)
+        return try files.withLock { files in
+            if let known = files[path] { return known }
+            let result = Result { try Self.load(policyFile: path, in: scratch + "/policy-\(files.count)", over: base) }
+            files[path] = result
+            return result
+        }.get()
     }
 
     private static func load(policyFile path: String, in dir: String, over base: PolicySet) throws

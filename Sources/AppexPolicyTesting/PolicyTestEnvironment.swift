@@ -3,6 +3,7 @@ import AppexCommandSupport
 import AppexSandbox
 import AppexStateDirectory
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -20,7 +21,7 @@ package final class PolicyTestEnvironment: @unchecked Sendable {
     /// Uids handed to supervisors, a few each, from the top of the range.
     private let supervisorUIDs: ClosedRange<UInt32>
     static let uidsPerSupervisor: UInt32 = 4
-    private let supervisorCounter = Protected(0)
+    private let supervisorCounter = Mutex(0)
 
     /// The probe as a bundle directory: `appex-probe`, and `setuid-probe` when a case uses
     /// `${setuidProbe}`.
@@ -181,14 +182,3 @@ package final class PolicyTestEnvironment: @unchecked Sendable {
     }
 }
 
-/// A value behind a lock, for the few counters and tables the workers share.
-final class Protected<Value>: @unchecked Sendable {
-    private var value: Value
-    private let lock = NSLock()
-    init(_ value: Value) { self.value = value }
-    func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
-    }
-}

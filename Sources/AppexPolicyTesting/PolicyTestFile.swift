@@ -1,3 +1,4 @@
+import AppexKillReason
 import AppexPolicy
 import Foundation
 
@@ -8,7 +9,7 @@ enum PolicyTestExpectation: Sendable, Equatable {
     /// The attempt failed with one of `errnos`, answered by `by`.
     case denied(errnos: [String], by: Attribution)
     /// The extension was killed with `reason`, no later than `within` after it started.
-    case killed(reason: String, within: Duration?)
+    case killed(reason: KillReason, within: Duration?)
     /// The extension missed its launch deadline and was killed for it (through the supervisor).
     case launchTimeout(within: Duration?)
     /// A memory warning reached the extension (through the supervisor).

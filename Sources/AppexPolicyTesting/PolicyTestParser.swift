@@ -1,3 +1,4 @@
+import AppexKillReason
 import AppexPolicy
 import Foundation
 
@@ -22,9 +23,9 @@ package struct PolicyTestParser {
         "expect", "errno", "by", "reason", "within", "output", "path", "timeout", "arch",
     ]
     /// Kill reasons `appex run` reports, and those only the supervisor gives.
-    static let runReasons = ["per-process-limit", "seccomp-violation", "crashed", "run-timeout"]
-    static let supervisorReasons = ["per-process-limit", "seccomp-violation", "crashed", "launch-timeout",
-                                    "request-timeout", "unresponsive", "memory-pressure", "protocol-error"]
+    static let runReasons: [KillReason] = [.perProcessLimit, .seccompViolation, .crashed, .runTimeout]
+    static let supervisorReasons: [KillReason] = [.perProcessLimit, .seccompViolation, .crashed, .launchTimeout,
+                                                  .requestTimeout, .unresponsive, .memoryPressure, .protocolError]
     /// probe.conf keys of the probe extension (Docs/probe-extension.md) and their ranges.
     static let probeConfKeys: [String: ClosedRange<Int>] = [
         "sleep-before-checkin-ms": 0...3_600_000, "crash-before-checkin": 0...1,
@@ -198,7 +199,7 @@ package struct PolicyTestParser {
                 default: break
                 }
                 if case .killed(let reason, _) = expectation, !Self.supervisorReasons.contains(reason) {
-                    throw fields["reason"]!.error("\"\(reason)\" is not a reason the supervisor gives (known: \(Self.supervisorReasons.joined(separator: ", ")))")
+                    throw fields["reason"]!.error("\"\(reason)\" is not a reason the supervisor gives (known: \(Self.supervisorReasons.map(\.rawValue).joined(separator: ", ")))")
                 }
             } else {
                 if action == nil {
@@ -208,7 +209,7 @@ package struct PolicyTestParser {
                     }
                 }
                 if case .killed(let reason, _) = expectation, !Self.runReasons.contains(reason) {
-                    throw fields["reason"]!.error("\"\(reason)\" needs the supervisor (a request); appex-probe runs report: \(Self.runReasons.joined(separator: ", "))")
+                    throw fields["reason"]!.error("\"\(reason)\" needs the supervisor (a request); appex-probe runs report: \(Self.runReasons.map(\.rawValue).joined(separator: ", "))")
                 }
                 if let n = fields["limits"], limits.launchDeadline != nil {
                     throw n.error("launchDeadline applies only to cases through the supervisor (request, probeConf, launch-timeout, warned)")
@@ -358,9 +359,10 @@ package struct PolicyTestParser {
             return .denied(errnos: names, by: by)
         case "killed":
             guard let r = fields["reason"] else { throw n.error("expect: killed needs reason (e.g. seccomp-violation, per-process-limit)") }
-            let reason = try r.string()
+            let reason = KillReason(rawValue: try r.string())
             guard (Self.runReasons + Self.supervisorReasons).contains(reason) else {
-                throw r.error("unknown kill reason \"\(reason)\" (known: \(Set(Self.runReasons + Self.supervisorReasons).sorted().joined(separator: ", ")))")
+                let known = Set((Self.runReasons + Self.supervisorReasons).map(\.rawValue)).sorted()
+                throw r.error("unknown kill reason \"\(reason)\" (known: \(known.joined(separator: ", ")))")
             }
             return .killed(reason: reason, within: within)
         case "launch-timeout": return .launchTimeout(within: within)

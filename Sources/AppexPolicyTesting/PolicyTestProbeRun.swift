@@ -1,7 +1,9 @@
+import AppexKillReason
 import AppexPolicy
 import AppexSandbox
 import AppexStateDirectory
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -10,7 +12,7 @@ import Glibc
 struct ProbeObservation: Sendable {
     var exitStatus: Int32?
     var signal: Int32?
-    var killReason: String?
+    var killReason: KillReason?
     /// The probe's last output line (its answer), or "" when it printed nothing.
     var line: String
     /// Everything it wrote (stdout and stderr), for a usage message.
@@ -52,7 +54,7 @@ struct ProbeObservation: Sendable {
 /// extension.
 final class PolicyTestProbeRunner: @unchecked Sendable {
     let environment: PolicyTestEnvironment
-    private let sandboxes = Protected<[String: (ExtensionSandbox, Container, String)]>([:])
+    private let sandboxes = Mutex<[String: (ExtensionSandbox, Container, String)]>([:])
 
     init(environment: PolicyTestEnvironment) {
         self.environment = environment

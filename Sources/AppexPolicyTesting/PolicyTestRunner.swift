@@ -1,6 +1,7 @@
 import AppexPolicy
 import AppexSandbox
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -40,7 +41,7 @@ package final class PolicyTestRunner: @unchecked Sendable {
     let bystander: PolicyTestBystander?
     let jobs: Int
     /// Set by `cancel()` (SIGINT, SIGTERM): workers take no new case; those running finish.
-    private let cancelled = Protected(false)
+    private let cancelled = Mutex(false)
 
     package func cancel() { cancelled.withLock { $0 = true } }
     var wasCancelled: Bool { cancelled.withLock { $0 } }
@@ -55,7 +56,7 @@ package final class PolicyTestRunner: @unchecked Sendable {
     }
 
     package func run(_ planned: [PlannedPolicyTest], report: @escaping @Sendable (PolicyTestResult) -> Void) -> [PolicyTestResult] {
-        let results = Protected<(done: [PolicyTestResult?], printed: Int)>((Array(repeating: nil, count: planned.count), 0))
+        let results = Mutex<(done: [PolicyTestResult?], printed: Int)>((Array(repeating: nil, count: planned.count), 0))
         let probeCases = planned.indices.filter { !planned[$0].testCase.throughSupervisor }
         let supervisorCases = planned.indices.filter { planned[$0].testCase.throughSupervisor }
         let group = DispatchGroup()
@@ -71,7 +72,7 @@ package final class PolicyTestRunner: @unchecked Sendable {
         }
         func pool(_ indices: [Int], threads: Int, _ body: @escaping @Sendable (PlannedPolicyTest, Int) -> PolicyTestVerdict) {
             let runner = self
-            let next = Protected(0)
+            let next = Mutex(0)
             for worker in 0..<min(threads, indices.count) {
                 group.enter()
                 let t = Thread {

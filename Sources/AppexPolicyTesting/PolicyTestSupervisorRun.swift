@@ -3,6 +3,7 @@ import AppexSupervisor
 import AppexWire
 import Foundation
 import Logging
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -83,7 +84,7 @@ struct PolicyTestSupervisorRunner: Sendable {
             guard let outcome, outcome.outcome == .failed, let got = outcome.reason else {
                 return .fail(seen, "not killed: the request ended otherwise")
             }
-            guard got.rawValue == reason else { return .fail(seen, "ended for \(got), not \(reason)") }
+            guard got.killReason == reason else { return .fail(seen, "ended for \(got), not \(reason)") }
             if let within, elapsed > within { return .fail(seen, "later than \(PolicyTestExpectation.format(within))") }
             return .pass(seen)
         case .launchTimeout(let within):
@@ -172,7 +173,7 @@ struct PolicyTestSupervisorRunner: Sendable {
 
     /// Runs `body` on the concurrency pool and waits for it on this (worker) thread.
     static func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
-        let box = Protected<Result<T, any Error>?>(nil)
+        let box = Mutex<Result<T, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         Task {
             let r: Result<T, any Error>

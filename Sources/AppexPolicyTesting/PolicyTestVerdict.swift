@@ -26,11 +26,11 @@ enum PolicyTestJudge {
         switch expected {
         case .killed(let reason, let within):
             guard o.signal != nil || o.killReason != nil else {
-                let why = reason == "seccomp-violation" ? "not killed: the call returned, so the filter did not stop it" : "not killed: the attempt returned"
+                let why = reason == .seccompViolation ? "not killed: the call returned, so the filter did not stop it" : "not killed: the attempt returned"
                 return .fail(seen, o.exitStatus == 0 ? why : "not killed")
             }
             guard o.killReason == reason else {
-                return .fail(seen, "killed, but for \(o.killReason ?? "no recorded reason"), not \(reason)")
+                return .fail(seen, "killed, but for \(o.killReason?.rawValue ?? "no recorded reason"), not \(reason)")
             }
             if let within, o.runMicroseconds > within.milliseconds * 1000 {
                 return .fail(seen + " after \(o.runMicroseconds / 1000) ms", "killed later than \(PolicyTestExpectation.format(within))")
@@ -103,7 +103,7 @@ enum PolicyTestJudge {
     /// Why an answer that should be a plain line is not one: a kill, an unexpected exit.
     static func unfinished(_ o: ProbeObservation) -> String? {
         if o.signal != nil {
-            return o.killReason == "seccomp-violation" ? "killed by the filter instead" : "killed instead (\(o.killReason ?? "signal"))"
+            return o.killReason == .seccompViolation ? "killed by the filter instead" : "killed instead (\(o.killReason?.rawValue ?? "signal"))"
         }
         if o.exitStatus != 0 { return "the probe did not answer normally" }
         return nil

@@ -1,3 +1,4 @@
+import AppexKillReason
 import Foundation
 import GRDB
 
@@ -63,7 +64,8 @@ public struct TerminationHistory: Codable, Sendable, Equatable, FetchableRecord,
     public var id: Int64?
     public var bundleIdentifier: String
     public var time: Date
-    public var reason: String
+    /// Stored as its string; one this build does not know reads back as `unrecognized`.
+    public var reason: KillReason
     public var message: String
     public var signal: Int32?
     public var exitStatus: Int32?
@@ -76,7 +78,7 @@ public struct TerminationHistory: Codable, Sendable, Equatable, FetchableRecord,
     /// are ordered by this.
     public var timeMicros: Int64?
 
-    public init(bundleIdentifier: String, time: Date, reason: String, message: String, signal: Int32?,
+    public init(bundleIdentifier: String, time: Date, reason: KillReason, message: String, signal: Int32?,
                 exitStatus: Int32?, peakMemoryBytes: Int64?, requestsServed: Int, band: Int? = nil,
                 footprintBytes: Int64? = nil, triggerToDeathMicros: Int64? = nil) {
         self.timeMicros = Int64((time.timeIntervalSince1970 * 1_000_000).rounded())

@@ -12,7 +12,7 @@ public enum RunReportText {
             "cgroup": .string(r.cgroup),
             "exitStatus": r.exitStatus.map { .int(Int64($0)) } ?? .null,
             "signal": r.signal.map { .int(Int64($0)) } ?? .null,
-            "killReason": r.killReason.map { .string($0) } ?? .null,
+            "killReason": r.killReason.map { .string($0.rawValue) } ?? .null,
             "peakMemoryBytes": r.peakMemoryBytes.map { .int($0) } ?? .null,
             "memoryLimitBytes": spec.memoryMax.map { .int($0) } ?? .null,
             "oomKills": .int(Int64(r.oomKills)),
@@ -32,7 +32,7 @@ public enum RunReportText {
         } else {
             outcome = "ended"
         }
-        if let reason = r.killReason { outcome += ", kill reason \(reason)" }
+        if let reason = r.killReason { outcome += ", kill reason \(reason.rawValue)" }
         lines.append("\(r.bundleIdentifier) [\(extensionPoint)] pid \(r.pid) uid \(r.uid): \(outcome)")
         let limit = spec.memoryMax.map { " of \(mib($0)) limit" } ?? ""
         lines.append("  peak memory: \(r.peakMemoryBytes.map(mib) ?? "unknown")\(limit)")

@@ -1,24 +1,12 @@
 import AppexCgroups
+import AppexKillReason
 import AppexStateDirectory
 import CAppexLauncher
+import Synchronization
 import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// Why Appex (or the kernel on its behalf) ended an extension.
-public enum KillReason: String, Sendable, Codable {
-    /// The kernel OOM-killed it in its own cgroup: over its hard limit.
-    case perProcessLimit = "per-process-limit"
-    /// The kernel OOM-killed it at an ancestor's limit (appexd's memory budget), not its own.
-    case kernelOOM = "kernel-oom"
-    /// It made a system call whose rule is `kill` (SIGSYS).
-    case seccompViolation = "seccomp-violation"
-    /// Another fatal signal.
-    case crashed
-    /// `--timeout` ran out and Appex killed it.
-    case runTimeout = "run-timeout"
-}
 
 public struct RunOptions: Sendable {
     /// The state root: containers, uids, logs. Default `/var/lib/appex`.
@@ -62,7 +50,9 @@ public struct RunReport: Codable, Sendable, Equatable {
     /// Exit code, or nil when a signal ended it.
     public var exitStatus: Int32?
     public var signal: Int32?
-    public var killReason: String?
+    /// How it ended when not by exiting: `run-timeout`, the kernel's OOM kill, its filter
+    /// or another signal (nil when it exited).
+    public var killReason: KillReason?
     public var peakMemoryBytes: Int64?
     public var oomKills: Int
     /// Phase name → microseconds: prepare (parent side: container, uid, seccomp, cgroup, and
@@ -95,7 +85,7 @@ public final class ExtensionRun {
     public private(set) var sandbox: ExtensionSandbox?
     private let ownsSandbox: Bool
     private var joinFDs: [Int32] = []
-    private var log: ExtensionLog?
+    private var log: ExtensionLogFile?
     /// The write end of the log pipe until the launch has handed it to the extension.
     private var logWriteFD: Int32 = -1
     /// With `passOutput`, stderr's own pipe (stdout's is `logWriteFD`); -1 otherwise.
@@ -110,7 +100,7 @@ public final class ExtensionRun {
     /// The extension's end of its socketpair with appexd, handed over at fd 3; -1: none.
     private let channelFD: Int32
 
-    private static let counter = Protected(0)
+    private static let counter = Mutex(0)
 
     /// `sandbox`: an `ExtensionSandbox` made for this spec to enter (a supervisor keeps one per
     /// extension); nil builds one for this run and closes it afterwards. `channelFD`: the
@@ -349,7 +339,7 @@ public final class ExtensionRun {
         if ownsSandbox, let sandbox { phases["view"] = Int64(sandbox.buildNanos / 1000) }
         phases["run"] = Int64((exitedAt - launchedAt) / 1000)
         return RunReport(bundleIdentifier: spec.bundleIdentifier, pid: process.pid, uid: container.uid,
-                         exitStatus: exitStatus, signal: signal, killReason: reason?.rawValue,
+                         exitStatus: exitStatus, signal: signal, killReason: reason,
                          peakMemoryBytes: peak, oomKills: oomKills, phases: phases, deniedSyscalls: denied,
                          logPath: store.logPath(for: spec.bundleIdentifier), cgroup: cgroup.name)
     }

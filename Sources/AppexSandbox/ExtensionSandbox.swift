@@ -1,6 +1,7 @@
 import AppexBundle
 import AppexStateDirectory
 import CAppexLauncher
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -32,7 +33,7 @@ public final class ExtensionSandbox: Sendable {
     public let buildNanos: UInt64
     /// The init's pidfd and the write end of its stdin (-1 once closed), and copies of the
     /// pidfds of processes launched into the sandbox that may not have been reaped yet.
-    private let state: Protected<(pidfd: Int32, lifeline: Int32, launched: [Int32])>
+    private let state: Mutex<(pidfd: Int32, lifeline: Int32, launched: [Int32])>
     /// The checked bundle, and its mount in the view (the `open_tree` copy, now attached):
     /// every launch execs a descriptor opened beneath it.
     public let bundle: CheckedBundle
@@ -123,7 +124,7 @@ public final class ExtensionSandbox: Sendable {
                  bundle: CheckedBundle, bundleTree: Int32, initUID: UInt32) {
         self.namespaces = namespaces
         self.initPID = pid
-        self.state = Protected((pidfd, lifeline, []))
+        self.state = Mutex((pidfd, lifeline, []))
         self.buildNanos = buildNanos
         self.bundle = bundle
         self.bundleTree = bundleTree

@@ -1,3 +1,6 @@
+import Dispatch
+import Synchronization
+
 /// One value (or the error that stands for it) passed once from one thread to another that
 /// waits for it. `ExtensionRun.prepare` passes its sandbox-build thread the planned
 /// container this way, then word that the container's directories exist: that thread does
@@ -6,15 +9,19 @@
 ///
 /// Whoever made a `Handoff` must deliver or fail it on every way out, or a waiter waits
 /// forever; a second delivery is ignored.
-import AppexStateDirectory
-final class Handoff<Value: Sendable>: @unchecked Sendable {
-    private let mutex = HeapMutex()
+final class Handoff<Value: Sendable>: Sendable {
     // Two optionals, not a `Result<Value, any Error>`: making that type's metadata checks
     // `any Error: Error` at run time, a scan of every conformance record in the executable
     // the first time for each Value (seen in `perf record` of `appex run`).
-    private var value: Value?
-    private var error: (any Error)?
-    private var settled = false
+    private struct State {
+        var value: Value?
+        var error: (any Error)?
+        var settled = false
+    }
+
+    private let state = Mutex(State())
+    /// Signalled once when settled; each waiter passes the signal on to the next.
+    private let settled = DispatchSemaphore(value: 0)
 
     init() {}
 
@@ -24,20 +31,19 @@ final class Handoff<Value: Sendable>: @unchecked Sendable {
 
     /// Blocks until the value is delivered, then returns it (or throws the error it failed with).
     func wait() throws -> Value {
-        mutex.lock()
-        defer { mutex.unlock() }
-        while !settled { mutex.wait() }
+        settled.wait()
+        settled.signal()
+        let (value, error) = state.withLock { ($0.value, $0.error) }
         if let error { throw error }
         return value!
     }
 
     private func settle(_ value: Value?, _ error: (any Error)?) {
-        mutex.lock()
-        defer { mutex.unlock() }
-        guard !settled else { return }
-        self.value = value
-        self.error = error
-        settled = true
-        mutex.broadcast()
+        let first = state.withLock { s -> Bool in
+            guard !s.settled else { return false }
+            s = State(value: value, error: error, settled: true)
+            return true
+        }
+        if first { settled.signal() }
     }
 }

@@ -1,5 +1,6 @@
 import AppexStateDirectory
 import CAppexLauncher
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -16,14 +17,12 @@ import Glibc
 /// Nothing else ever holds it: it is made by this process, its descriptor is close-on-exec
 /// and given to exactly one sandbox, and one not taken is closed. So it isolates exactly as
 /// a namespace made by the clone does: an extension gets a namespace no other process is in.
-public final class PreparedNetworkNamespace: @unchecked Sendable {
+public final class PreparedNetworkNamespace: Sendable {
     /// The C maker until joined (appex_netns_maker_start: its thread is started in C, with
     /// no generic Swift type to instantiate first); then nil and `fd` holds the result.
-    private var maker: OpaquePointer?
-    private var fd: Int32 = -1
-    private let mutex = HeapMutex()
+    private let state: Mutex<(maker: OpaquePointer?, fd: Int32)>
 
-    private init(_ maker: OpaquePointer?) { self.maker = maker }
+    private init(_ maker: sending OpaquePointer?) { state = Mutex((maker, -1)) }
 
     /// Starts making one. Failing (no CAP_SYS_ADMIN, no namespaces) is not an error here:
     /// `take()` then returns nil and the sandbox's clone makes its own, and reports why not.
@@ -34,14 +33,14 @@ public final class PreparedNetworkNamespace: @unchecked Sendable {
     /// The namespace's descriptor, which the caller now owns and closes; nil when it could
     /// not be made or was taken already. Waits for it when it is still being made.
     public func take() -> Int32? {
-        mutex.lock()
-        defer { mutex.unlock() }
-        if let m = maker {
-            fd = appex_netns_maker_finish(m)
-            maker = nil
+        state.withLock { s in
+            if let m = s.maker {
+                s.fd = appex_netns_maker_finish(m)
+                s.maker = nil
+            }
+            defer { s.fd = -1 }
+            return s.fd >= 0 ? s.fd : nil
         }
-        defer { fd = -1 }
-        return fd >= 0 ? fd : nil
     }
 
     deinit {

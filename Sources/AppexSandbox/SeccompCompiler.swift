@@ -2,6 +2,7 @@ import AppexPolicyCore
 import AppexStateDirectory
 import CAppexLauncher
 import CSeccomp
+import Synchronization
 import SystemPackage
 #if canImport(Glibc)
 import Glibc
@@ -33,7 +34,7 @@ public struct SeccompProgram: Sendable, Equatable {
 /// Unknown syscall names are an error. Syscalls the launcher itself needs after the filter is
 /// loaded cannot be denied — see Docs/launch-sequence.md and Docs/policies.md.
 public enum SeccompCompiler {
-    private static let cache = Protected<[String: SeccompProgram]>([:])
+    private static let cache = Mutex<[String: SeccompProgram]>([:])
 
     /// Calls the launcher makes after loading the filter: denying them would stop the launch.
     static let launcherNeeds: Set<String> = ["execve", "execveat", "exit", "exit_group", "rt_sigprocmask"]

@@ -2,6 +2,7 @@ import AppexPolicyCore
 import AppexStateDirectory
 import CAppexLauncher
 import CSeccomp
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -25,9 +26,9 @@ public final class SeccompNotifier: @unchecked Sendable {
     private let listener: Int32
     private let errnos: [Int32: Int32]
     private let defaultErrno: Int32
-    private let counts = Protected<[String: Int]>([:])
+    private let counts = Mutex<[String: Int]>([:])
     /// 0: not started, 1: serving, 2: stopped.
-    private let state = Protected(0)
+    private let state = Mutex(0)
     private let onDenial: (@Sendable (String) -> Void)?
     /// The request and response buffers libseccomp sizes for this kernel; used on the pump only.
     private var request: UnsafeMutablePointer<seccomp_notif>?

@@ -1,3 +1,4 @@
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -106,7 +107,7 @@ public struct UIDAllocator: Sendable {
         var used: Set<UInt32>
     }
 
-    private static let cache = Protected<[String: CachedTable]>([:])
+    private static let cache = Mutex<[String: CachedTable]>([:])
     private static let headLength = 64
 
     private static func unchanged(_ path: String, _ cached: CachedTable) -> Bool {

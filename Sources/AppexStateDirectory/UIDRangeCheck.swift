@@ -1,3 +1,4 @@
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,7 +9,7 @@ import Glibc
 /// `/etc/passwd`, `/etc/group`, `/etc/subuid` and `/etc/subgid` before the first allocation,
 /// and an overlap is refused with the entry named.
 public enum UIDRangeCheck {
-    private static let checked = Protected<[String]>([])
+    private static let checked = Mutex<[String]>([])
 
     /// Throws when `range` overlaps an account or a subordinate range. Cached per process.
     public static func verify(_ range: ClosedRange<UInt32>, etc: String = "/etc") throws {

@@ -1,5 +1,6 @@
 import AppexActivation
 import AppexBundle
+import AppexKillReason
 import AppexPolicy
 import AppexRegistry
 import AppexWire
@@ -36,7 +37,7 @@ extension Supervisor {
         options.requester = requester
         let result = try await onWorker { [registry, options] in try registry.install(path: path, options: options) }
         let changed = result.extensions.map(\.bundleIdentifier) + result.removedExtensions
-        for id in changed { await retire(id, reason: Reason("updated"), "a new version was installed") }
+        for id in changed { await retire(id, reason: .updated, "a new version was installed") }
         await reload(changed)
         return result
     }
@@ -67,7 +68,7 @@ extension Supervisor {
             if let e = try? registry.extension(bundleIdentifier: identifier) { return [e.bundleIdentifier] }
             return try registry.apps().first { $0.bundleIdentifier == identifier }?.extensionIdentifiers ?? []
         }
-        for id in targets { await retire(id, reason: Reason("uninstalled"), "the extension was uninstalled", withdraw: true) }
+        for id in targets { await retire(id, reason: .uninstalled, "the extension was uninstalled", withdraw: true) }
         do {
             let removed = try await onWorker { [registry] in try registry.uninstall(identifier, removeData: removeData) }
             await reload(targets + removed)
@@ -127,12 +128,12 @@ extension Supervisor {
     /// catalog first, so that no request admitted meanwhile relaunches it (and recreates its
     /// container) while it is being uninstalled; the reload afterwards puts it back if the
     /// uninstall did not happen.
-    private func retire(_ identifier: String, reason: Reason, _ message: String, withdraw: Bool = false) async {
+    private func retire(_ identifier: String, reason: KillReason, _ message: String, withdraw: Bool = false) async {
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
             loop.post { [self] in
                 if withdraw { catalog[identifier] = nil }
                 if let slot = slots[identifier] {
-                    for ticket in slot.queue { ticket.fail(reason, "\(identifier): \(message)") }
+                    for ticket in slot.queue { ticket.fail(Reason(reason), "\(identifier): \(message)") }
                     slot.queue.removeAll()
                 }
                 retire(identifier, reason: reason, message) { c.resume() }

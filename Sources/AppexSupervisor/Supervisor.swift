@@ -91,7 +91,7 @@ public struct SupervisorOptions: Sendable {
 ///
 /// All state lives on one `EventLoop` thread (see EventLoop for why). Public methods are
 /// safe from any thread: they post to the loop. Methods marked "loop only" are for code that
-/// already runs there (the control server).
+/// already runs there (the control server), and say so with `loop.assertOnLoop()`.
 public final class Supervisor: @unchecked Sendable {
     public let options: SupervisorOptions
     public let loop: EventLoop

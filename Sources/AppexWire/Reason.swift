@@ -1,3 +1,5 @@
+import AppexKillReason
+
 /// A stable, machine-readable reason: why something was refused, killed or terminated. Travels
 /// as its string; people and scripts match on it. A receiver accepts reasons it does not know
 /// (a newer appexd may add some) and shows them as they are.
@@ -10,41 +12,42 @@ public struct Reason: RawRepresentable, Hashable, Sendable, ExpressibleByStringL
 
     // Refusals: the request or connection was not accepted.
     public static let versionMismatch: Reason = "version-mismatch"
-    public static let protocolError: Reason = "protocol-error"
+    public static let protocolError = Reason(KillReason.protocolError)
     public static let notAuthorized: Reason = "not-authorized"
     public static let unknownExtension: Reason = "unknown-extension"
-    public static let disabled: Reason = "disabled"
+    public static let disabled = Reason(KillReason.disabled)
     public static let notActivated: Reason = "not-activated"
     public static let invalidBundle: Reason = "invalid-bundle"
     /// An enable refused: the extension declares app groups it is not a member of.
     public static let appGroupRefused: Reason = "app-group-refused"
-    public static let launchFailed: Reason = "launch-failed"
+    public static let launchFailed = Reason(KillReason.launchFailed)
     public static let busy: Reason = "busy"
     /// An attachment's descriptor is not a read-only regular file or a pipe.
     public static let invalidAttachment: Reason = "invalid-attachment"
 
-    // Kill and termination reasons (the same names as the jetsam and life-cycle records).
-    public static let launchTimeout: Reason = "launch-timeout"
-    public static let requestTimeout: Reason = "request-timeout"
-    public static let unresponsive: Reason = "unresponsive"
-    public static let crashed: Reason = "crashed"
-    public static let seccompViolation: Reason = "seccomp-violation"
-    public static let perProcessLimit: Reason = "per-process-limit"
-    public static let memoryPressure: Reason = "memory-pressure"
+    // How an instance ended: `KillReason`'s strings, which a kill reason becomes on the wire.
+    public init(_ reason: KillReason) { self.rawValue = reason.rawValue }
+    /// This reason as an instance's end (`unrecognized` when it is none this build knows).
+    public var killReason: KillReason { KillReason(rawValue: rawValue) }
+
+    public static let launchTimeout = Reason(KillReason.launchTimeout)
+    public static let requestTimeout = Reason(KillReason.requestTimeout)
+    public static let unresponsive = Reason(KillReason.unresponsive)
+    public static let crashed = Reason(KillReason.crashed)
+    public static let seccompViolation = Reason(KillReason.seccompViolation)
+    public static let perProcessLimit = Reason(KillReason.perProcessLimit)
+    public static let memoryPressure = Reason(KillReason.memoryPressure)
     /// The kernel's OOM killer acted at the memory budget's limit (the parent cgroup's), not
     /// at the extension's own: appexd's jetsam was too late.
-    public static let kernelOOM: Reason = "kernel-oom"
-    public static let idleExit: Reason = "idle-exit"
+    public static let kernelOOM = Reason(KillReason.kernelOOM)
+    public static let idleExit = Reason(KillReason.idleExit)
+    /// Requests refused or failed while appexd stops (instances end with `supervisorShutdown`).
     public static let shutdown: Reason = "shutdown"
     /// An instance ended because appexd stopped (the termination record's reason).
-    public static let supervisorShutdown: Reason = "supervisor-shutdown"
+    public static let supervisorShutdown = Reason(KillReason.supervisorShutdown)
 
-    /// The reasons an extension process is ended for (not `exited`, nor the supervisor's own
-    /// shutdown): what `appex_kills_total` counts.
-    public static let killReasons: [Reason] = [
-        .launchTimeout, .requestTimeout, .unresponsive, .crashed, .seccompViolation, .perProcessLimit,
-        .memoryPressure, .kernelOOM, .idleExit,
-    ]
+    /// The kill reasons `appex_kills_total` exports at zero (`KillReason.exportedAtZero`).
+    public static let killReasons: [Reason] = KillReason.exportedAtZero.map { Reason($0) }
 }
 
 // Background transfers (Docs/transfers.md): why one was refused or how it ended.

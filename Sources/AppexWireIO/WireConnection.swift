@@ -1,4 +1,5 @@
 import AppexWire
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -21,59 +22,44 @@ public final class WireConnection: @unchecked Sendable {
     }
 
     public let socket: WireSocket
-    private var state: ConnectionState
-    private var stateLock = pthread_mutex_t()
-    private var sendLock = pthread_mutex_t()
+    private let state: Mutex<ConnectionState>
+    /// Held for a whole send, so the order checked is the order sent.
+    private let sendLock = Mutex(())
 
     public init(socket: WireSocket, role: ConnectionRole) {
         self.socket = socket
-        self.state = ConnectionState(role: role)
-        pthread_mutex_init(&stateLock, nil)
-        pthread_mutex_init(&sendLock, nil)
-    }
-
-    deinit {
-        pthread_mutex_destroy(&stateLock)
-        pthread_mutex_destroy(&sendLock)
+        self.state = Mutex(ConnectionState(role: role))
     }
 
     /// A snapshot of the sequence state.
-    public var snapshot: ConnectionState { withState { $0 } }
+    public var snapshot: ConnectionState { state.withLock { $0 } }
 
     private func withState<R>(_ body: (inout ConnectionState) throws(WireError) -> R) throws(WireError) -> R {
-        pthread_mutex_lock(&stateLock)
-        defer { pthread_mutex_unlock(&stateLock) }
-        return try body(&state)
-    }
-
-    private func withState<R>(_ body: (inout ConnectionState) -> R) -> R {
-        pthread_mutex_lock(&stateLock)
-        defer { pthread_mutex_unlock(&stateLock) }
-        return body(&state)
+        try state.withLock { s throws(WireError) in try body(&s) }
     }
 
     /// Checks `message` against the sequence and sends it. A stale message (about a request
     /// that has ended) is not sent; the result says so.
     @discardableResult
     public func send(_ message: Message, descriptors: [Int32] = []) throws -> ConnectionState.Disposition {
-        pthread_mutex_lock(&sendLock)
-        defer { pthread_mutex_unlock(&sendLock) }
-        let disposition = try withState { (s: inout ConnectionState) throws(WireError) in try s.willSend(message) }
-        if disposition == .deliver {
-            try socket.send(message, descriptors: descriptors)
+        try sendLock.withLock { _ in
+            let disposition = try withState { (s: inout ConnectionState) throws(WireError) in try s.willSend(message) }
+            if disposition == .deliver {
+                try socket.send(message, descriptors: descriptors)
+            }
+            return disposition
         }
-        return disposition
     }
 
     /// `send` that never blocks: false when the peer's socket buffer is full (the frame was
     /// not sent; a peer that stops reading is the caller's to deal with, e.g. kill). A stale
     /// message counts as handled (true). For an event loop that must not wait on one peer.
     public func sendWithoutBlocking(_ message: Message, descriptors: [Int32] = []) throws -> Bool {
-        pthread_mutex_lock(&sendLock)
-        defer { pthread_mutex_unlock(&sendLock) }
-        let disposition = try withState { (s: inout ConnectionState) throws(WireError) in try s.willSend(message) }
-        guard disposition == .deliver else { return true }
-        return try socket.send(message, descriptors: descriptors, blocking: false)
+        try sendLock.withLock { _ in
+            let disposition = try withState { (s: inout ConnectionState) throws(WireError) in try s.willSend(message) }
+            guard disposition == .deliver else { return true }
+            return try socket.send(message, descriptors: descriptors, blocking: false)
+        }
     }
 
     /// The next event. Throws WireError for a frame that breaks the protocol (its descriptors

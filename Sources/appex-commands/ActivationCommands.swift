@@ -151,12 +151,12 @@ struct ExtensionsForCommand: ParsableCommand {
             }
         } else {
             let graph = UTTypeGraph.system
-            var attachments = itemTypes.map { ExtensionAttachment(registeredTypeIdentifiers: [$0]) }
+            var attachments = itemTypes.map { ActivationAttachment(registeredTypeIdentifiers: [$0]) }
             attachments += files.map { name in
-                ExtensionAttachment(registeredTypeIdentifiers: graph.types(forFileName: name),
+                ActivationAttachment(registeredTypeIdentifiers: graph.types(forFileName: name),
                            suggestedName: (name as NSString).lastPathComponent)
             }
-            request = ActivationItems(extensionItems: [ExtensionItem(attachments: attachments, attributedContentText: text)])
+            request = ActivationItems(extensionItems: [ActivationItem(attachments: attachments, attributedContentText: text)])
             do {
                 try request.validate()
             } catch {

@@ -161,7 +161,7 @@ enum ConformanceChecks {
         let peer = try target.launch()
         _ = try peer.checkIn()
         try peer.pingRoundTrip(1)
-        try peer.send(.terminate(Terminate(reason: "idle-exit", graceMilliseconds: UInt32(grace))))
+        try peer.send(.terminate(Terminate(reason: .idleExit, graceMilliseconds: UInt32(grace))))
         guard peer.exitStatus(within: grace) != nil else { throw Failure("still running \(grace) ms after Terminate") }
     }
 

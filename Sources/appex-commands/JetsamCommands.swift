@@ -151,12 +151,12 @@ struct KillsCommand: AsyncParsableCommand {
         let band = "band \(r.band.map { "\($0) \(JetsamBand(value: $0)?.name ?? String($0))" } ?? "?")"
         let footprint = r.footprintBytes.map { ", footprint \(JetsamCommand.mib(UInt64(max($0, 0))))" } ?? ""
         let t2d = r.triggerToDeathMicros.map { ", trigger→death \(String(format: "%.1f", Double($0) / 1000)) ms" } ?? ""
-        return "\(Self.time(r))  \(r.reason)  \(r.bundleIdentifier)  \(band)\(footprint)\(t2d)  — \(r.message)"
+        return "\(Self.time(r))  \(r.reason.rawValue)  \(r.bundleIdentifier)  \(band)\(footprint)\(t2d)  — \(r.message)"
     }
 
     static func json(_ r: TerminationHistory) -> [String: Any] {
         [
-            "bundleIdentifier": r.bundleIdentifier, "reason": r.reason, "message": r.message,
+            "bundleIdentifier": r.bundleIdentifier, "reason": r.reason.rawValue, "message": r.message,
             "band": r.band.jsonOrNull, "footprintBytes": r.footprintBytes.jsonOrNull,
             "triggerToDeathMicros": r.triggerToDeathMicros.jsonOrNull, "peakMemoryBytes": r.peakMemoryBytes.jsonOrNull,
             "signal": r.signal.jsonOrNull, "exitStatus": r.exitStatus.jsonOrNull, "requestsServed": r.requestsServed,

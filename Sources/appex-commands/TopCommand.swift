@@ -4,6 +4,7 @@ import AppexRun
 import AppexWire
 import ArgumentParser
 import Foundation
+import Synchronization
 import UnixSignals
 #if canImport(Glibc)
 import Glibc
@@ -119,18 +120,17 @@ struct TopCommand: AsyncParsableCommand {
 
 /// The signals `appex top` answers: SIGINT, SIGTERM and SIGHUP end it cleanly (the terminal
 /// restored), SIGWINCH redraws at the new size. Seen by the loop between two key polls.
-final class TopSignals: @unchecked Sendable {
+final class TopSignals: Sendable {
     enum Event { case quit, resize }
-    private let lock = NSLock()
-    private var pending: Set<Event> = []
+    private let pending = Mutex<Set<Event>>([])
 
     func watch(_ sequence: UnixSignalsSequence) async {
         for await signal in sequence {
-            lock.withLock { _ = pending.insert(signal == .sigwinch ? .resize : .quit) }
+            pending.withLock { _ = $0.insert(signal == .sigwinch ? .resize : .quit) }
         }
     }
 
     func take(_ event: Event) -> Bool {
-        lock.withLock { pending.remove(event) != nil }
+        pending.withLock { $0.remove(event) != nil }
     }
 }

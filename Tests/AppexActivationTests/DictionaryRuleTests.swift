@@ -7,7 +7,7 @@ private func rule(_ dict: [String: PlistValue]) -> (ActivationRule?, [Finding]) 
 }
 
 private func items(_ types: [String]..., text: String? = nil) -> ActivationItems {
-    ActivationItems(extensionItems: [ExtensionItem(attachments: types.map { ExtensionAttachment(registeredTypeIdentifiers: $0) }, attributedContentText: text)])
+    ActivationItems(extensionItems: [ActivationItem(attachments: types.map { ActivationAttachment(registeredTypeIdentifiers: $0) }, attributedContentText: text)])
 }
 
 @Suite("Dictionary rules")

@@ -4,9 +4,9 @@ import AppexActivation
 /// The item sets every fixture and corpus rule is evaluated against. Column order of the expectation
 /// strings in the tests.
 enum ItemSets {
-    static func attachment(_ types: String...) -> ExtensionAttachment { ExtensionAttachment(registeredTypeIdentifiers: types) }
-    static func one(_ attachments: [ExtensionAttachment], text: String? = nil) -> ActivationItems {
-        ActivationItems(extensionItems: [ExtensionItem(attachments: attachments, attributedContentText: text)])
+    static func attachment(_ types: String...) -> ActivationAttachment { ActivationAttachment(registeredTypeIdentifiers: types) }
+    static func one(_ attachments: [ActivationAttachment], text: String? = nil) -> ActivationItems {
+        ActivationItems(extensionItems: [ActivationItem(attachments: attachments, attributedContentText: text)])
     }
 
     static let all: [(name: String, items: ActivationItems)] = [
@@ -18,8 +18,8 @@ enum ItemSets {
         ("textContent", one([], text: "hello")),
         ("textAttachment", one([attachment("public.plain-text")])),
         ("mixed", one([attachment("public.jpeg"), attachment("public.url"), attachment("public.plain-text")])),
-        ("twoItems", ActivationItems(extensionItems: [ExtensionItem(attachments: [attachment("public.url")]),
-                                                      ExtensionItem(attachments: [attachment("public.url")])])),
+        ("twoItems", ActivationItems(extensionItems: [ActivationItem(attachments: [attachment("public.url")]),
+                                                      ActivationItem(attachments: [attachment("public.url")])])),
         ("manyImages", one(Array(repeating: attachment("public.png"), count: 50))),
         ("pdf", one([attachment("com.adobe.pdf")])),
         ("movie", one([attachment("com.apple.quicktime-movie")])),

@@ -44,8 +44,8 @@ struct ItemsTests {
     }
 
     @Test func payloadsBeyondTheLimitsAreRefused() throws {
-        let tooMany = ActivationItems(extensionItems: [ExtensionItem(attachments: Array(
-            repeating: ExtensionAttachment(registeredTypeIdentifiers: ["public.png"]), count: ActivationItems.Limits.maximumAttachments + 1))])
+        let tooMany = ActivationItems(extensionItems: [ActivationItem(attachments: Array(
+            repeating: ActivationAttachment(registeredTypeIdentifiers: ["public.png"]), count: ActivationItems.Limits.maximumAttachments + 1))])
         #expect(throws: ItemsError.self) { try tooMany.validate() }
         let rule = try ActivationRule.compile(predicate: "TRUEPREDICATE")
         #expect(throws: ItemsError.self) { _ = try rule.evaluate(tooMany) }
@@ -58,8 +58,8 @@ struct ItemsTests {
     }
 
     @Test func evaluationStepsAreBounded() throws {
-        let items = ActivationItems(extensionItems: [ExtensionItem(attachments: Array(
-            repeating: ExtensionAttachment(registeredTypeIdentifiers: ["public.png"]), count: ActivationItems.Limits.maximumAttachments))])
+        let items = ActivationItems(extensionItems: [ActivationItem(attachments: Array(
+            repeating: ActivationAttachment(registeredTypeIdentifiers: ["public.png"]), count: ActivationItems.Limits.maximumAttachments))])
         let text = """
         SUBQUERY(extensionItems.attachments, $a, SUBQUERY(extensionItems.attachments, $b,
             SUBQUERY(extensionItems.attachments, $c, TRUEPREDICATE).@count > 0).@count > 0).@count > 0

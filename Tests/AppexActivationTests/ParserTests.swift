@@ -16,7 +16,7 @@ private func compileError(_ text: String) -> RuleError? {
     }
 }
 
-private let image = ActivationItems(extensionItems: [ExtensionItem(attachments: [ExtensionAttachment(registeredTypeIdentifiers: ["public.jpeg"])])])
+private let image = ActivationItems(extensionItems: [ActivationItem(attachments: [ActivationAttachment(registeredTypeIdentifiers: ["public.jpeg"])])])
 
 private func eval(_ text: String, _ items: ActivationItems = image) throws -> Bool {
     try ActivationRule.compile(predicate: text).evaluate(items).isActivated
@@ -45,9 +45,9 @@ struct ParserTests {
     }
 
     @Test func aggregatesOverCollections() throws {
-        let mixed = ActivationItems(extensionItems: [ExtensionItem(attachments: [
-            ExtensionAttachment(registeredTypeIdentifiers: ["public.jpeg", "public.file-url"]),
-            ExtensionAttachment(registeredTypeIdentifiers: ["public.png"]),
+        let mixed = ActivationItems(extensionItems: [ActivationItem(attachments: [
+            ActivationAttachment(registeredTypeIdentifiers: ["public.jpeg", "public.file-url"]),
+            ActivationAttachment(registeredTypeIdentifiers: ["public.png"]),
         ])])
         let path = "extensionItems.attachments.registeredTypeIdentifiers"
         #expect(try eval("ANY \(path) UTI-CONFORMS-TO \"public.image\"", mixed))
@@ -66,7 +66,7 @@ struct ParserTests {
     }
 
     @Test func stringsNumbersAndEscapes() throws {
-        let text = ActivationItems(extensionItems: [ExtensionItem(attachments: [], attributedContentText: "say \"hi\"\n", attributedTitle: "it's")])
+        let text = ActivationItems(extensionItems: [ActivationItem(attachments: [], attributedContentText: "say \"hi\"\n", attributedTitle: "it's")])
         #expect(try eval(#"ANY extensionItems.attributedContentText == "say \"hi\"\n""#, text))
         #expect(try eval(#"ANY extensionItems.attributedTitle == 'it\'s'"#, text))
         #expect(try eval(#"ANY extensionItems.attributedTitle == "it\u0027s""#, text))

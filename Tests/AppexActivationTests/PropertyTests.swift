@@ -110,8 +110,8 @@ struct PredicateGenerator {
         let pool = ["public.jpeg", "public.png", "public.url", "public.file-url", "com.adobe.pdf", "public.plain-text",
                     "public.mpeg-4", "com.example.custom", "public.html"]
         return ActivationItems(extensionItems: (0..<rng.int(4)).map { _ in
-            ExtensionItem(attachments: (0..<rng.int(5)).map { _ in
-                ExtensionAttachment(registeredTypeIdentifiers: (0..<rng.int(3)).map { _ in rng.pick(pool) })
+            ActivationItem(attachments: (0..<rng.int(5)).map { _ in
+                ActivationAttachment(registeredTypeIdentifiers: (0..<rng.int(3)).map { _ in rng.pick(pool) })
             }, attributedContentText: rng.chance(0.5) ? rng.pick(Self.strings) : nil,
                attributedTitle: rng.chance(0.3) ? rng.pick(Self.strings) : nil)
         })

@@ -96,7 +96,7 @@ struct TypeGraphTests {
 
         // A rule compiled against the extended graph sees the new type.
         let rule = try ActivationRule.compile(predicate: "ANY extensionItems.attachments.registeredTypeIdentifiers UTI-CONFORMS-TO \"public.content\"", types: graph)
-        let items = ActivationItems(extensionItems: [ExtensionItem(attachments: [ExtensionAttachment(registeredTypeIdentifiers: ["com.example.doc"])])])
+        let items = ActivationItems(extensionItems: [ActivationItem(attachments: [ActivationAttachment(registeredTypeIdentifiers: ["com.example.doc"])])])
         #expect(try rule.evaluate(items).isActivated)
         #expect(try !ActivationRule.compile(predicate: "ANY extensionItems.attachments.registeredTypeIdentifiers UTI-CONFORMS-TO \"public.content\"").evaluate(items).isActivated)
     }

@@ -1,12 +1,13 @@
 @testable import AppexCgroups
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// Unique names per test process and test: parallel runs (and other engineers' tests) never collide.
 enum Names {
-    private static let counter = Locked(0)
+    private static let counter = Mutex(0)
     static func unique(_ tag: String) -> String {
         let n = counter.withLock { c -> Int in c += 1; return c }
         return "appex-test-\(getpid())-\(tag)-\(n)"

@@ -1,3 +1,4 @@
+import AppexKillReason
 import AppexRegistry
 import Foundation
 import Testing
@@ -20,7 +21,7 @@ import Testing
                                totalMicros: 100, peakMemoryBytes: nil)
             },
             terminations: ends.enumerated().map { i, reason in
-                TerminationHistory(bundleIdentifier: id, time: start + Double(i), reason: reason, message: "", signal: nil,
+                TerminationHistory(bundleIdentifier: id, time: start + Double(i), reason: KillReason(rawValue: reason), message: "", signal: nil,
                                    exitStatus: nil, peakMemoryBytes: nil, requestsServed: 0)
             })
     }

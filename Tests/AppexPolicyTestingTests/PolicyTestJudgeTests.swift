@@ -1,3 +1,4 @@
+import AppexKillReason
 import Testing
 @testable import AppexPolicyTesting
 
@@ -8,7 +9,7 @@ import Testing
         ProbeObservation(exitStatus: exit, signal: nil, killReason: nil, line: line, output: [line], runMicroseconds: 1000)
     }
 
-    static func killed(_ reason: String?, signal: Int32 = 9, afterMicros: Int64 = 1000) -> ProbeObservation {
+    static func killed(_ reason: KillReason?, signal: Int32 = 9, afterMicros: Int64 = 1000) -> ProbeObservation {
         ProbeObservation(exitStatus: nil, signal: signal, killReason: reason, line: "", output: [], runMicroseconds: afterMicros)
     }
 

@@ -42,17 +42,17 @@ do {
 }
 
 // A share-sheet-like request: one item, 10 attachments, most with two type identifiers.
-let request = ActivationItems(extensionItems: [ExtensionItem(attachments: [
-    ExtensionAttachment(registeredTypeIdentifiers: ["public.jpeg", "public.file-url"]),
-    ExtensionAttachment(registeredTypeIdentifiers: ["public.heic", "public.file-url"]),
-    ExtensionAttachment(registeredTypeIdentifiers: ["public.png"]),
-    ExtensionAttachment(registeredTypeIdentifiers: ["public.jpeg"]),
-    ExtensionAttachment(registeredTypeIdentifiers: ["com.apple.quicktime-movie", "public.file-url"]),
-    ExtensionAttachment(registeredTypeIdentifiers: ["public.url"]),
-    ExtensionAttachment(registeredTypeIdentifiers: ["com.adobe.pdf", "public.file-url"]),
-    ExtensionAttachment(registeredTypeIdentifiers: ["public.plain-text"]),
-    ExtensionAttachment(registeredTypeIdentifiers: ["public.vcard"]),
-    ExtensionAttachment(registeredTypeIdentifiers: ["com.apple.pkpass"]),
+let request = ActivationItems(extensionItems: [ActivationItem(attachments: [
+    ActivationAttachment(registeredTypeIdentifiers: ["public.jpeg", "public.file-url"]),
+    ActivationAttachment(registeredTypeIdentifiers: ["public.heic", "public.file-url"]),
+    ActivationAttachment(registeredTypeIdentifiers: ["public.png"]),
+    ActivationAttachment(registeredTypeIdentifiers: ["public.jpeg"]),
+    ActivationAttachment(registeredTypeIdentifiers: ["com.apple.quicktime-movie", "public.file-url"]),
+    ActivationAttachment(registeredTypeIdentifiers: ["public.url"]),
+    ActivationAttachment(registeredTypeIdentifiers: ["com.adobe.pdf", "public.file-url"]),
+    ActivationAttachment(registeredTypeIdentifiers: ["public.plain-text"]),
+    ActivationAttachment(registeredTypeIdentifiers: ["public.vcard"]),
+    ActivationAttachment(registeredTypeIdentifiers: ["com.apple.pkpass"]),
 ], attributedContentText: "Look at these")])
 
 let prepared: PreparedItems

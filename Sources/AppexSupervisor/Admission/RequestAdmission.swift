@@ -36,9 +36,9 @@ enum RequestAdmission {
     /// registered type identifiers (an attachment's bytes never matter to activation).
     static func activationItems(_ items: [AppexWire.ExtensionItem]) -> ActivationItems {
         ActivationItems(extensionItems: items.map { item in
-            AppexActivation.ExtensionItem(
+            ActivationItem(
                 attachments: item.attachments.map {
-                    ExtensionAttachment(registeredTypeIdentifiers: $0.typeIdentifiers, suggestedName: $0.suggestedName)
+                    ActivationAttachment(registeredTypeIdentifiers: $0.typeIdentifiers, suggestedName: $0.suggestedName)
                 },
                 attributedContentText: item.attributedContentText,
                 attributedTitle: item.attributedTitle)

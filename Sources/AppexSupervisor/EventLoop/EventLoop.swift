@@ -1,5 +1,6 @@
 import AppexCgroups
 import CAppexEventLoop
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,30 +23,37 @@ public final class EventLoop: @unchecked Sendable {
     private let wakeFD: Int32
     private var handlers: [Int32: () -> Void] = [:]
     private var timers = TimerQueue()
-    private var posted: [() -> Void] = []
-    private var postLock = pthread_mutex_t()
+    /// Closures posted from any thread, run by the loop.
+    private let posted = Mutex<[@Sendable () -> Void]>([])
     private var stopping = false
-    private var loopThread: pthread_t?
+    /// The thread in `run`, 0 when the loop is not running.
+    private let loopThread = Atomic<pthread_t>(0)
 
     public init() throws {
         epfd = appex_epoll_create()
         guard epfd >= 0 else { throw SupervisorError.errno("epoll_create1") }
         wakeFD = appex_eventfd()
         guard wakeFD >= 0 else { throw SupervisorError.errno("eventfd") }
-        pthread_mutex_init(&postLock, nil)
         try add(wakeFD)
     }
 
     deinit {
         close(epfd)
         close(wakeFD)
-        pthread_mutex_destroy(&postLock)
     }
 
     /// Whether the caller is the loop's thread (state may be touched only there).
     public var isLoopThread: Bool {
-        guard let t = loopThread else { return false }
-        return pthread_equal(t, pthread_self()) != 0
+        let t = loopThread.load(ordering: .relaxed)
+        return t != 0 && pthread_equal(t, pthread_self()) != 0
+    }
+
+    /// For the entry of a method that is loop only: stops a debug build when another thread
+    /// calls it while the loop runs (before `run`, set-up happens on one thread). Costs
+    /// nothing in a release build.
+    public func assertOnLoop(_ function: StaticString = #function, file: StaticString = #fileID, line: UInt = #line) {
+        assert(loopThread.load(ordering: .relaxed) == 0 || isLoopThread,
+               "\(function) is loop only, called from another thread", file: file, line: line)
     }
 
     // MARK: descriptors (loop thread only)
@@ -53,6 +61,7 @@ public final class EventLoop: @unchecked Sendable {
     /// Calls `handler` each time `fd` is readable (level-triggered: a handler that reads one
     /// frame is called again while more wait). Also fires on hang-up and error.
     public func register(_ fd: Int32, _ handler: @escaping () -> Void) throws {
+        assertOnLoop()
         precondition(handlers[fd] == nil, "fd \(fd) registered twice")
         try add(fd)
         handlers[fd] = handler
@@ -60,6 +69,7 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Calls `handler` each time `fd` signals a priority event (POLLPRI: a PSI trigger).
     public func registerPriority(_ fd: Int32, _ handler: @escaping () -> Void) throws {
+        assertOnLoop()
         precondition(handlers[fd] == nil, "fd \(fd) registered twice")
         guard appex_epoll_add_priority(epfd, fd) == 0 else { throw SupervisorError.errno("epoll_ctl ADD fd \(fd) (EPOLLPRI)") }
         handlers[fd] = handler
@@ -67,6 +77,7 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Stops watching `fd` (before the caller closes it).
     public func unregister(_ fd: Int32) {
+        assertOnLoop()
         guard handlers.removeValue(forKey: fd) != nil else { return }
         _ = appex_epoll_del(epfd, fd)
     }
@@ -80,10 +91,12 @@ public final class EventLoop: @unchecked Sendable {
     /// Runs `body` once, `after` from now, on the loop.
     @discardableResult
     public func schedule(after: Duration, _ body: @escaping () -> Void) -> TimerID {
-        timers.add(at: MonotonicTime.now + after.wholeNanoseconds, body)
+        assertOnLoop()
+        return timers.add(at: MonotonicTime.now + after.wholeNanoseconds, body)
     }
 
     public func cancel(_ timer: TimerID?) {
+        assertOnLoop()
         if let timer { timers.cancel(timer) }
     }
 
@@ -91,9 +104,7 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Runs `body` on the loop, soon. Safe from any thread.
     public func post(_ body: @escaping @Sendable () -> Void) {
-        pthread_mutex_lock(&postLock)
-        posted.append(body)
-        pthread_mutex_unlock(&postLock)
+        posted.withLock { $0.append(body) }
         var one: UInt64 = 1
         _ = write(wakeFD, &one, 8)
     }
@@ -107,7 +118,7 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Runs the loop on the calling thread until `stop`.
     public func run() {
-        loopThread = pthread_self()
+        loopThread.store(pthread_self(), ordering: .relaxed)
         var ready = [Int32](repeating: -1, count: 64)
         while !stopping {
             let timeout = timers.millisecondsUntilNext(now: MonotonicTime.now)
@@ -131,15 +142,15 @@ public final class EventLoop: @unchecked Sendable {
             while let body = timers.popDue(now: now) { body() }
         }
         runPosted()
-        loopThread = nil
+        loopThread.store(0, ordering: .relaxed)
         stopping = false
     }
 
     private func runPosted() {
-        pthread_mutex_lock(&postLock)
-        let batch = posted
-        posted.removeAll(keepingCapacity: true)
-        pthread_mutex_unlock(&postLock)
+        let batch = posted.withLock { posted in
+            defer { posted.removeAll(keepingCapacity: true) }
+            return posted
+        }
         for body in batch { body() }
     }
 }

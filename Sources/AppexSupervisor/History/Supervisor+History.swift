@@ -22,6 +22,7 @@ extension Supervisor {
 
     /// On the loop: queues `row`; the write follows within the flush delay.
     func remember(_ row: HistoryRow) {
+        loop.assertOnLoop()
         historyBuffer.rows.append(row)
         guard historyBuffer.timer == nil else { return }
         historyBuffer.timer = loop.schedule(after: Self.historyFlushDelay) { [self] in handOffHistory() }
@@ -30,6 +31,7 @@ extension Supervisor {
     /// On the loop: gives what is waiting to the history queue, which writes it; a failure is
     /// logged, never fatal.
     private func handOffHistory() {
+        loop.assertOnLoop()
         loop.cancel(historyBuffer.timer)
         historyBuffer.timer = nil
         let rows = historyBuffer.rows
@@ -73,7 +75,7 @@ extension Supervisor {
     }
 
     func rememberTermination(_ record: TerminationRecord) {
-        let row = TerminationHistory(bundleIdentifier: record.bundleIdentifier, time: record.at, reason: record.reason.rawValue,
+        let row = TerminationHistory(bundleIdentifier: record.bundleIdentifier, time: record.at, reason: record.reason,
                                      message: record.message, signal: record.signal, exitStatus: record.exitStatus,
                                      peakMemoryBytes: record.peakMemoryBytes, requestsServed: record.requestsServed,
                                      band: record.band, footprintBytes: record.footprintBytes,

@@ -1,4 +1,5 @@
 import AppexCgroups
+import AppexKillReason
 import AppexSandbox
 import AppexWire
 import AppexWireIO
@@ -32,7 +33,7 @@ final class ExtensionInstance: @unchecked Sendable {
     /// The id of that request on this instance's channel (strictly increasing).
     var channelRequestID: UInt64 = 0
     /// Why appexd ended it, once it decided to.
-    var killReason: Reason?
+    var killReason: KillReason?
     var killMessage: String?
     var requestsServed = 0
     /// Its process has exited and what it sent before is being read: it takes no new request.

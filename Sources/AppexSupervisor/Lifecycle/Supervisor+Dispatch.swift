@@ -10,6 +10,7 @@ extension Supervisor {
     /// one (cold), or the extension's queue. Returns the refusal when it is not admitted
     /// (the descriptors are then closed). Otherwise the sink hears the outcome later.
     public func begin(_ request: HostBeginRequest, descriptors: [Int32], sink: RequestSink) -> Refusal? {
+        loop.assertOnLoop()
         if shuttingDown {
             descriptors.forEach { _ = close($0) }
             metrics.refusal(reason: Reason.shutdown.rawValue)
@@ -46,12 +47,14 @@ extension Supervisor {
     /// at once; one at an extension is cancelled there, and ends when the extension answers
     /// (or with the extension, if it dies first).
     public func cancel(hostRequestID: UInt64, sink: RequestSink) {
+        loop.assertOnLoop()
         if let ticket = openRequests.ticket(hostRequestID, of: sink) { cancel(ticket) }
     }
 
     /// Loop only. Cancels `ticket` where it is: its extension's queue, or the instance serving
     /// it (or launching for it).
     private func cancel(_ ticket: RequestTicket) {
+        loop.assertOnLoop()
         guard let slot = slots[ticket.bundleIdentifier] else { return }
         if let i = slot.queue.firstIndex(where: { $0 === ticket }) {
             slot.queue.remove(at: i)
@@ -72,6 +75,7 @@ extension Supervisor {
 
     /// Loop only. The host went away: its requests are cancelled as if it had asked.
     public func sinkClosed(_ sink: RequestSink) {
+        loop.assertOnLoop()
         for ticket in openRequests.tickets(of: sink) { cancel(ticket) }
     }
 

@@ -1,5 +1,6 @@
-import AppexSandbox
 import AppexCgroups
+import AppexKillReason
+import AppexSandbox
 import AppexWire
 import CAppexLauncher
 import Foundation
@@ -13,7 +14,7 @@ public struct TerminationRecord: Sendable, Equatable {
     public var bundleIdentifier: String
     public var instance: Int
     public var pid: Int32
-    public var reason: Reason
+    public var reason: KillReason
     public var message: String
     public var signal: Int32?
     public var exitStatus: Int32?
@@ -35,7 +36,7 @@ extension Supervisor {
     /// Kills the instance now (SIGKILL through its pidfd) and records why; the exit that
     /// follows is attributed to this reason. An instance still launching is killed as soon
     /// as its process exists.
-    func kill(_ instance: ExtensionInstance, reason: Reason, _ message: String) {
+    func kill(_ instance: ExtensionInstance, reason: KillReason, _ message: String) {
         guard instance.isLive else { return }
         // The first reason wins: a kill makes the socket fail and the process vanish, and
         // neither of those later symptoms is why it ended.
@@ -87,20 +88,19 @@ extension Supervisor {
     struct ExitSummary: Sendable {
         var signal: Int32?
         var exitStatus: Int32?
-        var kernelReason: String?
+        /// What the run made of its end: the kernel's OOM kill, its filter, another signal.
+        var runReason: KillReason?
         var peak: Int64?
 
         init(report: RunReport?) {
             signal = report?.signal
             exitStatus = report?.exitStatus
-            kernelReason = report?.killReason
+            runReason = report?.killReason
             peak = report?.peakMemoryBytes
         }
 
         /// The kernel's OOM killer ended it, at its own limit or at the budget's.
-        var killedByKernelOOM: Bool {
-            kernelReason == KillReason.perProcessLimit.rawValue || kernelReason == KillReason.kernelOOM.rawValue
-        }
+        var killedByKernelOOM: Bool { runReason == .perProcessLimit || runReason == .kernelOOM }
     }
 
     private func finishExit(_ instance: ExtensionInstance, in slot: ExtensionSlot, _ exit: ExitSummary) {
@@ -132,10 +132,10 @@ extension Supervisor {
             instance.ticket = nil
             ticket.peakMemoryBytes = exit.peak.map { UInt64(max($0, 0)) }
             ticket.sink.requestInterrupted(Interruption(
-                requestID: ticket.hostRequestID, bundleIdentifier: instance.identifier, reason: reason, message: message,
+                requestID: ticket.hostRequestID, bundleIdentifier: instance.identifier, reason: Reason(reason), message: message,
                 signal: exit.signal, band: UInt32(clamping: record.band), footprintBytes: record.footprintBytes.map { UInt64(max($0, 0)) },
                 triggerToDeathMicros: record.triggerToDeathMicros))
-            ticket.fail(reason, "\(instance.identifier): \(message)")
+            ticket.fail(Reason(reason), "\(instance.identifier): \(message)")
         }
         slot.instances.removeAll { $0 === instance }
         pressureVictimGone(instance)
@@ -156,24 +156,26 @@ extension Supervisor {
     }
 
     /// Why an instance ended: appexd's own reason when it killed it (unless the kernel's OOM
-    /// killer came first: finishExit), else what the kernel says (the memory limit, the seccomp filter, another signal), else how it exited.
-    static func classify(_ exit: ExitSummary, killReason: Reason?, killMessage: String?, busy: Bool) -> (Reason, String) {
+    /// killer came first: finishExit), else what the run made of its end (the memory limit,
+    /// the seccomp filter, another signal), else how it exited.
+    static func classify(_ exit: ExitSummary, killReason: KillReason?, killMessage: String?, busy: Bool) -> (KillReason, String) {
         if let killReason { return (killReason, killMessage ?? killReason.rawValue) }
         let peak = exit.peak.map { ", peak \($0 / 1024) KiB" } ?? ""
-        if exit.kernelReason == KillReason.perProcessLimit.rawValue {
+        switch exit.runReason {
+        case .perProcessLimit?:
             return (.perProcessLimit, "killed by the kernel at its memory limit\(peak)")
-        }
-        if exit.kernelReason == KillReason.kernelOOM.rawValue {
+        case .kernelOOM?:
             return (.kernelOOM, "killed by the kernel's OOM killer at the memory budget's limit, not its own\(peak)")
+        case .seccompViolation?:
+            return (.seccompViolation, "killed by its seccomp filter (SIGSYS)")
+        default:
+            break
         }
-        if let s = exit.signal {
-            if s == SIGSYS { return (.seccompViolation, "killed by its seccomp filter (SIGSYS)") }
-            return (.crashed, "killed by signal \(s) (\(signalName(s)))")
-        }
+        if let s = exit.signal { return (.crashed, "killed by signal \(s) (\(signalName(s)))") }
         let status = exit.exitStatus ?? -1
         if busy { return (.crashed, "exited with status \(status) before answering its request") }
         if status != 0 { return (.crashed, "exited with status \(status)") }
-        return (Reason("exited"), "exited by itself")
+        return (.exited, "exited by itself")
     }
 
     static func signalName(_ s: Int32) -> String {
@@ -182,7 +184,7 @@ extension Supervisor {
     }
 
     @discardableResult
-    func record(_ instance: ExtensionInstance, reason: Reason, message: String, signal: Int32?, status: Int32?, peak: Int64?) -> TerminationRecord {
+    func record(_ instance: ExtensionInstance, reason: KillReason, message: String, signal: Int32?, status: Int32?, peak: Int64?) -> TerminationRecord {
         var triggerToDeath: UInt64?
         if let trigger = instance.endTriggeredAt, let died = instance.diedAt, died >= trigger {
             triggerToDeath = (died - trigger) / 1000

@@ -1,3 +1,4 @@
+import AppexKillReason
 import AppexWire
 import Dispatch
 
@@ -54,7 +55,7 @@ extension Supervisor {
     /// Ends the instances of `identifier` (terminate, then kill after the grace) and closes
     /// its sandbox; `done` runs on the loop when they are gone. For disable, uninstall and
     /// reinstall: the next request launches from what the registry now holds.
-    func retire(_ identifier: String, reason: Reason, _ message: String, done: @escaping @Sendable () -> Void) {
+    func retire(_ identifier: String, reason: KillReason, _ message: String, done: @escaping @Sendable () -> Void) {
         guard let slot = slots[identifier] else { done(); return }
         for instance in slot.instances where instance.isLive { terminate(instance, reason: reason, message) }
         whenInstancesGone({ $0 === slot }) { [self] in

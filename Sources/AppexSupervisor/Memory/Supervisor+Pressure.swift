@@ -67,6 +67,7 @@ extension Supervisor {
 
     /// On the loop, once at start: the budget, the ladder and the kernel's signals.
     func startMemoryGovernor() {
+        loop.assertOnLoop()
         let floor: Int64
         if let f = options.availableFloor {
             floor = f

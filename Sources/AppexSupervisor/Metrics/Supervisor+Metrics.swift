@@ -42,7 +42,7 @@ extension Supervisor {
     /// A termination: a kill by its reason, unless the extension exited by itself.
     func measureTermination(_ record: TerminationRecord) {
         metrics.notePeak(record.peakMemoryBytes, bundleIdentifier: record.bundleIdentifier)
-        guard record.reason.rawValue != "exited" else { return }
+        guard record.reason.isCountedAsKill else { return }
         metrics.kill(reason: record.reason.rawValue, band: JetsamBand(value: record.band)?.name ?? String(record.band),
                      extensionPoint: extensionPointLabel(record.bundleIdentifier), bundleIdentifier: record.bundleIdentifier)
     }

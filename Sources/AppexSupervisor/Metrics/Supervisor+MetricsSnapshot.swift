@@ -80,6 +80,7 @@ struct MetricsSnapshotCache {
 extension Supervisor {
     /// Loop only (`await supervisor.onLoop { $0.metricsSnapshot() }`).
     public func metricsSnapshot() -> MetricsSnapshot {
+        loop.assertOnLoop()
         // Made again only from what changed: copying 1,000 catalog entries and building 1,000
         // instances on every scrape was a third of the scrape, on the loop. In the steady
         // state this is one pass over the instances, hashing who they are and their bands.

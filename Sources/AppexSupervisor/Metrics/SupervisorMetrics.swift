@@ -1,3 +1,4 @@
+import AppexKillReason
 import AppexWire
 import CoreMetrics
 
@@ -155,7 +156,7 @@ final class SupervisorMetrics: @unchecked Sendable {
     /// Counters are never removed (one that vanished and came back would read as a reset).
     func prime(_ expected: [Expected]) {
         for e in expected {
-            for reason in Reason.killReasons {
+            for reason in KillReason.exportedAtZero {
                 for band in e.bands {
                     _ = killCounter(reason: reason.rawValue, band: band, extensionPoint: e.extensionPoint,
                                     bundleIdentifier: e.bundleIdentifier)

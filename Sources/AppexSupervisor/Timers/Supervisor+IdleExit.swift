@@ -1,4 +1,5 @@
 import AppexCgroups
+import AppexKillReason
 import AppexWire
 
 // Warm reuse and idle exit: an instance that has answered stays, idle, and serves the next
@@ -24,7 +25,7 @@ extension Supervisor {
 
     /// Asks the instance to exit (Terminate with the grace period), then kills it when the
     /// grace runs out. The reason is recorded now: the exit is attributed to it.
-    func terminate(_ instance: ExtensionInstance, reason: Reason, _ message: String) {
+    func terminate(_ instance: ExtensionInstance, reason: KillReason, _ message: String) {
         guard instance.isLive, instance.state != .terminating else { return }
         guard instance.state == .idle || instance.state == .busy else {
             kill(instance, reason: reason, message)
@@ -39,7 +40,7 @@ extension Supervisor {
         loop.cancel(instance.pongTimer)
         instance.idleTimer = nil; instance.pingTimer = nil; instance.pongTimer = nil
         let grace = options.terminateGrace
-        send(.terminate(Terminate(reason: reason, graceMilliseconds: UInt32(clamping: grace.wholeMilliseconds))), to: instance)
+        send(.terminate(Terminate(reason: Reason(reason), graceMilliseconds: UInt32(clamping: grace.wholeMilliseconds))), to: instance)
         instance.graceTimer = loop.schedule(after: grace) { [self] in
             instance.graceTimer = nil
             signalKill(instance)

@@ -12,6 +12,7 @@ extension Supervisor {
     /// out: to a connected host of the extension's containing app, else to the extension, in a
     /// request of their own (launched for it, as iOS relaunches the app).
     func sessionMayBeOver(bundle: String, session: String) {
+        loop.assertOnLoop()
         let key = TransferState.key(bundle, session)
         guard !transfers.delivering.contains(key), !shuttingDown else { return }
         let registry = self.registry
@@ -56,6 +57,7 @@ extension Supervisor {
 
     /// Loop only. The events reached the extension or a host: those rows become history.
     func transferEventsDelivered(_ key: String, ids: [Int64]) {
+        loop.assertOnLoop()
         let registry = self.registry
         historyQueue.async { [self] in
             do { try registry.markDelivered(ids) } catch { logger.error("transfers: cannot mark events delivered: \(error)") }

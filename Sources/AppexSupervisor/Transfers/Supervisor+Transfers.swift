@@ -19,6 +19,7 @@ import Glibc
 extension Supervisor {
     /// Loop only. An extension asks for a transfer during request `m.requestID`.
     func scheduleTransfer(_ m: ScheduleTransfer, from instance: ExtensionInstance) {
+        loop.assertOnLoop()
         guard let entry = catalog[instance.identifier] else { return refuseTransfer(m, instance, .unknownExtension, "\(instance.identifier) is not installed") }
         let limits = entry.lifecycle.transfers
         guard limits.allowed else {
@@ -91,6 +92,7 @@ extension Supervisor {
     /// download resumes where its file ends), and sessions that ended without their events
     /// being delivered get them.
     func resumeTransfers() {
+        loop.assertOnLoop()
         let registry = self.registry
         historyQueue.async { [self] in
             let unfinished = (try? registry.unfinishedTransfers()) ?? []
@@ -106,6 +108,7 @@ extension Supervisor {
 
     /// Loop only. Starts workers for waiting transfers, up to each extension's `concurrent`.
     func startWaitingTransfers() {
+        loop.assertOnLoop()
         guard !shuttingDown else { return }
         var i = 0
         while i < transfers.waiting.count {
@@ -271,6 +274,7 @@ extension Supervisor {
 
     /// Loop only. Ends a running transfer's worker; `reason` is what the transfer ends with.
     func stopWorker(_ running: TransferState.Running, _ reason: Reason, _ message: String) {
+        loop.assertOnLoop()
         guard running.endedBy == nil else { return }
         running.endedBy = (reason, message)
         // Not reaped until its reports end, so the pid is still this worker's.
@@ -304,6 +308,7 @@ extension Supervisor {
     /// registry and the next appexd resumes them. Their cgroups go now, as the loop may stop
     /// before the workers are reaped and the parent is removed only when empty.
     func stopTransferWorkers() {
+        loop.assertOnLoop()
         for r in transfers.running.values {
             r.endedBy = (.shutdown, "appexd stopped")
             Glibc.kill(r.pid, SIGKILL)

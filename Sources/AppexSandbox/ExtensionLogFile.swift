@@ -1,5 +1,6 @@
 import AppexStateDirectory
 import CAppexLauncher
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -14,7 +15,7 @@ import Glibc
 /// more than twice `limit` on disk. The per-launch header line goes through the same path.
 ///
 /// All file work is beneath the logs directory's descriptor, without following links.
-public final class ExtensionLog: @unchecked Sendable {
+public final class ExtensionLogFile: @unchecked Sendable {
     /// Bytes per log file before it rotates.
     public static let defaultLimit = 1 << 20
 
@@ -22,17 +23,17 @@ public final class ExtensionLog: @unchecked Sendable {
     private let name: String
     private let logsFD: Int32
     /// Current log file, guarded by `lock` (the copier and header writers share it).
-    private let file: Protected<Int32>
+    private let file: Mutex<Int32>
     /// The pipes' read ends while the pump copies from them (none before and after), each with
     /// the descriptor it echoes to (-1: none).
-    private let pipes = Protected<[(fd: Int32, echo: Int32)]>([])
+    private let pipes = Mutex<[(fd: Int32, echo: Int32)]>([])
 
     /// Opens (creating) `<id>.log` beneath `logsFD`; takes ownership of `logsFD`.
-    init(logsFD: Int32, bundleIdentifier: String, limit: Int = ExtensionLog.defaultLimit) throws {
+    init(logsFD: Int32, bundleIdentifier: String, limit: Int = ExtensionLogFile.defaultLimit) throws {
         self.logsFD = logsFD
         self.name = bundleIdentifier + ".log"
         self.limit = max(4096, limit)
-        self.file = Protected(-1)
+        self.file = Mutex(-1)
         let fd = try Self.openLog(logsFD, name)
         file.withLock { $0 = fd }
     }

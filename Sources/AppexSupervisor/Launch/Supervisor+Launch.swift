@@ -104,6 +104,7 @@ extension Supervisor {
 
     /// Back on the loop: watch the new process and its channel, or fail its request.
     func launched(_ instance: ExtensionInstance, in slot: ExtensionSlot, _ outcome: LaunchOutcome, socket: WireSocket) {
+        loop.assertOnLoop()
         guard let handle = outcome.handle else {
             socket.close()
             launchFailed(instance, in: slot, outcome.error ?? "unknown error")
