@@ -213,7 +213,7 @@ let package = Package(
         // talk to appexd over the control socket; no Foundation (the appex CLI links it and
         // must start fast). AppexDaemon: the configuration file and sd_notify.
         .target(name: "AppexHostClient", dependencies: ["AppexWire", "AppexWireIO"]),
-        .testTarget(name: "AppexHostClientTests", dependencies: ["AppexHostClient", "AppexWire", "AppexWireIO", "AppexWireListener"]),
+        .testTarget(name: "AppexHostClientTests", dependencies: ["AppexHostClient", "AppexWire", "AppexWireIO", "AppexWireListener", "AppexTestSupport"]),
         .target(
             name: "AppexDaemon",
             dependencies: ["AppexPolicy", "AppexWire", "AppexWireIO", "AppexWireListener", .product(name: "Yams", package: "Yams"),
@@ -242,7 +242,7 @@ let package = Package(
             name: "AppexMetricsTests",
             dependencies: [
                 "AppexMetrics", "AppexSupervisor", "AppexPolicy", "AppexHostClient", "AppexWire", "AppexCgroups", "AppexVersion",
-                "appexd", "appex-probe-extension",
+                "appexd", "appex-probe-extension", "AppexTestSupport",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]

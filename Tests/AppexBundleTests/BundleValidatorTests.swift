@@ -1,4 +1,5 @@
 import AppexBundle
+import AppexTestSupport
 import Foundation
 import Testing
 

@@ -1,3 +1,4 @@
+import AppexTestSupport
 import Foundation
 
 /// A scratch directory removed when the test ends.

@@ -1,3 +1,4 @@
+import AppexTestSupport
 import Foundation
 
 /// Runs the built `appex` executable, which sits beside the test bundle in the products dir.

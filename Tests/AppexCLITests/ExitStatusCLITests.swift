@@ -1,5 +1,6 @@
 import AppexCgroups
 import AppexRun
+import AppexTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -100,7 +101,7 @@ struct ExitStatusCLITests {
 }
 
 /// `appex run`'s status is the extension's, as bwrap's is its child's.
-@Suite(.serialized, .enabled(if: geteuid() == 0, "appex run needs root (CI runs as root)"))
+@Suite(.serialized, .requiresRoot("appex run needs root"))
 struct RunExitStatusCLITests {
     func withState(_ body: (String) throws -> Void) throws {
         var template = Array((NSTemporaryDirectory() + "appex-cli-status-XXXXXX").utf8CString)

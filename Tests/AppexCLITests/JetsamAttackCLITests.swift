@@ -1,4 +1,5 @@
 import AppexCgroups
+import AppexTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -10,7 +11,7 @@ import Glibc
 /// limit in anonymous pages, and in shared memory (a memfd) that a limit on anonymous memory
 /// alone would miss. The page-cache allowance is large, so only Appex's own footprint check
 /// can stop either at the limit: the kernel's backstop is far above what the probe takes.
-@Suite(.serialized, .enabled(if: geteuid() == 0, "the embedded supervisor needs root (CI runs as root)"))
+@Suite(.serialized, .requiresRoot("the embedded supervisor needs root"))
 struct JetsamAttackCLITests {
     static let point = "dev.appex.tests.jetsam-cli"
     static let probe = URL(fileURLWithPath: AppexBinary.path).deletingLastPathComponent()

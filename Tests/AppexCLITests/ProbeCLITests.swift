@@ -1,4 +1,5 @@
 import AppexCgroups
+import AppexTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -8,7 +9,7 @@ import Glibc
 /// Issue 12, item 2: the probe's attempts through the real `appex run`, as root, under the
 /// shipped share-services policy. Each attempt is harmless if it were not stopped (the probe's
 /// arguments are ones the kernel rejects; ProbeCallTests shows the kernel's own answers).
-@Suite(.serialized, .enabled(if: geteuid() == 0, "appex run needs root (CI runs as root)"))
+@Suite(.serialized, .requiresRoot("appex run needs root"))
 struct ProbeCLITests {
     static let probe = RunCLITests.probe
 

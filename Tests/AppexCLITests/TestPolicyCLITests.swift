@@ -1,3 +1,4 @@
+import AppexTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -11,7 +12,6 @@ import Glibc
 @Suite(.serialized)
 struct TestPolicyCLITests {
     static let root = AppexBinary.packageRoot
-    static let isRoot = geteuid() == 0
 
     func makeDirectory() throws -> String {
         var template = Array((NSTemporaryDirectory() + "appex-cli-test-policy-XXXXXX").utf8CString)
@@ -56,7 +56,7 @@ struct TestPolicyCLITests {
         }
     }
 
-    @Test(.enabled(if: isRoot, "the sandbox needs root (CI runs as root)"))
+    @Test(.requiresRoot("the sandbox needs root"))
     func theShippedSuitesPassUnderEveryExtensionPoint() throws {
         let dir = try makeDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -100,7 +100,7 @@ struct TestPolicyCLITests {
         #expect(!junit.contains("<failure"))
     }
 
-    @Test(.enabled(if: isRoot, "the sandbox needs root (CI runs as root)"))
+    @Test(.requiresRoot("the sandbox needs root"))
     func aWeakenedPolicyFailsTheRightCasesWithAReason() throws {
         // Docs/examples/weakened-policy: /etc shown, mounting, tracing and reboot allowed,
         // key rings only logged. The hostile suite under it, for the point it weakens.
@@ -128,7 +128,7 @@ struct TestPolicyCLITests {
         #expect(lines.last == "\(lines.count - failed.count - 1) passed, \(failed.count) failed")
     }
 
-    @Test(.enabled(if: isRoot, "the sandbox needs root (CI runs as root)"))
+    @Test(.requiresRoot("the sandbox needs root"))
     func aCaseNamesAPolicyFile() throws {
         let policy = Self.root + "/Docs/examples/weakened-policy/extension-points/widget.yaml"
         let file = try testFile("""
@@ -168,7 +168,7 @@ struct TestPolicyCLITests {
         #expect(lines.last == "3 passed, 1 failed")
     }
 
-    @Test(.enabled(if: isRoot, "the sandbox needs root (CI runs as root)"))
+    @Test(.requiresRoot("the sandbox needs root"))
     func memoryWarningsArriveAtEightyPercentOfTheActiveLimit() throws {
         // appexd warns at 80 % of the active limit: 24 of 30 MiB. 28 MiB touched crosses it,
         // 8 MiB does not, and that case fails saying so.

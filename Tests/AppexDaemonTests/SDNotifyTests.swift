@@ -1,5 +1,6 @@
 import Testing
 @testable import AppexDaemon
+import AppexTestSupport
 import AppexWireIO
 import Glibc
 

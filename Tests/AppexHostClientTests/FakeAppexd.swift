@@ -1,4 +1,5 @@
 @testable import AppexHostClient
+import AppexTestSupport
 import AppexWire
 import AppexWireIO
 import AppexWireListener

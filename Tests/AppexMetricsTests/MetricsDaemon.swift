@@ -1,5 +1,6 @@
 import AppexCgroups
 import AppexHostClient
+import AppexTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)

@@ -1,4 +1,5 @@
 import AppexRegistry
+import AppexTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)

@@ -1,4 +1,5 @@
 import AppexSandbox
+import AppexTestSupport
 import Foundation
 import Testing
 

@@ -1,4 +1,5 @@
 import AppexCgroups
+import AppexTestSupport
 import Foundation
 import Testing
 @testable import AppexSandbox
@@ -81,7 +82,7 @@ struct HardeningTests {
 }
 
 /// The executable that runs is the one that was checked.
-@Suite(.serialized, .enabled(if: Fixture.isRoot, "the sandbox needs root (CI runs as root)"))
+@Suite(.serialized, .requiresRoot("the sandbox needs root"))
 struct CheckedExecutableTests {
     @Test func anExecutableSwappedAfterTheCheckIsRefused() throws {
         let r = try ProbeRun("swap")

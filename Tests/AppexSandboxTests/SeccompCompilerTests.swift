@@ -1,3 +1,4 @@
+import AppexTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -64,7 +65,7 @@ import Glibc
         try ContainerStore.removeTree(state)
     }
 
-    @Test(.enabled(if: Fixture.isRoot, "chown needs root"))
+    @Test(.requiresRoot("chown needs root"))
     func containerIsPrivateToItsUid() throws {
         let state = try Fixture.makeTempDirectory("container")
         defer { try? ContainerStore.removeTree(state) }
@@ -80,7 +81,7 @@ import Glibc
         #expect(c.uid >= UIDAllocator.defaultRange.lowerBound)
     }
 
-    @Test(.enabled(if: Fixture.isRoot, "chown needs root"))
+    @Test(.requiresRoot("chown needs root"))
     func symlinkPlantedInContainerIsRefused() throws {
         let state = try Fixture.makeTempDirectory("symlink")
         defer { try? ContainerStore.removeTree(state) }

@@ -1,4 +1,5 @@
 import AppexPolicy
+import AppexTestSupport
 import Foundation
 import Testing
 @testable import AppexSandbox
@@ -9,7 +10,7 @@ import Glibc
 /// The attacks of issue 10 (items 1 and 7) against the real kernel, in a full sandbox under the
 /// shipped default rules, each beside a control run without the filter: the control shows the
 /// probe reaches the kernel (and what the kernel itself answers), so EPERM is the filter's.
-@Suite(.serialized, .enabled(if: Fixture.isRoot, "the sandbox needs root (CI runs as root)"))
+@Suite(.serialized, .requiresRoot("the sandbox needs root"))
 struct SeccompKernelTests {
     let rules: [SeccompRule]
 

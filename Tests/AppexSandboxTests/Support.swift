@@ -1,4 +1,5 @@
 import AppexCgroups
+import AppexTestSupport
 import Foundation
 import Testing
 @testable import AppexSandbox
@@ -8,7 +9,6 @@ import Glibc
 
 /// Shared fixtures: a private state root, bundles holding the probe, the test cgroup parent.
 enum Fixture {
-    static let isRoot = geteuid() == 0
     /// Every test cgroup lives under this parent, so leftovers are easy to see.
     static let cgroupParent = "appex-tests"
 

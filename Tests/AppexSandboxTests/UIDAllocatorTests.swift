@@ -1,4 +1,5 @@
 @testable import AppexSandbox
+import AppexTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)

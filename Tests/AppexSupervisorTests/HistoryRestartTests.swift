@@ -1,6 +1,7 @@
 import AppexCgroups
 import AppexRegistry
 import AppexSupervisor
+import AppexTestSupport
 import AppexWire
 import Foundation
 import Testing
@@ -37,8 +38,7 @@ import Glibc
                                                   items: [ExtensionItem(attributedContentText: "history")])).outcome
     }
 
-    @Test func aNewSupervisorReadsTheEarlierHistory() async throws {
-        try #require(SupervisorFixture.isRoot, "launching needs root; CI runs as root")
+    @Test(.requiresRoot("launching needs root")) func aNewSupervisorReadsTheEarlierHistory() async throws {
         let root = try SupervisorFixture.makeTempDirectory()
         defer { try? FileManager.default.removeItem(atPath: root) }
         try Self.writeOverlay(root: root)

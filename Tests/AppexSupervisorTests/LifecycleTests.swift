@@ -1,6 +1,7 @@
 import AppexRegistry
 import AppexSupervisor
 import AppexWire
+import AppexTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -20,7 +21,7 @@ import Glibc
 
     func withProbe(policy: [String] = [], conf: String? = nil, rule: String? = nil,
                    _ body: (SupervisorFixture, String) async throws -> Void) async throws {
-        try #require(SupervisorFixture.isRoot, "the life cycle needs root (namespaces, cgroups, uids); CI runs as root")
+        try RequiresRoot.check("the life cycle needs root (namespaces, cgroups, uids)")
         let f = try SupervisorFixture(policy: policy)
         do {
             let id = try await f.install(executable: Self.probe, identifier: "dev.appex.tests.probe",

@@ -1,5 +1,6 @@
 import AppexCgroups
 import AppexSupervisor
+import AppexTestSupport
 import AppexWire
 import Foundation
 import Testing
@@ -13,7 +14,6 @@ import Glibc
 /// that nothing is left: no instance, no cgroup.
 final class SupervisorFixture: @unchecked Sendable {
     static let extensionPoint = "dev.appex.tests.supervisor"
-    static let isRoot = geteuid() == 0
 
     let root: String
     let supervisor: Supervisor

@@ -1,3 +1,4 @@
+import AppexTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -77,8 +78,7 @@ extension DaemonTests {
             }
         }
 
-        @Test func anUnrelatedBundleCannotJoinAnotherAppsGroupByDeclaringIt() async throws {
-            try #require(geteuid() == 0, "appexd needs root; CI runs as root")
+        @Test(.requiresRoot("appexd needs root")) func anUnrelatedBundleCannotJoinAnotherAppsGroupByDeclaringIt() async throws {
             let d = try Daemon()
             defer { d.cleanUp() }
             try Self.configure(d)

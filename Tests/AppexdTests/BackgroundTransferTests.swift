@@ -20,7 +20,7 @@ extension DaemonTests {
         /// appexd with a share policy overlay (idle exit after 1 s, a 1 MiB quota), the test app
         /// (two Share extensions) installed and enabled, and the HTTP server.
         static func withTransfers(_ body: (DaemonTests.Daemon, TransferTestServer) async throws -> Void) async throws {
-            try #require(geteuid() == 0, "appexd needs root; CI runs as root")
+            try RequiresRoot.check("appexd needs root")
             let d = try Daemon(tag: "transfer-tests")
             defer { d.cleanUp() }
             let policies = d.root + "/policies"

@@ -13,7 +13,7 @@ import Glibc
     typealias Daemon = DaemonTests.Daemon
 
     func withDaemon(logLevel: String? = nil, _ body: (Daemon) async throws -> Void) async throws {
-        try #require(geteuid() == 0, "appexd needs root; CI runs as root")
+        try RequiresRoot.check("appexd needs root")
         let d = try Daemon(tag: "cli-contract")
         defer { d.cleanUp() }
         d.logPath = d.root + "/appexd.log"
@@ -190,8 +190,7 @@ import Glibc
         }
     }
 
-    @Test func aBusyMetricsPortReadsAsSuch() throws {
-        try #require(geteuid() == 0, "appexd needs root; CI runs as root")
+    @Test(.requiresRoot("appexd needs root")) func aBusyMetricsPortReadsAsSuch() throws {
         // A port that is taken: our own listener on it.
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         try #require(fd >= 0)

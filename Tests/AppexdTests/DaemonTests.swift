@@ -161,7 +161,7 @@ import Glibc
     }
 
     func withDaemon(_ body: (Daemon) async throws -> Void) async throws {
-        try #require(geteuid() == 0, "appexd needs root; CI runs as root")
+        try RequiresRoot.check("appexd needs root")
         let d = try Daemon()
         defer { d.cleanUp() }
         try d.start()
@@ -262,8 +262,7 @@ import Glibc
         return answers
     }
 
-    @Test func requestWithBundleNeedsNoDaemon() async throws {
-        try #require(geteuid() == 0, "launching needs root; CI runs as root")
+    @Test(.requiresRoot("launching needs root")) func requestWithBundleNeedsNoDaemon() async throws {
         let d = try Daemon()
         defer { d.cleanUp() }
         let bundle = try d.writeProbeBundle()
@@ -303,8 +302,7 @@ import Glibc
     /// `appex jetsam` asks the running appexd (budget, level, the live probe with its band as a
     /// number); after SIGTERM, `appex kills` reads the probe's `supervisor-shutdown` record from
     /// the state database, with its band and trigger-to-death time.
-    @Test func jetsamAndKillsThroughTheCLI() async throws {
-        try #require(geteuid() == 0, "appexd needs root; CI runs as root")
+    @Test(.requiresRoot("appexd needs root")) func jetsamAndKillsThroughTheCLI() async throws {
         let d = try Daemon()
         defer { d.cleanUp() }
         d.extraArguments = ["--memory-budget", "256MiB", "--no-system-pressure"]

@@ -18,7 +18,7 @@ import Glibc
         output.split(separator: "\n").map(String.init).first { $0.split(separator: " ").dropFirst().first == "\(name):" }
     }
 
-    @Test(.enabled(if: geteuid() == 0, "the checks pass only as root"))
+    @Test(.requiresRoot("the checks pass only as root"))
     func greenBesideARunningAppexd() throws {
         let d = try DaemonTests.Daemon()
         defer { try? FileManager.default.removeItem(atPath: d.root) }

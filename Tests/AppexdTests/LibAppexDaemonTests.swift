@@ -39,7 +39,7 @@ import Glibc
     }
 
     func withDaemon(_ body: (DaemonTests.Daemon) async throws -> Void) async throws {
-        try #require(geteuid() == 0, "appexd needs root; CI runs as root")
+        try RequiresRoot.check("appexd needs root")
         let d = try DaemonTests.Daemon(tag: "libappex-tests")
         defer { d.cleanUp() }
         try d.start()

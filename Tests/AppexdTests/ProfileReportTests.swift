@@ -143,8 +143,7 @@ import Glibc
 
     // MARK: profile
 
-    @Test func profilePercentilesAreTheRecordedPhases() async throws {
-        try #require(geteuid() == 0, "launching needs root; CI runs as root")
+    @Test(.requiresRoot("launching needs root")) func profilePercentilesAreTheRecordedPhases() async throws {
         let w = try Workspace()
         defer { w.cleanUp() }
         let bundle = try w.probeBundle(version: "1")
@@ -203,8 +202,7 @@ import Glibc
 
     /// `--baseline`: an earlier run's JSON, phase by phase beside this run's; a file that is not
     /// one is refused naming the key, before anything is launched.
-    @Test func profileComparesWithABaseline() async throws {
-        try #require(geteuid() == 0, "launching needs root; CI runs as root")
+    @Test(.requiresRoot("launching needs root")) func profileComparesWithABaseline() async throws {
         let w = try Workspace()
         defer { w.cleanUp() }
         let bundle = try w.probeBundle(version: "1")
@@ -233,8 +231,7 @@ import Glibc
         #expect(refused.status == 65 && refused.err.contains("phases is missing"), "\(refused)")
     }
 
-    @Test func profileRefusesWhatItCannotLaunch() async throws {
-        try #require(geteuid() == 0, "launching needs root; CI runs as root")
+    @Test(.requiresRoot("launching needs root")) func profileRefusesWhatItCannotLaunch() async throws {
         let w = try Workspace()
         defer { w.cleanUp() }
         let missing = try w.profile(["dev.appex.tests.not-installed", "-n", "2"])
@@ -253,8 +250,7 @@ import Glibc
 
     /// Real history from appexd: launches, a crash, a restart, a new version, shutdowns.
     /// The report reads it with appexd stopped, and again with appexd running.
-    @Test func reportShowsTheHistoryAppexdLeftAcrossRestarts() async throws {
-        try #require(geteuid() == 0, "appexd needs root; CI runs as root")
+    @Test(.requiresRoot("appexd needs root")) func reportShowsTheHistoryAppexdLeftAcrossRestarts() async throws {
         let w = try Workspace()
         defer { w.cleanUp() }
         let bundle = try w.probeBundle(version: "1")
@@ -358,8 +354,7 @@ import Glibc
     /// and three per extension (report), each with the deadline; and, where Chromium is
     /// installed (CI installs it and sets APPEX_REQUIRE_CHROMIUM=1), rendered without a
     /// console message (SVG attribute errors, blocked fetches) and screenshotted.
-    @Test func pagesAreSelfContainedAndRenderInChromium() async throws {
-        try #require(geteuid() == 0, "launching needs root; CI runs as root")
+    @Test(.requiresRoot("launching needs root")) func pagesAreSelfContainedAndRenderInChromium() async throws {
         let w = try Workspace()
         defer { w.cleanUp() }
         let bundle = try w.probeBundle(version: "1")

@@ -53,8 +53,7 @@ import Glibc
         ExtensionItem(userInfo: ["probe.action": .string("sleep"), "probe.arg": .string(String(ms))])
     }
 
-    @Test func twoDaemonsOnTheirOwnStateKeepEachOthersExtensionsAndBudget() async throws {
-        try #require(geteuid() == 0, "appexd needs root; CI runs as root")
+    @Test(.requiresRoot("appexd needs root")) func twoDaemonsOnTheirOwnStateKeepEachOthersExtensionsAndBudget() async throws {
         let first = try Self.ownDaemon(uids: "312000-312999", budget: "256MiB")
         defer { first.cleanUp() }
         let second = try Self.ownDaemon(uids: "313000-313999")
@@ -87,8 +86,7 @@ import Glibc
         #expect(jetsam.status == 0 && jetsam.out.contains(String(256 << 20)), "\(jetsam.out) \(jetsam.err)")
     }
 
-    @Test func aSecondDaemonOnASocketStateOrParentInUseIsRefused() async throws {
-        try #require(geteuid() == 0, "appexd needs root; CI runs as root")
+    @Test(.requiresRoot("appexd needs root")) func aSecondDaemonOnASocketStateOrParentInUseIsRefused() async throws {
         let first = try Daemon()
         first.uidRange = "312000-312999"
         first.cgroupParent = "appexd-ownership-tests-\(getpid())"
@@ -124,8 +122,7 @@ import Glibc
         #expect(try first.cgroupPaths.allSatisfy { FileManager.default.fileExists(atPath: $0) })
     }
 
-    @Test func embeddedRequestsRunSideBySide() throws {
-        try #require(geteuid() == 0, "launching needs root; CI runs as root")
+    @Test(.requiresRoot("launching needs root")) func embeddedRequestsRunSideBySide() throws {
         let scratch = try Daemon()
         defer { scratch.cleanUp() }
         let bundle = try scratch.writeProbeBundle()
@@ -161,8 +158,7 @@ import Glibc
 
     /// A parent an embedded run left when it died is swept by the next run; one whose pid is
     /// alive is not.
-    @Test func deadEmbeddedParentsAreSweptLiveOnesAreNot() throws {
-        try #require(geteuid() == 0, "launching needs root; CI runs as root")
+    @Test(.requiresRoot("launching needs root")) func deadEmbeddedParentsAreSweptLiveOnesAreNot() throws {
         let scratch = try Daemon()
         defer { scratch.cleanUp() }
         let bundle = try scratch.writeProbeBundle()

@@ -1,5 +1,6 @@
 import AppexHostClient
 import AppexWire
+import AppexTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
