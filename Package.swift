@@ -156,6 +156,7 @@ let package = Package(
 
         // Where tests find Tests/Fixtures and the optional real-world corpus (APPEX_CORPUS).
         .target(name: "AppexTestSupport", path: "Tests/AppexTestSupport"),
+        .testTarget(name: "AppexTestSupportTests", dependencies: ["AppexTestSupport"]),
         .testTarget(name: "AppexBundleTests", dependencies: ["AppexBundle", "AppexTestSupport"]),
         .testTarget(name: "AppexPolicyTests", dependencies: ["AppexPolicy", "AppexPolicyCore", "AppexTestSupport"]),
         // Also the extension-unavailable markers: it compiles against AppexHostClient's sources.

@@ -15,8 +15,9 @@ import Testing
         """
 
     static func compileC(_ compiler: String, defines: [String]) throws -> CProgram.Output {
-        let dir = try CProgram.temporaryDirectory("marker-c")
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let scratch = try ScratchDirectory("marker-c")
+        defer { scratch.remove() }
+        let dir = scratch.path
         try cSource.write(toFile: dir + "/ext.c", atomically: true, encoding: .utf8)
         return try CProgram.run(compiler, ["-c", "-I", include, "-o", dir + "/ext.o", dir + "/ext.c"] + defines)
     }
@@ -76,8 +77,9 @@ import Testing
     }
 
     @Test func swiftExtensionCodeCallingHostClientConnectFails() throws {
-        let dir = try CProgram.temporaryDirectory("marker-swift-ext")
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let scratch = try ScratchDirectory("marker-swift-ext")
+        defer { scratch.remove() }
+        let dir = scratch.path
         try Self.emitHostClient(into: dir, defines: ["-D", "APPEX_EXTENSION"])
         let r = try Self.typecheckClient(against: dir)
         #expect(r.status != 0)
@@ -85,8 +87,9 @@ import Testing
     }
 
     @Test func swiftHostCodeCallingItCompiles() throws {
-        let dir = try CProgram.temporaryDirectory("marker-swift-host")
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let scratch = try ScratchDirectory("marker-swift-host")
+        defer { scratch.remove() }
+        let dir = scratch.path
         try Self.emitHostClient(into: dir, defines: [])
         let r = try Self.typecheckClient(against: dir)
         #expect(r.status == 0, "\(r.stderr)")

@@ -3,12 +3,11 @@ import Foundation
 
 /// A scratch directory removed when the test ends.
 final class TemporaryDirectory {
-    let path: String
+    let scratch: ScratchDirectory
+    var path: String { scratch.path }
     init() throws {
-        path = NSTemporaryDirectory() + "appex-bundle-test-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        scratch = try ScratchDirectory("bundle-test")
     }
-    deinit { try? FileManager.default.removeItem(atPath: path) }
 
     func write(_ relative: String, _ contents: String, mode: Int = 0o644) throws {
         try write(relative, Data(contents.utf8), mode: mode)

@@ -55,8 +55,9 @@ import Testing
     }
 
     @Test func extensionsForListsOnlyMatchingBundles() throws {
-        let dir = NSTemporaryDirectory() + "appex-share-sheet-" + UUID().uuidString
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let scratch = try ScratchDirectory("share-sheet")
+        defer { scratch.remove() }
+        let dir = scratch.path
         func bundle(_ name: String, rule: String) throws {
             let plist = """
                 <?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict>

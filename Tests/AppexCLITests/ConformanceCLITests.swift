@@ -12,10 +12,7 @@ import Glibc
     /// A bundle in a fresh 0755 directory around a built product (readable by the uid the
     /// checks run it as).
     static func bundle(product: String, executable: String, identifier: String) throws -> String {
-        var template = Array((NSTemporaryDirectory() + "appex-conformance-XXXXXX").utf8CString)
-        guard let p = mkdtemp(&template) else { throw POSIXError(.EIO) }
-        let root = String(cString: p)
-        chmod(root, 0o755)
+        let root = try ScratchDirectory.make("conformance", mode: 0o755)
         let bundle = root + "/\(executable).appex"
         let source = URL(fileURLWithPath: AppexBinary.path).deletingLastPathComponent().appendingPathComponent(product).path
         try BareBundle.write(at: bundle, executable: executable, from: source, identifier: identifier)
@@ -23,7 +20,7 @@ import Glibc
     }
 
     static func removeBundle(_ bundle: String) {
-        try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: bundle).deletingLastPathComponent().path)
+        try? ScratchDirectory.removeTree(URL(fileURLWithPath: bundle).deletingLastPathComponent().path)
     }
 
     @Test(arguments: [("AppexExampleShare", "share"), ("appex-example-c", "hello-c"), ("appex-example-lib", "hello-lib")])

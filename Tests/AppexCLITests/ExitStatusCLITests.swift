@@ -104,11 +104,9 @@ struct ExitStatusCLITests {
 @Suite(.serialized, .requiresRoot("appex run needs root"))
 struct RunExitStatusCLITests {
     func withState(_ body: (String) throws -> Void) throws {
-        var template = Array((NSTemporaryDirectory() + "appex-cli-status-XXXXXX").utf8CString)
-        guard let p = mkdtemp(&template) else { throw POSIXError(.EIO) }
-        let state = String(cString: p)
+        let state = try ScratchDirectory.make("cli-status")
         defer {
-            try? FileManager.default.removeItem(atPath: state)
+            try? ScratchDirectory.removeTree(state)
             try? CgroupManager.detect(parentName: "appex").removeParent()
         }
         try body(state)

@@ -61,10 +61,9 @@ struct FrontHandOverCLITests {
     static let sandboxInit = URL(fileURLWithPath: AppexBinary.path).deletingLastPathComponent().appendingPathComponent("appex-sandbox-init").path
 
     @Test func aColdRunIsHandedOverAndACachedOneIsTheFrontsOwn() throws {
-        var template = Array((NSTemporaryDirectory() + "appex-front-XXXXXX").utf8CString)
-        let dir = String(cString: try #require(mkdtemp(&template)))
+        let dir = try ScratchDirectory.make("front")
         defer {
-            try? FileManager.default.removeItem(atPath: dir)
+            try? ScratchDirectory.removeTree(dir)
             try? CgroupManager.detect(parentName: "appex").removeParent()
         }
         let front = dir + "/appex"

@@ -72,7 +72,7 @@ extension RunCLITests {
     @Test func runpathNamingHostDirectoriesIsRefused() throws {
         let state = try makeStateDirectory()
         defer {
-            try? FileManager.default.removeItem(atPath: state)
+            try? ScratchDirectory.removeTree(state)
             removeParentCgroup()
         }
         let bundle = try makeBundle(in: state + "/src")
@@ -100,7 +100,7 @@ extension RunCLITests {
     @Test func plantedLibrarySymlinkCreatesNothingOutsideTheContainer() throws {
         let state = try makeStateDirectory()
         defer {
-            try? FileManager.default.removeItem(atPath: state)
+            try? ScratchDirectory.removeTree(state)
             removeParentCgroup()
         }
         let bundle = try makeBundle(in: state + "/src")
@@ -129,7 +129,7 @@ extension RunCLITests {
     @Test func executableThatIsASymlinkOrAFIFOIsRefusedPromptly() throws {
         let state = try makeStateDirectory()
         defer {
-            try? FileManager.default.removeItem(atPath: state)
+            try? ScratchDirectory.removeTree(state)
             removeParentCgroup()
         }
         let bundle = try makeBundle(in: state + "/src")
@@ -167,7 +167,7 @@ extension RunCLITests {
     @Test func twoSandboxesInitsHaveDifferentUIDs() throws {
         let state = try makeStateDirectory()
         defer {
-            try? FileManager.default.removeItem(atPath: state)
+            try? ScratchDirectory.removeTree(state)
             removeParentCgroup()
         }
         let dir = state + "/src"
@@ -208,7 +208,7 @@ extension RunCLITests {
     @Test func anExtensionCannotTruncateItsLog() throws {
         let state = try makeStateDirectory()
         defer {
-            try? FileManager.default.removeItem(atPath: state)
+            try? ScratchDirectory.removeTree(state)
             removeParentCgroup()
         }
         let args = ["run", "--state-dir", state, "--extension-point", "com.apple.share-services", Self.probe, "--"]
@@ -229,7 +229,7 @@ extension RunCLITests {
     @Test func extensionHasAnEmptyBoundingSetAndItsTaskLimit() throws {
         let state = try makeStateDirectory()
         defer {
-            try? FileManager.default.removeItem(atPath: state)
+            try? ScratchDirectory.removeTree(state)
             removeParentCgroup()
         }
         let p = try startAppex(["run", "--state-dir", state, "--extension-point", "com.apple.share-services",

@@ -27,9 +27,7 @@ struct JetsamAttackCLITests {
         var state: String { root + "/state" }
 
         init() throws {
-            var template = Array((NSTemporaryDirectory() + "appex-cli-jetsam-XXXXXX").utf8CString)
-            root = try #require(mkdtemp(&template).map { String(cString: $0) })
-            chmod(root, 0o755)
+            root = try ScratchDirectory.make("cli-jetsam", mode: 0o755)
             let fm = FileManager.default
             try fm.createDirectory(atPath: bundle, withIntermediateDirectories: true)
             chmod(root + "/src", 0o755)
@@ -65,7 +63,7 @@ struct JetsamAttackCLITests {
         }
 
         func remove() {
-            try? FileManager.default.removeItem(atPath: root)
+            try? ScratchDirectory.removeTree(root)
             try? CgroupManager.detect(parentName: "appex-request").removeParent()
         }
     }

@@ -99,12 +99,11 @@ struct ProbeCLITests {
     }()
 
     func makeStateDirectory() throws -> String {
-        var template = Array((NSTemporaryDirectory() + "appex-cli-probe-XXXXXX").utf8CString)
-        return try #require(mkdtemp(&template).map { String(cString: $0) })
+        try ScratchDirectory.make("cli-probe")
     }
 
     func cleanUp(_ state: String) {
-        try? FileManager.default.removeItem(atPath: state)
+        try? ScratchDirectory.removeTree(state)
         try? CgroupManager.detect(parentName: "appex").removeParent()
     }
 

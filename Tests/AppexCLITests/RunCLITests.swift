@@ -18,15 +18,13 @@ struct RunCLITests {
     }
 
     func makeStateDirectory() throws -> String {
-        var template = Array((NSTemporaryDirectory() + "appex-cli-run-XXXXXX").utf8CString)
-        guard let p = mkdtemp(&template) else { throw POSIXError(.EIO) }
-        return String(cString: p)
+        try ScratchDirectory.make("cli-run")
     }
 
     @Test func jsonReportsExitPhasesAndMemoryButNotTheExtensionsOutput() throws {
         let state = try makeStateDirectory()
         defer {
-            try? FileManager.default.removeItem(atPath: state)
+            try? ScratchDirectory.removeTree(state)
             removeParentCgroup()
         }
         let r = try AppexBinary.run(["run", "--json", "--state-dir", state,
@@ -52,7 +50,7 @@ struct RunCLITests {
     @Test func killedSupervisorTakesItsExtensionWithIt() throws {
         let state = try makeStateDirectory()
         defer {
-            try? FileManager.default.removeItem(atPath: state)
+            try? ScratchDirectory.removeTree(state)
             removeParentCgroup()
         }
         let appex = try startAppex(["run", "--state-dir", state, "--extension-point", "com.apple.share-services",
@@ -131,7 +129,7 @@ extension RunCLITests {
     @Test func repeatedLaunchesEnterOneSandbox() throws {
         let state = try makeStateDirectory()
         defer {
-            try? FileManager.default.removeItem(atPath: state)
+            try? ScratchDirectory.removeTree(state)
             removeParentCgroup()
         }
         let r = try AppexBinary.run(["run", "--json", "--launches", "3", "--state-dir", state,

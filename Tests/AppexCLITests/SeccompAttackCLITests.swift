@@ -42,10 +42,9 @@ struct SeccompAttackCLITests {
 
     @Test(arguments: attacks)
     func attackThroughAppexRun(_ args: [String], expected: String) throws {
-        var template = Array((NSTemporaryDirectory() + "appex-cli-seccomp-XXXXXX").utf8CString)
-        let state = try #require(mkdtemp(&template).map { String(cString: $0) })
+        let state = try ScratchDirectory.make("cli-seccomp")
         defer {
-            try? FileManager.default.removeItem(atPath: state)
+            try? ScratchDirectory.removeTree(state)
             try? CgroupManager.detect(parentName: "appex").removeParent()
         }
         let r = try AppexBinary.run(["run", "--json", "--state-dir", state,

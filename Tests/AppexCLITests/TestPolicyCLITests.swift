@@ -14,8 +14,7 @@ struct TestPolicyCLITests {
     static let root = AppexBinary.packageRoot
 
     func makeDirectory() throws -> String {
-        var template = Array((NSTemporaryDirectory() + "appex-cli-test-policy-XXXXXX").utf8CString)
-        return try #require(mkdtemp(&template).map { String(cString: $0) })
+        try ScratchDirectory.make("cli-test-policy")
     }
 
     /// Writes `text` as a test file in a fresh directory; returns its path.
@@ -59,7 +58,7 @@ struct TestPolicyCLITests {
     @Test(.requiresRoot("the sandbox needs root"))
     func theShippedSuitesPassUnderEveryExtensionPoint() throws {
         let dir = try makeDirectory()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { try? ScratchDirectory.removeTree(dir) }
         let before = HostSnapshot.take()
         let r = try AppexBinary.run(["test-policy", "--json", "--junit", dir + "/junit.xml", Self.root + "/Policies/tests"])
         let after = HostSnapshot.take()
@@ -150,7 +149,7 @@ struct TestPolicyCLITests {
                 expect: denied
                 errno: EPERM
             """)
-        defer { try? FileManager.default.removeItem(atPath: (file as NSString).deletingLastPathComponent) }
+        defer { try? ScratchDirectory.removeTree((file as NSString).deletingLastPathComponent) }
         // /dev/null.yaml does not exist: refused before anything runs.
         let refused = try AppexBinary.run(["test-policy", file])
         #expect(refused.status == 65)
@@ -184,7 +183,7 @@ struct TestPolicyCLITests {
                 limits: {memory: 30MiB}
                 expect: warned
             """)
-        defer { try? FileManager.default.removeItem(atPath: (file as NSString).deletingLastPathComponent) }
+        defer { try? ScratchDirectory.removeTree((file as NSString).deletingLastPathComponent) }
         let r = try AppexBinary.run(["test-policy", "--jobs", "1", file])
         #expect(r.status == 1)
         let lines = r.stdout.split(separator: "\n").map(String.init)
@@ -238,7 +237,7 @@ struct TestPolicyCLITests {
     func aMalformedTestFileIsRefusedWithFileLineAndKey(_ index: Int) throws {
         let (yaml, location, message) = Self.mistakes[index]
         let file = try testFile(yaml)
-        defer { try? FileManager.default.removeItem(atPath: (file as NSString).deletingLastPathComponent) }
+        defer { try? ScratchDirectory.removeTree((file as NSString).deletingLastPathComponent) }
         let r = try AppexBinary.run(["test-policy", file])
         #expect(r.status == 65, "\(r.stdout)")
         #expect(r.stdout.isEmpty, "nothing runs: \(r.stdout)")
@@ -259,7 +258,7 @@ struct TestPolicyCLITests {
                 action: getpid
                 expect: alowed
             """)
-        defer { try? FileManager.default.removeItem(atPath: (file as NSString).deletingLastPathComponent) }
+        defer { try? ScratchDirectory.removeTree((file as NSString).deletingLastPathComponent) }
         let r = try AppexBinary.run(["test-policy", file])
         #expect(r.status == 65)
         #expect(r.stderr.contains("error: \(file):6:12: cases[0].errno: unknown errno \"EPREM\""), "\(r.stderr)")
@@ -268,7 +267,7 @@ struct TestPolicyCLITests {
 
     @Test func aPolicyFileThatDoesNotLoadIsRefusedWithItsOwnLocation() throws {
         let dir = try makeDirectory()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { try? ScratchDirectory.removeTree(dir) }
         try "extensionPoints: [dev.example.broken]\nmemory:\n  activeHardLimit: lots\n"
             .write(toFile: dir + "/broken.yaml", atomically: true, encoding: .utf8)
         try "policy: broken.yaml\ncases:\n  - name: a\n    action: getpid\n    expect: allowed\n"
@@ -281,7 +280,7 @@ struct TestPolicyCLITests {
 
     @Test func aDirectoryWithoutTestFilesIsRefused() throws {
         let dir = try makeDirectory()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { try? ScratchDirectory.removeTree(dir) }
         let r = try AppexBinary.run(["test-policy", dir])
         #expect(r.status == 66)
         #expect(r.stderr.contains("error: \(dir): no .yaml test files in this directory"), "\(r.stderr)")

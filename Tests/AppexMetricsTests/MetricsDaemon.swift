@@ -25,10 +25,7 @@ final class MetricsDaemon: @unchecked Sendable {
 
     /// `memory`: the policy's `memory:` lines (indented), 32 MiB active hard limit by default.
     init(configuration: String = "hosts: []\nadmins: []\n", memory: [String] = ["  activeHardLimit: 32MiB"]) throws {
-        var template = Array((NSTemporaryDirectory() + "appexd-metrics-test-XXXXXX").utf8CString)
-        guard let p = mkdtemp(&template) else { throw POSIXError(.EIO) }
-        root = String(cString: p)
-        chmod(root, 0o755)
+        root = try ScratchDirectory.make("appexd-metrics-test", mode: 0o755)
         socket = root + "/appexd.sock"
         cgroupParent = "appexd-metrics-tests-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         try Data(configuration.utf8).write(to: URL(fileURLWithPath: root + "/appexd.yaml"))
@@ -130,6 +127,6 @@ final class MetricsDaemon: @unchecked Sendable {
             _ = try? manager.cleanupLeftovers()
             try? manager.removeParent()
         }
-        try? FileManager.default.removeItem(atPath: root)
+        try? ScratchDirectory.removeTree(root)
     }
 }

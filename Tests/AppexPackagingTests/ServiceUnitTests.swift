@@ -18,8 +18,9 @@ import Testing
             print("ServiceUnitTests: skipped, systemd-analyze is missing (apt-get install systemd)")
             return
         }
-        let dir = try CProgram.temporaryDirectory("unit")
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let scratch = try ScratchDirectory("unit")
+        defer { scratch.remove() }
+        let dir = scratch.path
         let text = try String(contentsOfFile: Self.unit, encoding: .utf8)
             .replacingOccurrences(of: "ExecStart=/usr/local/sbin/appexd", with: "ExecStart=" + VersionTests.executable("appexd"))
         try text.write(toFile: dir + "/appexd.service", atomically: true, encoding: .utf8)

@@ -8,25 +8,24 @@ import Glibc
 
 /// A scratch directory holding a state directory and synthetic sources, removed at the end.
 final class Scratch {
-    let path: String
+    let directory: ScratchDirectory
+    var path: String { directory.path }
     var state: String { path + "/state" }
 
     init() throws {
-        var template = Array((NSTemporaryDirectory() + "appex-registry-test-XXXXXX").utf8CString)
-        guard let made = mkdtemp(&template) else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-        path = String(cString: made)
+        directory = try ScratchDirectory("registry-test")
     }
 
     deinit {
         // A registry's SQLite connections close on GRDB's queues, and the last one can still
         // be writing its -wal or -shm while the tree goes: try again after it.
         for _ in 0..<5 {
-            if (try? FileManager.default.removeItem(atPath: path)) != nil || !FileManager.default.fileExists(atPath: path) { return }
+            if (try? ScratchDirectory.removeTree(path)) != nil { return }
             usleep(20_000)
         }
     }
 
-    func sub(_ relative: String) -> String { path + "/" + relative }
+    func sub(_ relative: String) -> String { directory.sub(relative) }
 
     func write(_ relative: String, _ contents: String, mode: mode_t = 0o644) throws {
         try write(relative, Data(contents.utf8), mode: mode)

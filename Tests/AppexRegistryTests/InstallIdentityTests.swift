@@ -16,7 +16,7 @@ struct InstallIdentityTests {
     static let otherUser: UInt32 = 4747
     static let group: UInt32 = 4848
 
-    /// A scratch directory the requester may search (mkdtemp makes it 0700).
+    /// A scratch directory the requester may search (it is 0700 when made).
     func scratch() throws -> Scratch {
         try RequiresRoot.check("installing on behalf of another uid needs root")
         let scratch = try Scratch()

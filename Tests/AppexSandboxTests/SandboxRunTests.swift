@@ -263,11 +263,11 @@ struct SandboxRunTests {
     }
 
     @Test func balloonExampleIsStoppedAtItsLimit() throws {
-        let dir = try Fixture.makeTempDirectory("balloon")
+        let dir = try ScratchDirectory.make("sbx-balloon", mode: 0o755)
         defer { try? ContainerStore.removeTree(dir) }
         #expect(FileManager.default.isExecutableFile(atPath: Fixture.balloon), "build AppexExampleBalloon first")
         let (bundle, exe) = try Fixture.makeBundle(in: dir, name: "Balloon.appex", executable: Fixture.balloon)
-        let state = try Fixture.makeTempDirectory("balloon-state")
+        let state = try ScratchDirectory.make("sbx-balloon-state", mode: 0o755)
         defer { try? ContainerStore.removeTree(state) }
         let spec = SandboxSpec(bundleIdentifier: Fixture.uniqueID("balloon"), bundlePath: bundle, executablePath: exe,
                                arguments: ["4", "512"], memoryMax: 64 << 20, pidsMax: 32)

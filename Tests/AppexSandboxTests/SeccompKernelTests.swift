@@ -84,10 +84,10 @@ struct SeccompKernelTests {
     }
 
     @Test func theSwiftRuntimeStartsUnderTheDefaultRules() throws {
-        let dir = try Fixture.makeTempDirectory("seccomp-swift")
+        let dir = try ScratchDirectory.make("sbx-seccomp-swift", mode: 0o755)
         defer { try? ContainerStore.removeTree(dir) }
         let (bundle, exe) = try Fixture.makeBundle(in: dir, name: "Balloon.appex", executable: Fixture.balloon)
-        let state = try Fixture.makeTempDirectory("seccomp-swift-state")
+        let state = try ScratchDirectory.make("sbx-seccomp-swift-state", mode: 0o755)
         defer { try? ContainerStore.removeTree(state) }
         let spec = SandboxSpec(bundleIdentifier: Fixture.uniqueID("seccomp-swift"), bundlePath: bundle, executablePath: exe,
                                arguments: ["4", "8"], memoryMax: 64 << 20, pidsMax: 32, syscallRules: rules)

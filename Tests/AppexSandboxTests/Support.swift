@@ -46,14 +46,6 @@ enum Fixture {
         for p in m.parentPaths.reversed() { _ = rmdir(p) }
     }
 
-    static func makeTempDirectory(_ tag: String) throws -> String {
-        var template = Array((NSTemporaryDirectory() + "appex-sbx-\(tag)-XXXXXX").utf8CString)
-        guard let p = mkdtemp(&template) else { throw SandboxError("mkdtemp", errno: .init(rawValue: errno)) }
-        let path = String(cString: p)
-        chmod(path, 0o755)
-        return path
-    }
-
     /// A bundle directory (0755) holding a copy of `executable` named `probe`.
     static func makeBundle(in dir: String, name: String = "Probe.appex", executable: String = probe) throws -> (bundle: String, exe: String) {
         let bundle = dir + "/" + name
@@ -82,8 +74,8 @@ final class ProbeRun {
 
     init(_ tag: String, state: String? = nil, id: String? = nil) throws {
         let madeState = state == nil
-        self.state = try state ?? Fixture.makeTempDirectory(tag)
-        let dir = try Fixture.makeTempDirectory(tag + "-bundle")
+        self.state = try state ?? ScratchDirectory.make("sbx-\(tag)", mode: 0o755)
+        let dir = try ScratchDirectory.make("sbx-\(tag)-bundle", mode: 0o755)
         (bundle, exe) = try Fixture.makeBundle(in: dir)
         self.id = id ?? Fixture.uniqueID(tag)
         owned = [dir] + (madeState ? [self.state] : [])

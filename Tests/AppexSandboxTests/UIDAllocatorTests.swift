@@ -18,7 +18,7 @@ struct UIDAllocatorTests {
     }
 
     @Test func seesWhatOthersAppendAndNeverReusesIt() throws {
-        let state = try Fixture.makeTempDirectory("uid-cache")
+        let state = try ScratchDirectory.make("sbx-uid-cache", mode: 0o755)
         defer { try? ContainerStore.removeTree(state) }
         let alloc = UIDAllocator(stateRoot: state, range: 300_000...300_009)
         #expect(try alloc.uid(for: "com.example.a") == 300_000)

@@ -39,8 +39,8 @@ import Glibc
     }
 
     @Test(.requiresRoot("launching needs root")) func aNewSupervisorReadsTheEarlierHistory() async throws {
-        let root = try SupervisorFixture.makeTempDirectory()
-        defer { try? FileManager.default.removeItem(atPath: root) }
+        let root = try ScratchDirectory.make("sup", mode: 0o755)
+        defer { try? ScratchDirectory.removeTree(root) }
         try Self.writeOverlay(root: root)
         let bundle = root + "/src/Probe.appex"
         try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)

@@ -25,7 +25,7 @@ final class SupervisorFixture: @unchecked Sendable {
     init(policy: [String] = [], points: [String: [String]] = [:], budget: Int64? = nil,
          agingDelay: Duration? = nil, victimOrder: VictimOrder = .longestInBand, systemPressure: Bool = false,
          prebuildSandboxes: Bool = false) throws {
-        root = try Self.makeTempDirectory()
+        root = try ScratchDirectory.make("sup", mode: 0o755)
         let overlay = root + "/policies"
         try FileManager.default.createDirectory(atPath: overlay + "/extension-points", withIntermediateDirectories: true)
         // The test's lines replace these defaults key by key.
@@ -58,8 +58,6 @@ final class SupervisorFixture: @unchecked Sendable {
                  enable: Bool = true) async throws -> String {
         let bundle = root + "/src/\(identifier).appex"
         try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: executable, toPath: bundle + "/ext")
-        chmod(bundle + "/ext", 0o755)
         for (name, text) in files { try Self.write(text, to: bundle + "/" + name) }
         let rule = activationRule.map {
             "<key>NSExtensionAttributes</key><dict><key>NSExtensionActivationRule</key>\($0)</dict>"
@@ -100,15 +98,7 @@ final class SupervisorFixture: @unchecked Sendable {
             #expect(!FileManager.default.fileExists(atPath: path), "cgroup parent left behind: \(path)")
             _ = rmdir(path)
         }
-        try? FileManager.default.removeItem(atPath: root)
-    }
-
-    static func makeTempDirectory() throws -> String {
-        var template = Array((NSTemporaryDirectory() + "appex-sup-XXXXXX").utf8CString)
-        guard let p = mkdtemp(&template) else { throw POSIXError(.EIO) }
-        let path = String(cString: p)
-        chmod(path, 0o755)
-        return path
+        try? ScratchDirectory.removeTree(root)
     }
 
     static func write(_ text: String, to path: String) throws {

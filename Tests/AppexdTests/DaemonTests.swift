@@ -54,10 +54,7 @@ import Glibc
         /// `tag`: a suite of its own gets its own cgroup parent and uids, so that its appexd
         /// never takes another suite's (running meanwhile) for a predecessor's leftovers.
         init(tag: String = "daemon-tests") throws {
-            var template = Array((NSTemporaryDirectory() + "appexd-test-XXXXXX").utf8CString)
-            guard let p = mkdtemp(&template) else { throw POSIXError(.EIO) }
-            root = String(cString: p)
-            chmod(root, 0o755)
+            root = try ScratchDirectory.make("appexd-test", mode: 0o755)
             socket = root + "/appexd.sock"
             // Its own parent: appexds of tests that run at once may not share one (each claims it).
             cgroupParent = "appexd-\(tag)-\(getpid())-" + root.split(separator: "-").last!
@@ -156,7 +153,7 @@ import Glibc
                 _ = try? manager.cleanupLeftovers()
                 try? manager.removeParent()
             }
-            try? FileManager.default.removeItem(atPath: root)
+            try? ScratchDirectory.removeTree(root)
         }
     }
 

@@ -42,9 +42,9 @@ import Glibc
     }
 
     @Test func aWorldWritableStateDirectoryAndNoAppexdFail() throws {
-        var template = Array((NSTemporaryDirectory() + "appex-doctor-XXXXXX").utf8CString)
-        let root = String(cString: try #require(mkdtemp(&template)))
-        defer { try? FileManager.default.removeItem(atPath: root) }
+        let scratch = try ScratchDirectory("doctor")
+        defer { scratch.remove() }
+        let root = scratch.path
         let state = root + "/state"
         try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: false)
         chmod(state, 0o777)

@@ -30,10 +30,7 @@ import Glibc
         var state: String { root + "/state" }
 
         init() throws {
-            var template = Array((NSTemporaryDirectory() + "appex-profile-test-XXXXXX").utf8CString)
-            guard let p = mkdtemp(&template) else { throw POSIXError(.EIO) }
-            root = String(cString: p)
-            chmod(root, 0o755)
+            root = try ScratchDirectory.make("profile-test", mode: 0o755)
             cgroupParent = "appex-profile-tests-\(getpid())"
         }
 
@@ -106,7 +103,7 @@ import Glibc
                 _ = try? manager.cleanupLeftovers()
                 try? manager.removeParent()
             }
-            try? FileManager.default.removeItem(atPath: root)
+            try? ScratchDirectory.removeTree(root)
         }
     }
 
