@@ -41,8 +41,7 @@ import Testing
 
     /// The products directory of this test build: Modules/ and the C targets' module maps.
     static let products: String = {
-        let exe = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        var dir = exe.deletingLastPathComponent()
+        var dir = URL(fileURLWithPath: BuiltProducts.directory)
         for _ in 0..<4 {
             if FileManager.default.fileExists(atPath: dir.appendingPathComponent("Modules/AppexWireIO.swiftmodule").path) { return dir.path }
             dir = dir.deletingLastPathComponent()

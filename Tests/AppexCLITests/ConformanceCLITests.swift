@@ -14,7 +14,7 @@ import Glibc
     static func bundle(product: String, executable: String, identifier: String) throws -> String {
         let root = try ScratchDirectory.make("conformance", mode: 0o755)
         let bundle = root + "/\(executable).appex"
-        let source = URL(fileURLWithPath: AppexBinary.path).deletingLastPathComponent().appendingPathComponent(product).path
+        let source = BuiltProducts.path(product)
         try BareBundle.write(at: bundle, executable: executable, from: source, identifier: identifier)
         return bundle
     }
@@ -84,7 +84,7 @@ import Glibc
     /// The host side: the C host on libappex, the Python host and `appex request` (the Swift
     /// HostClient) each pass every host check; a command that never connects fails check-in.
     @Test func hostsPassEveryHostCheck() throws {
-        let products = URL(fileURLWithPath: AppexBinary.path).deletingLastPathComponent().path
+        let products = BuiltProducts.directory
         let hosts: [[String]] = [
             [products + "/appex-host-c", "dev.appex.tests.conformance.any", "--text", "hi"],
             ["/usr/bin/env", "PYTHONPATH=\(AppexBinary.packageRoot)/kits/python", "PYTHONDONTWRITEBYTECODE=1",

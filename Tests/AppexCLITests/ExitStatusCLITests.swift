@@ -47,8 +47,7 @@ struct ExitStatusCLITests {
             #expect(help.stdout.contains("--policy-dir"), "\(command) --help lacks --policy-dir")
             #expect(!help.stdout.contains("--policies"), "\(command) --help still shows --policies")
         }
-        let appexd = try AppexBinary.run(["--help"], executable: URL(fileURLWithPath: AppexBinary.path)
-            .deletingLastPathComponent().appendingPathComponent("appexd").path)
+        let appexd = try AppexBinary.run(["--help"], executable: BuiltProducts.path("appexd"))
         #expect(appexd.stdout.contains("--policy-dir") && !appexd.stdout.contains("--policies"), "\(appexd.stdout)")
         // The old name still works, and mixing both is refused (the overlays' order would be lost).
         let overlay = AppexBinary.packageRoot + "/Docs/examples/weakened-policy"
@@ -87,7 +86,7 @@ struct ExitStatusCLITests {
         let zero = try AppexBinary.run(["kills", "--limit", "0", "--state-dir", "/nonexistent"])
         #expect(zero.status == 64 && zero.stderr.contains("--limit must be at least 1, not 0"), "\(zero.stderr)")
 
-        let appexd = URL(fileURLWithPath: AppexBinary.path).deletingLastPathComponent().appendingPathComponent("appexd").path
+        let appexd = BuiltProducts.path("appexd")
         let loud = try AppexBinary.run(["--log-level", "loud", "--state-dir", "/nonexistent/state", "--socket", "/nonexistent/s"],
                                        executable: appexd)
         #expect(loud.status == 64 && loud.stderr.contains("--log-level must be one of trace, debug, info, notice, warning, error, critical, not \"loud\""),

@@ -57,8 +57,8 @@ import Glibc
 /// front's own.
 @Suite(.serialized, .requiresRoot("appex run needs root"))
 struct FrontHandOverCLITests {
-    static let probe = URL(fileURLWithPath: AppexBinary.path).deletingLastPathComponent().appendingPathComponent("appex-probe").path
-    static let sandboxInit = URL(fileURLWithPath: AppexBinary.path).deletingLastPathComponent().appendingPathComponent("appex-sandbox-init").path
+    static let probe = BuiltProducts.path("appex-probe")
+    static let sandboxInit = BuiltProducts.path("appex-sandbox-init")
 
     @Test func aColdRunIsHandedOverAndACachedOneIsTheFrontsOwn() throws {
         let dir = try ScratchDirectory.make("front")

@@ -14,8 +14,7 @@ import Glibc
 @Suite(.serialized, .requiresRoot("the embedded supervisor needs root"))
 struct JetsamAttackCLITests {
     static let point = "dev.appex.tests.jetsam-cli"
-    static let probe = URL(fileURLWithPath: AppexBinary.path).deletingLastPathComponent()
-        .appendingPathComponent("appex-probe-extension").path
+    static let probe = BuiltProducts.path("appex-probe-extension")
 
     /// A scratch directory with the probe bundle (`Probe.appex`), a policy overlay giving the
     /// point a 16 MiB fatal active limit over a 96 MiB page-cache allowance, and a state
@@ -29,18 +28,8 @@ struct JetsamAttackCLITests {
         init() throws {
             root = try ScratchDirectory.make("cli-jetsam", mode: 0o755)
             let fm = FileManager.default
-            try fm.createDirectory(atPath: bundle, withIntermediateDirectories: true)
-            chmod(root + "/src", 0o755)
-            chmod(bundle, 0o755)
-            try fm.copyItem(atPath: JetsamAttackCLITests.probe, toPath: bundle + "/probe")
-            try """
-                <?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict>
-                <key>CFBundleIdentifier</key><string>dev.appex.tests.jetsam-cli.probe</string>
-                <key>CFBundleExecutable</key><string>probe</string>
-                <key>CFBundlePackageType</key><string>XPC!</string><key>CFBundleVersion</key><string>1</string>
-                <key>NSExtension</key><dict><key>NSExtensionPointIdentifier</key><string>\(JetsamAttackCLITests.point)</string></dict>
-                </dict></plist>
-                """.write(toFile: bundle + "/Info.plist", atomically: true, encoding: .utf8)
+            try BareBundle.write(at: bundle, executable: "probe", from: JetsamAttackCLITests.probe,
+                                 identifier: "dev.appex.tests.jetsam-cli.probe", point: JetsamAttackCLITests.point)
             try fm.createDirectory(atPath: policies + "/extension-points", withIntermediateDirectories: true)
             try """
                 extensionPoints: [\(JetsamAttackCLITests.point)]

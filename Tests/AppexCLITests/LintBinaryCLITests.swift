@@ -150,16 +150,6 @@ import Testing
 
     func makeBundle(_ path: String, point: String) throws {
         try FileManager.default.createDirectory(atPath: path + "/Frameworks", withIntermediateDirectories: true)
-        let plist = """
-            <?xml version="1.0" encoding="UTF-8"?>
-            <plist version="1.0"><dict>
-            <key>CFBundleIdentifier</key><string>com.example.lint.widget</string>
-            <key>CFBundleExecutable</key><string>Widget</string>
-            <key>CFBundlePackageType</key><string>XPC!</string>
-            <key>CFBundleVersion</key><string>1</string>
-            <key>NSExtension</key><dict><key>NSExtensionPointIdentifier</key><string>\(point)</string></dict>
-            </dict></plist>
-            """
-        try plist.write(toFile: path + "/Info.plist", atomically: true, encoding: .utf8)
+        try BareBundle.writeInfoPlist(.init(identifier: "com.example.lint.widget", executable: "Widget", point: point), in: path)
     }
 }

@@ -9,7 +9,7 @@ import Glibc
 /// `appex run` as a user runs it: the built binary, a real sandbox, as root.
 @Suite(.serialized, .requiresRoot("appex run needs root"))
 struct RunCLITests {
-    static let probe = URL(fileURLWithPath: AppexBinary.path).deletingLastPathComponent().appendingPathComponent("appex-probe").path
+    static let probe = BuiltProducts.path("appex-probe")
 
     /// `appex run` creates its parent cgroup (`appex`) and leaves it for the next run; the
     /// tests remove it when empty (rmdir refuses a parent that is still in use).

@@ -340,7 +340,7 @@ import Glibc
     @Test(arguments: ["9464", "127.0.0.1", "127.0.0.1:99999", "::1:9464", "[]:1", "on"])
     func badFlagIsRefused(_ value: String) throws {
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: MetricsDaemon.bin + "/appexd")
+        p.executableURL = URL(fileURLWithPath: BuiltProducts.path("appexd"))
         p.arguments = ["--metrics", value, "--state-dir", "/nonexistent-appex-test/state", "--config", "/nonexistent-appex-test/c.yaml"]
         let err = Pipe()
         p.standardError = err

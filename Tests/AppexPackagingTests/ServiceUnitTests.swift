@@ -22,7 +22,7 @@ import Testing
         defer { scratch.remove() }
         let dir = scratch.path
         let text = try String(contentsOfFile: Self.unit, encoding: .utf8)
-            .replacingOccurrences(of: "ExecStart=/usr/local/sbin/appexd", with: "ExecStart=" + VersionTests.executable("appexd"))
+            .replacingOccurrences(of: "ExecStart=/usr/local/sbin/appexd", with: "ExecStart=" + BuiltProducts.path("appexd"))
         try text.write(toFile: dir + "/appexd.service", atomically: true, encoding: .utf8)
         let out = try CProgram.run(analyze, ["verify", dir + "/appexd.service"])
         #expect(out.status == 0, "systemd-analyze verify: \(out.stderr)")

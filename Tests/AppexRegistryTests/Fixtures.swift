@@ -74,27 +74,13 @@ final class Scratch {
 
 func infoPlistXML(identifier: String, executable: String = "run", point: String = "com.apple.share-services",
                   name: String? = nil) -> String {
-    var body = "<key>CFBundleIdentifier</key><string>\(identifier)</string>"
-    body += "<key>CFBundleExecutable</key><string>\(executable)</string>"
-    body += "<key>CFBundlePackageType</key><string>XPC!</string>"
-    body += "<key>CFBundleVersion</key><string>7</string><key>CFBundleShortVersionString</key><string>1.2</string>"
-    if let name { body += "<key>CFBundleDisplayName</key><string>\(name)</string>" }
-    body += "<key>NSExtension</key><dict><key>NSExtensionPointIdentifier</key><string>\(point)</string>"
-    body += "<key>NSExtensionAttributes</key><dict><key>NSExtensionActivationRule</key><string>TRUEPREDICATE</string></dict></dict>"
-    return plist(body)
+    BareBundle.InfoPlist(identifier: identifier, executable: executable, point: point, version: "7", shortVersion: "1.2",
+                         displayName: name, activationRule: "<string>TRUEPREDICATE</string>").xml
 }
 
 func appInfoPlistXML(identifier: String) -> String {
-    plist("<key>CFBundleIdentifier</key><string>\(identifier)</string><key>CFBundleName</key><string>Host</string>"
-        + "<key>CFBundleExecutable</key><string>Host</string><key>CFBundleVersion</key><string>3</string>")
-}
-
-private func plist(_ body: String) -> String {
-    """
-    <?xml version="1.0" encoding="UTF-8"?>
-    <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
-    <plist version="1.0"><dict>\(body)</dict></plist>
-    """
+    BareBundle.InfoPlist(identifier: identifier, executable: "Host", point: nil, packageType: nil, version: "3",
+                         extra: "<key>CFBundleName</key><string>Host</string>").xml
 }
 
 /// The bundles an install refused, or nil (with a recorded issue) when it was not refused so.

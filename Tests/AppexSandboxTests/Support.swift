@@ -12,14 +12,9 @@ enum Fixture {
     /// Every test cgroup lives under this parent, so leftovers are easy to see.
     static let cgroupParent = "appex-tests"
 
-    static var buildDirectory: String {
-        URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-            .deletingLastPathComponent().path
-    }
-
     /// The `appex-probe` executable: built by SwiftPM next to the tests, else compiled here.
     static let probe: String = {
-        let built = buildDirectory + "/appex-probe"
+        let built = BuiltProducts.path("appex-probe")
         if FileManager.default.isExecutableFile(atPath: built) { return built }
         let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("../../Sources/appex-probe").standardizedFileURL.path
@@ -34,7 +29,7 @@ enum Fixture {
         return out
     }()
 
-    static var balloon: String { buildDirectory + "/AppexExampleBalloon" }
+    static var balloon: String { BuiltProducts.path("AppexExampleBalloon") }
 
     static func cgroups() throws -> CgroupManager {
         try CgroupManager.detect(parentName: cgroupParent)

@@ -43,19 +43,7 @@ import Glibc
         defer { try? ScratchDirectory.removeTree(root) }
         try Self.writeOverlay(root: root)
         let bundle = root + "/src/Probe.appex"
-        try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: LifecycleTests.probe, toPath: bundle + "/probe")
-        chmod(root + "/src", 0o755)
-        chmod(bundle, 0o755)
-        try SupervisorFixture.write("""
-            <?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict>
-            <key>CFBundleIdentifier</key><string>\(Self.identifier)</string>
-            <key>CFBundleExecutable</key><string>probe</string>
-            <key>CFBundlePackageType</key><string>XPC!</string>
-            <key>CFBundleVersion</key><string>7</string>
-            <key>NSExtension</key><dict><key>NSExtensionPointIdentifier</key><string>com.apple.widgetkit-extension</string></dict>
-            </dict></plist>
-            """, to: bundle + "/Info.plist")
+        try BareBundle.write(at: bundle, executable: "probe", from: LifecycleTests.probe, identifier: Self.identifier, version: "7")
 
         // The first supervisor: two cold launches (the first instance ended in between), then
         // it stops.

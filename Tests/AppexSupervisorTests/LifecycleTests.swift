@@ -11,7 +11,7 @@ import Glibc
 /// The request life cycle end to end, as root, with the real probe extension under the real
 /// sandbox: request → launch → check-in → answer, and each way an instance can end.
 @Suite(.serialized) struct LifecycleTests {
-    static var probe: String { SupervisorFixture.buildDirectory + "/appex-probe-extension" }
+    static var probe: String { BuiltProducts.path("appex-probe-extension") }
 
     static func action(_ name: String, _ arg: String? = nil) -> [String: UserInfoValue] {
         var info: [String: UserInfoValue] = ["probe.action": .string(name)]

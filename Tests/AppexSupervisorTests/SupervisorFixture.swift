@@ -59,23 +59,8 @@ final class SupervisorFixture: @unchecked Sendable {
         let bundle = root + "/src/\(identifier).appex"
         try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
         for (name, text) in files { try Self.write(text, to: bundle + "/" + name) }
-        let rule = activationRule.map {
-            "<key>NSExtensionAttributes</key><dict><key>NSExtensionActivationRule</key>\($0)</dict>"
-        } ?? ""
-        let plist = """
-            <?xml version="1.0" encoding="UTF-8"?>
-            <plist version="1.0"><dict>
-            <key>CFBundleIdentifier</key><string>\(identifier)</string>
-            <key>CFBundleExecutable</key><string>ext</string>
-            <key>CFBundlePackageType</key><string>XPC!</string>
-            <key>CFBundleVersion</key><string>1</string>
-            <key>CFBundleShortVersionString</key><string>1.0</string>
-            <key>NSExtension</key><dict>
-            <key>NSExtensionPointIdentifier</key><string>\(extensionPoint)</string>
-            \(rule)
-            </dict></dict></plist>
-            """
-        try Self.write(plist, to: bundle + "/Info.plist")
+        try BareBundle.write(.init(identifier: identifier, executable: "ext", point: extensionPoint, shortVersion: "1.0",
+                                   activationRule: activationRule), at: bundle, executableFrom: executable)
         _ = try await supervisor.install(path: bundle)
         if enable { _ = try await supervisor.enable(identifier) }
         return identifier
@@ -103,10 +88,6 @@ final class SupervisorFixture: @unchecked Sendable {
 
     static func write(_ text: String, to path: String) throws {
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))
-    }
-
-    static var buildDirectory: String {
-        URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().path
     }
 }
 

@@ -61,16 +61,12 @@ extension DaemonTests {
             for (name, id) in [("Share", share), ("Share2", share2)] {
                 let bundle = appPath + "/PlugIns/\(name).appex"
                 try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
-                try FileManager.default.copyItem(atPath: DaemonTests.bin + "/AppexExampleShare", toPath: bundle + "/share")
+                try FileManager.default.copyItem(atPath: BuiltProducts.path("AppexExampleShare"), toPath: bundle + "/share")
                 try Data(shipped.replacingOccurrences(of: "dev.appex.examples.host.share", with: id).utf8)
                     .write(to: URL(fileURLWithPath: bundle + "/Info.plist"))
                 try Data(entitlements.utf8).write(to: URL(fileURLWithPath: bundle + "/Entitlements.plist"))
             }
-            try Data("""
-                <?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict>
-                <key>CFBundleIdentifier</key><string>\(app)</string><key>CFBundleVersion</key><string>1</string>
-                </dict></plist>
-                """.utf8).write(to: URL(fileURLWithPath: appPath + "/Info.plist"))
+            try BareBundle.writeInfoPlist(.app(app, version: "1"), in: appPath)
             for dir in [d.root + "/src", appPath, appPath + "/PlugIns"] { chmod(dir, 0o755) }
             return appPath
         }

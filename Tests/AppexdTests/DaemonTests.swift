@@ -15,10 +15,6 @@ import Glibc
 /// CLI and host client: install, request, authorisation by SO_PEERCRED, restart, SIGKILL
 /// recovery and SIGTERM shutdown.
 @Suite(.serialized) struct DaemonTests {
-    static var bin: String {
-        URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().path
-    }
-
     final class Daemon: @unchecked Sendable {
         let root: String
         var socket: String
@@ -74,8 +70,8 @@ import Glibc
 
         func start() throws {
             let p = Process()
-            p.executableURL = URL(fileURLWithPath: commandPrefix.first ?? DaemonTests.bin + "/appexd")
-            p.arguments = (commandPrefix.isEmpty ? [] : commandPrefix.dropFirst() + [DaemonTests.bin + "/appexd"]) + arguments
+            p.executableURL = URL(fileURLWithPath: commandPrefix.first ?? BuiltProducts.path("appexd"))
+            p.arguments = (commandPrefix.isEmpty ? [] : commandPrefix.dropFirst() + [BuiltProducts.path("appexd")]) + arguments
             if !environment.isEmpty {
                 p.environment = ProcessInfo.processInfo.environment.merging(environment) { _, added in added }
             }
@@ -103,8 +99,8 @@ import Glibc
             // file, and this uid may not be able to search the build tree (a root-owned 0700
             // checkout; setpriv's exec passes only because setpriv still holds root's
             // capabilities then). Installed, both sit in a directory everyone may search.
-            let tool = uid == nil ? "/appex" : "/appex-commands"
-            var command = [DaemonTests.bin + tool] + args + (useSocket ? ["--socket", socket] : [])
+            let tool = uid == nil ? "appex" : "appex-commands"
+            var command = [BuiltProducts.path(tool)] + args + (useSocket ? ["--socket", socket] : [])
             if let uid { command = ["/usr/bin/setpriv", "--reuid=\(uid)", "--regid=\(uid)", "--clear-groups"] + command }
             let r = try CProgram.run(command[0], Array(command.dropFirst()))
             return (r.status, r.stdout, r.stderr)
@@ -123,7 +119,7 @@ import Glibc
         func writeProbeBundle(at path: String? = nil, identifier: String = "dev.appex.tests.daemon.probe",
                               point: String = "com.apple.widgetkit-extension", name: String = "Probe") throws -> String {
             let bundle = path ?? root + "/src/\(name).appex"
-            try BareBundle.write(at: bundle, executable: "probe", from: DaemonTests.bin + "/appex-probe-extension",
+            try BareBundle.write(at: bundle, executable: "probe", from: BuiltProducts.path("appex-probe-extension"),
                                  identifier: identifier, point: point)
             return bundle
         }
@@ -264,7 +260,7 @@ import Glibc
         defer { d.cleanUp() }
         let bundle = try d.writeProbeBundle()
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: Self.bin + "/appex")
+        p.executableURL = URL(fileURLWithPath: BuiltProducts.path("appex"))
         p.arguments = ["request", "--bundle", bundle, "--text", "embedded", "--json",
                        "--state-dir", d.root + "/embedded", "--uid-range", "329000-329999"]
         let out = Pipe()

@@ -9,7 +9,7 @@ import Glibc
 /// reported with its fix and a non-zero exit.
 @Suite(.serialized) struct DoctorCLITests {
     static func doctor(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
-        let r = try CProgram.run(DaemonTests.bin + "/appex", ["doctor"] + arguments)
+        let r = try CProgram.run(BuiltProducts.path("appex"), ["doctor"] + arguments)
         return (r.status, r.stdout, r.stderr)
     }
 

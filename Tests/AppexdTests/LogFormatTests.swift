@@ -70,7 +70,7 @@ import Glibc
     }
 
     @Test func unknownFormatIsRefused() throws {
-        let r = try CProgram.run(DaemonTests.bin + "/appexd", ["--log-format", "xml"])
+        let r = try CProgram.run(BuiltProducts.path("appexd"), ["--log-format", "xml"])
         #expect(r.status != 0)
         #expect(r.stderr.contains("--log-format must be one of text, json, journal"), "\(r.stderr)")
     }

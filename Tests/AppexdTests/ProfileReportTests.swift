@@ -38,20 +38,8 @@ import Glibc
         func probeBundle(version: String) throws -> String {
             let dir = root + "/src-\(version)"
             let bundle = dir + "/Probe.appex"
-            try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
-            chmod(dir, 0o755)
-            chmod(bundle, 0o755)
-            try FileManager.default.copyItem(atPath: DaemonTests.bin + "/appex-probe-extension", toPath: bundle + "/probe")
-            let plist = """
-                <?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict>
-                <key>CFBundleIdentifier</key><string>\(ProfileReportTests.probeID)</string>
-                <key>CFBundleExecutable</key><string>probe</string>
-                <key>CFBundlePackageType</key><string>XPC!</string>
-                <key>CFBundleVersion</key><string>\(version)</string>
-                <key>NSExtension</key><dict><key>NSExtensionPointIdentifier</key><string>com.apple.widgetkit-extension</string></dict>
-                </dict></plist>
-                """
-            try Data(plist.utf8).write(to: URL(fileURLWithPath: bundle + "/Info.plist"))
+            try BareBundle.write(at: bundle, executable: "probe", from: BuiltProducts.path("appex-probe-extension"),
+                                 identifier: ProfileReportTests.probeID, version: version)
             return bundle
         }
 
@@ -71,7 +59,7 @@ import Glibc
         func startDaemon() throws {
             try Data("admins: []\n".utf8).write(to: URL(fileURLWithPath: root + "/appexd.yaml"))
             let p = Process()
-            p.executableURL = URL(fileURLWithPath: DaemonTests.bin + "/appexd")
+            p.executableURL = URL(fileURLWithPath: BuiltProducts.path("appexd"))
             p.arguments = ["--state-dir", state, "--socket", socket, "--config", root + "/appexd.yaml",
                            "--cgroup-parent", daemonCgroupParent, "--log-level", "warning", "--uid-range", "321000-321999"]
             try p.run()
@@ -108,7 +96,7 @@ import Glibc
     }
 
     static func appex(_ args: [String]) throws -> (status: Int32, out: String, err: String) {
-        let r = try CProgram.run(DaemonTests.bin + "/appex", args)
+        let r = try CProgram.run(BuiltProducts.path("appex"), args)
         return (r.status, r.stdout, r.stderr)
     }
 

@@ -111,7 +111,7 @@ import Glibc
             ("the same cgroup parent", sameParent, "another supervisor runs its extensions under"),
         ]
         for attempt in attempts {
-            let r = try Self.run(DaemonTests.bin + "/appexd", attempt.arguments)
+            let r = try Self.run(BuiltProducts.path("appexd"), attempt.arguments)
             #expect(r.status != 0, "\(attempt.what): \(r.stderr)")
             #expect(r.stderr.contains(attempt.names), "\(attempt.what): \(r.stderr)")
             // The first is still there, on its socket, with its extensions.
@@ -128,7 +128,7 @@ import Glibc
         let bundle = try scratch.writeProbeBundle()
         func request(_ state: String, uids: String, _ action: [String]) throws -> Process {
             let p = Process()
-            p.executableURL = URL(fileURLWithPath: DaemonTests.bin + "/appex")
+            p.executableURL = URL(fileURLWithPath: BuiltProducts.path("appex"))
             p.arguments = ["request", "--bundle", bundle, "--json", "--state-dir", scratch.root + "/" + state,
                            "--uid-range", uids] + action.flatMap { ["--user-info", $0] }
             p.standardOutput = Pipe()
@@ -178,7 +178,7 @@ import Glibc
             try manager.prepare()
             for parent in manager.parentPaths { try FileManager.default.createDirectory(atPath: parent + "/left", withIntermediateDirectories: false) }
         }
-        let r = try Self.run(DaemonTests.bin + "/appex", ["request", "--bundle", bundle, "--state-dir", scratch.root + "/embedded",
+        let r = try Self.run(BuiltProducts.path("appex"), ["request", "--bundle", bundle, "--state-dir", scratch.root + "/embedded",
                                                           "--uid-range", "314000-314999"])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dead.parentPaths[0]), "the dead run's parent was swept")
