@@ -155,7 +155,7 @@ let package = Package(
         ),
 
         // Where tests find Tests/Fixtures and the optional real-world corpus (APPEX_CORPUS).
-        .target(name: "AppexTestSupport", path: "Tests/AppexTestSupport"),
+        .target(name: "AppexTestSupport", dependencies: ["AppexWire", "AppexWireIO"], path: "Tests/AppexTestSupport"),
         .testTarget(name: "AppexTestSupportTests", dependencies: ["AppexTestSupport"]),
         .testTarget(name: "AppexBundleTests", dependencies: ["AppexBundle", "AppexTestSupport"]),
         .testTarget(name: "AppexPolicyTests", dependencies: ["AppexPolicy", "AppexPolicyCore", "AppexTestSupport"]),
@@ -301,7 +301,7 @@ let package = Package(
         .executableTarget(name: "appex-probe-extension", linkerSettings: cExtensionLinking),
         .testTarget(
             name: "AppexCExtensionTests",
-            dependencies: ["AppexWire", "AppexWireIO", "appex-example-c", "appex-probe-extension"]
+            dependencies: ["AppexWire", "AppexWireIO", "AppexTestSupport", "appex-example-c", "appex-probe-extension"]
         ),
         // Extension SDK (h-sdk): AppexExtensionKit, the Swift example extensions built on it,
         // and their tests, which run the real executables against a test-played appexd.
@@ -319,7 +319,7 @@ let package = Package(
         .testTarget(
             name: "AppexExtensionKitTests",
             dependencies: [
-                "AppexWire", "AppexWireIO",
+                "AppexWire", "AppexWireIO", "AppexTestSupport",
                 "AppexExampleShare", "AppexExampleAction", "AppexExampleWidget", "appex-sdk-test-extension",
             ]
         ),
