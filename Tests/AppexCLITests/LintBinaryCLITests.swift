@@ -5,7 +5,7 @@ import Testing
 /// `appex lint-binary` and the check inside `appex validate`, through the real binary, on
 /// programs compiled here.
 @Suite struct LintBinaryCLITests {
-    static let directory: String = try! ScratchDirectory.make("lint-cli")
+    static let directory: String = try! ScratchDirectory.makeForProcess("lint-cli")
 
     /// Imports mount; never run (the call sits behind an impossible argument count).
     static let mountProbe: String = try! CProgram.compile("""

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -45,6 +46,28 @@ public final class ScratchDirectory: Sendable {
         if mode != 0o700 && chmod(path, mode) != 0 { throw failure("chmod", path) }
         return path
     }
+
+    /// A fresh directory like `make`'s for a whole suite's `static let` (binaries compiled
+    /// once for many tests), removed when the test process exits.
+    public static func makeForProcess(_ tag: String, mode: mode_t = 0o700) throws -> String {
+        let path = try make(tag, mode: mode)
+        let first = processScoped.withLock { paths in
+            paths.append(path)
+            return paths.count == 1
+        }
+        if first {
+            _ = owner
+            atexit {
+                // Only the test process itself: a forked child that calls exit() leaves them be.
+                guard getpid() == ScratchDirectory.owner else { return }
+                for path in ScratchDirectory.processScoped.withLock({ $0 }) { try? ScratchDirectory.removeTree(path) }
+            }
+        }
+        return path
+    }
+
+    private static let processScoped = Mutex<[String]>([])
+    private static let owner = getpid()
 
     /// Removes `path` and everything beneath it; nothing there is no error.
     public static func removeTree(_ path: String) throws {
