@@ -184,7 +184,8 @@ let package = Package(
         ),
 
         // Where tests find Tests/Fixtures and the optional real-world corpus (APPEX_CORPUS).
-        .target(name: "AppexTestSupport", path: "Tests/AppexTestSupport"),
+        .target(name: "AppexTestSupport", dependencies: ["AppexWire", "AppexWireIO"], path: "Tests/AppexTestSupport"),
+        .testTarget(name: "AppexTestSupportTests", dependencies: ["AppexTestSupport"]),
         .testTarget(name: "AppexBundleTests", dependencies: ["AppexBundle", "AppexTestSupport"]),
         .testTarget(name: "AppexPolicyTests", dependencies: ["AppexPolicy", "AppexPolicyCore", "AppexTestSupport"]),
         // Also the extension-unavailable markers: it compiles against AppexHostClient's sources.
@@ -242,7 +243,7 @@ let package = Package(
         // talk to appexd over the control socket; no Foundation (the appex CLI links it and
         // must start fast). AppexDaemon: the configuration file and sd_notify.
         .target(name: "AppexHostClient", dependencies: ["AppexWire", "AppexWireIO"]),
-        .testTarget(name: "AppexHostClientTests", dependencies: ["AppexHostClient", "AppexWire", "AppexWireIO", "AppexWireListener"]),
+        .testTarget(name: "AppexHostClientTests", dependencies: ["AppexHostClient", "AppexWire", "AppexWireIO", "AppexWireListener", "AppexTestSupport"]),
         .target(
             name: "AppexDaemon",
             dependencies: ["AppexPolicy", "AppexWire", "AppexWireIO", "AppexWireListener", .product(name: "Yams", package: "Yams"),
@@ -271,7 +272,7 @@ let package = Package(
             name: "AppexMetricsTests",
             dependencies: [
                 "AppexMetrics", "AppexSupervisor", "AppexPolicy", "AppexHostClient", "AppexWire", "AppexCgroups", "AppexVersion",
-                "appexd", "appex-probe-extension",
+                "appexd", "appex-probe-extension", "AppexTestSupport",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
@@ -330,7 +331,7 @@ let package = Package(
         .executableTarget(name: "appex-probe-extension", linkerSettings: cExtensionLinking),
         .testTarget(
             name: "AppexCExtensionTests",
-            dependencies: ["AppexWire", "AppexWireIO", "appex-example-c", "appex-probe-extension"]
+            dependencies: ["AppexWire", "AppexWireIO", "AppexTestSupport", "appex-example-c", "appex-probe-extension"]
         ),
         // Extension SDK (h-sdk): AppexExtensionKit, the Swift example extensions built on it,
         // and their tests, which run the real executables against a test-played appexd.
@@ -348,7 +349,7 @@ let package = Package(
         .testTarget(
             name: "AppexExtensionKitTests",
             dependencies: [
-                "AppexWire", "AppexWireIO",
+                "AppexWire", "AppexWireIO", "AppexTestSupport",
                 "AppexExampleShare", "AppexExampleAction", "AppexExampleWidget", "appex-sdk-test-extension",
             ]
         ),

@@ -106,8 +106,9 @@ import Testing
     /// The same through the whole check, from files on disk: descriptors, the bundle walk.
     @Test func mutatedFilesNeverCrashTheCheck() throws {
         let policy = BinaryLintPolicy(EffectivePolicy(extensionPoint: "", in: try PolicyLocator.load()), extensionPoint: nil)
-        let dir = try CProgram.temporaryDirectory("lint-fuzz")
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let scratch = try ScratchDirectory("lint-fuzz")
+        defer { scratch.remove() }
+        let dir = scratch.path
         var random = Random(state: 0xF11E)
         let seed = TestBinaries.bytes(TestBinaries.program)
         let spots = Self.hotSpots(seed)

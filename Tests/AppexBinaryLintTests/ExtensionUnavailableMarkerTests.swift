@@ -15,8 +15,9 @@ import Testing
         """
 
     static func compileC(_ compiler: String, defines: [String]) throws -> CProgram.Output {
-        let dir = try CProgram.temporaryDirectory("marker-c")
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let scratch = try ScratchDirectory("marker-c")
+        defer { scratch.remove() }
+        let dir = scratch.path
         try cSource.write(toFile: dir + "/ext.c", atomically: true, encoding: .utf8)
         return try CProgram.run(compiler, ["-c", "-I", include, "-o", dir + "/ext.o", dir + "/ext.c"] + defines)
     }
@@ -40,8 +41,7 @@ import Testing
 
     /// The products directory of this test build: Modules/ and the C targets' module maps.
     static let products: String = {
-        let exe = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        var dir = exe.deletingLastPathComponent()
+        var dir = URL(fileURLWithPath: BuiltProducts.directory)
         for _ in 0..<4 {
             if FileManager.default.fileExists(atPath: dir.appendingPathComponent("Modules/AppexWireIO.swiftmodule").path) { return dir.path }
             dir = dir.deletingLastPathComponent()
@@ -76,8 +76,9 @@ import Testing
     }
 
     @Test func swiftExtensionCodeCallingHostClientConnectFails() throws {
-        let dir = try CProgram.temporaryDirectory("marker-swift-ext")
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let scratch = try ScratchDirectory("marker-swift-ext")
+        defer { scratch.remove() }
+        let dir = scratch.path
         try Self.emitHostClient(into: dir, defines: ["-D", "APPEX_EXTENSION"])
         let r = try Self.typecheckClient(against: dir)
         #expect(r.status != 0)
@@ -85,8 +86,9 @@ import Testing
     }
 
     @Test func swiftHostCodeCallingItCompiles() throws {
-        let dir = try CProgram.temporaryDirectory("marker-swift-host")
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let scratch = try ScratchDirectory("marker-swift-host")
+        defer { scratch.remove() }
+        let dir = scratch.path
         try Self.emitHostClient(into: dir, defines: [])
         let r = try Self.typecheckClient(against: dir)
         #expect(r.status == 0, "\(r.stderr)")

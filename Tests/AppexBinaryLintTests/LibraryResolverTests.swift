@@ -32,8 +32,9 @@ import Testing
     /// A library in the bundle that is a symbolic link (even to a file inside the bundle) is
     /// not followed, and says so.
     @Test func aLinkedLibraryIsNotFollowed() throws {
-        let dir = try CProgram.temporaryDirectory("lint-link")
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let scratch = try ScratchDirectory("lint-link")
+        defer { scratch.remove() }
+        let dir = scratch.path
         try FileManager.default.createDirectory(atPath: dir + "/lib", withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: TestBinaries.library, toPath: dir + "/lib/real.so")
         try FileManager.default.createSymbolicLink(atPath: dir + "/lib/libhelper.so", withDestinationPath: "real.so")
@@ -51,8 +52,9 @@ import Testing
 
     /// A directory on the way that is a link is refused the same way.
     @Test func aLinkedDirectoryIsNotFollowed() throws {
-        let dir = try CProgram.temporaryDirectory("lint-linkdir")
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let scratch = try ScratchDirectory("lint-linkdir")
+        defer { scratch.remove() }
+        let dir = scratch.path
         try FileManager.default.createDirectory(atPath: dir + "/real", withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: TestBinaries.library, toPath: dir + "/real/libhelper.so")
         try FileManager.default.createSymbolicLink(atPath: dir + "/lib", withDestinationPath: "real")

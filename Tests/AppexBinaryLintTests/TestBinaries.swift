@@ -5,7 +5,7 @@ import Foundation
 /// library, a static program, and shared objects for other word sizes and byte orders
 /// (clang and lld from the Swift toolchain cross-link them without a C library).
 enum TestBinaries {
-    static let directory: String = try! CProgram.temporaryDirectory("lint-tests")
+    static let directory: String = try! ScratchDirectory.makeForProcess("lint-tests")
 
     /// Imports mount, ptrace and puts; never run.
     static let program: String = try! CProgram.compile("""

@@ -1,4 +1,5 @@
 import AppexBundle
+import AppexTestSupport
 import Foundation
 import Testing
 
@@ -69,10 +70,7 @@ import Testing
 
     @Test func containingAppLoadsPlugInsAndPassesItsIdentifier() throws {
         let dir = try TemporaryDirectory()
-        try dir.write("Host.app/Info.plist", """
-            <?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict>
-            <key>CFBundleIdentifier</key><string>com.example.host</string></dict></plist>
-            """)
+        try dir.write("Host.app/Info.plist", BareBundle.InfoPlist.app("com.example.host").xml)
         _ = try makeBundle(dir, name: "Host.app/PlugIns/Share.appex")
         try dir.write("Host.app/PlugIns/Broken.appex/Info.plist", "<plist><dict><key>x</key></plist>")
         #expect(ContainingApp.isContainingApp(dir.sub("Host.app")))

@@ -1,13 +1,13 @@
+import AppexTestSupport
 import Foundation
 
 /// A scratch directory removed when the test ends.
 final class TemporaryDirectory {
-    let path: String
+    let scratch: ScratchDirectory
+    var path: String { scratch.path }
     init() throws {
-        path = NSTemporaryDirectory() + "appex-bundle-test-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        scratch = try ScratchDirectory("bundle-test")
     }
-    deinit { try? FileManager.default.removeItem(atPath: path) }
 
     func write(_ relative: String, _ contents: String, mode: Int = 0o644) throws {
         try write(relative, Data(contents.utf8), mode: mode)
@@ -23,20 +23,10 @@ final class TemporaryDirectory {
     func sub(_ relative: String) -> String { (path as NSString).appendingPathComponent(relative) }
 }
 
-/// A minimal Info.plist for synthetic bundles; `extra` is raw XML inserted into the top dict.
+/// A minimal Info.plist for synthetic bundles (a share extension activated by anything);
+/// `extra` is raw XML inserted into the top dict.
 func infoPlistXML(identifier: String? = "com.example.host.share", executable: String? = "share",
-                  point: String = "com.apple.share-services", extra: String = "",
-                  rule: String = "<key>NSExtensionActivationRule</key><string>TRUEPREDICATE</string>") -> String {
-    var body = ""
-    if let identifier { body += "<key>CFBundleIdentifier</key><string>\(identifier)</string>" }
-    if let executable { body += "<key>CFBundleExecutable</key><string>\(executable)</string>" }
-    body += "<key>CFBundlePackageType</key><string>XPC!</string><key>CFBundleVersion</key><string>1</string>"
-    body += extra
-    body += "<key>NSExtension</key><dict><key>NSExtensionPointIdentifier</key><string>\(point)</string>"
-    body += "<key>NSExtensionAttributes</key><dict>\(rule)</dict></dict>"
-    return """
-    <?xml version="1.0" encoding="UTF-8"?>
-    <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
-    <plist version="1.0"><dict>\(body)</dict></plist>
-    """
+                  point: String = "com.apple.share-services", extra: String = "") -> String {
+    BareBundle.InfoPlist(identifier: identifier, executable: executable, point: point,
+                         activationRule: "<string>TRUEPREDICATE</string>", extra: extra).xml
 }

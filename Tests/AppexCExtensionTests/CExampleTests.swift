@@ -1,5 +1,6 @@
 import AppexWire
 import AppexWireIO
+import AppexTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -13,7 +14,7 @@ import Glibc
     static let identifier = "dev.appex.examples.host.hello-c"
 
     func start(environment: [String: String?] = [:]) throws -> ExtensionProcess {
-        try ExtensionProcess(ExtensionProcess.product("appex-example-c"), bundleIdentifier: Self.identifier,
+        try ExtensionProcess(BuiltProducts.path("appex-example-c"), bundleIdentifier: Self.identifier,
                              environment: environment)
     }
 

@@ -1,5 +1,6 @@
 import AppexWire
 import AppexWireIO
+import AppexTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -12,7 +13,7 @@ enum Probe {
 
     /// A running probe, checked in. `bundlePath` is where it looks for probe.conf.
     static func start(bundlePath: String? = nil, checkIn: Bool = true) throws -> ExtensionProcess {
-        let process = try ExtensionProcess(ExtensionProcess.product("appex-probe-extension"),
+        let process = try ExtensionProcess(BuiltProducts.path("appex-probe-extension"),
                                            bundleIdentifier: identifier, bundlePath: bundlePath)
         if checkIn { try process.checkIn() }
         return process

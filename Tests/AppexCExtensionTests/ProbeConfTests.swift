@@ -1,5 +1,6 @@
 import AppexWire
 import AppexWireIO
+import AppexTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)

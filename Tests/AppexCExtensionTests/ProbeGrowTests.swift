@@ -1,4 +1,5 @@
 import AppexWire
+import AppexTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)

@@ -55,22 +55,15 @@ import Testing
     }
 
     @Test func extensionsForListsOnlyMatchingBundles() throws {
-        let dir = NSTemporaryDirectory() + "appex-share-sheet-" + UUID().uuidString
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let scratch = try ScratchDirectory("share-sheet")
+        defer { scratch.remove() }
+        let dir = scratch.path
         func bundle(_ name: String, rule: String) throws {
-            let plist = """
-                <?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict>
-                <key>CFBundleIdentifier</key><string>com.example.host.\(name.lowercased())</string>
-                <key>CFBundleExecutable</key><string>x</string>
-                <key>NSExtension</key><dict><key>NSExtensionPointIdentifier</key><string>com.apple.share-services</string>
-                <key>NSExtensionAttributes</key><dict><key>NSExtensionActivationRule</key>\(rule)</dict></dict></dict></plist>
-                """
-            try FileManager.default.createDirectory(atPath: "\(dir)/Host.app/PlugIns/\(name).appex", withIntermediateDirectories: true)
-            try plist.write(toFile: "\(dir)/Host.app/PlugIns/\(name).appex/Info.plist", atomically: true, encoding: .utf8)
+            try BareBundle.writeInfoPlist(.init(identifier: "com.example.host.\(name.lowercased())", executable: "x",
+                                                point: "com.apple.share-services", packageType: nil, version: nil,
+                                                activationRule: rule), in: "\(dir)/Host.app/PlugIns/\(name).appex")
         }
-        try FileManager.default.createDirectory(atPath: "\(dir)/Host.app", withIntermediateDirectories: true)
-        try "<?xml version=\"1.0\"?><plist version=\"1.0\"><dict><key>CFBundleIdentifier</key><string>com.example.host</string></dict></plist>"
-            .write(toFile: "\(dir)/Host.app/Info.plist", atomically: true, encoding: .utf8)
+        try BareBundle.writeInfoPlist(.app("com.example.host"), in: "\(dir)/Host.app")
         try bundle("Images", rule: "<dict><key>NSExtensionActivationSupportsImageWithMaxCount</key><integer>3</integer></dict>")
         try bundle("Links", rule: "<dict><key>NSExtensionActivationSupportsWebURLWithMaxCount</key><integer>1</integer></dict>")
 

@@ -1,3 +1,4 @@
+import AppexTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -17,10 +18,7 @@ extension ProbeCLITests {
         try Data("the victim's file".utf8).write(to: URL(fileURLWithPath: state + "/groups/\(group)/secret"))
         let app = state + "/src/Victim.app"
         try FileManager.default.createDirectory(atPath: app + "/PlugIns", withIntermediateDirectories: true)
-        try Data("""
-            <?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict>
-            <key>CFBundleIdentifier</key><string>dev.appex.tests.victim</string></dict></plist>
-            """.utf8).write(to: URL(fileURLWithPath: app + "/Info.plist"))
+        try BareBundle.writeInfoPlist(.app("dev.appex.tests.victim"), in: app)
 
         for dir in [state + "/src", app + "/PlugIns"] {
             let bundle = try RunCLITests().makeBundle(in: dir, identifier: "dev.appex.tests.victim.hostile")

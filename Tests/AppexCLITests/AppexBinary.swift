@@ -1,20 +1,11 @@
+import AppexTestSupport
 import Foundation
 
 /// Runs the built `appex` executable, which sits beside the test bundle in the products dir.
 enum AppexBinary {
-    static let path: String = {
-        let products = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for candidate in [products, products.deletingLastPathComponent()] {
-            let exe = candidate.appendingPathComponent("appex").path
-            if FileManager.default.isExecutableFile(atPath: exe) { return exe }
-        }
-        // `swift test` from the package root: the default debug products directory.
-        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent(".build/debug/appex").path
-    }()
+    static let path = BuiltProducts.path("appex")
 
-    static let packageRoot: String = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+    static let packageRoot = Corpus.packageRoot
 
     struct Result {
         var status: Int32
@@ -24,7 +15,7 @@ enum AppexBinary {
     }
 
     /// `appex-commands`, the full tool the front hands command lines to, beside it.
-    static var commandsPath: String { URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent("appex-commands").path }
+    static var commandsPath: String { BuiltProducts.path("appex-commands") }
 
     static func run(_ arguments: [String], environment: [String: String]? = nil, executable: String? = nil) throws -> Result {
         let process = Process()

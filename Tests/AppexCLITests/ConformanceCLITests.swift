@@ -12,18 +12,15 @@ import Glibc
     /// A bundle in a fresh 0755 directory around a built product (readable by the uid the
     /// checks run it as).
     static func bundle(product: String, executable: String, identifier: String) throws -> String {
-        var template = Array((NSTemporaryDirectory() + "appex-conformance-XXXXXX").utf8CString)
-        guard let p = mkdtemp(&template) else { throw POSIXError(.EIO) }
-        let root = String(cString: p)
-        chmod(root, 0o755)
+        let root = try ScratchDirectory.make("conformance", mode: 0o755)
         let bundle = root + "/\(executable).appex"
-        let source = URL(fileURLWithPath: AppexBinary.path).deletingLastPathComponent().appendingPathComponent(product).path
+        let source = BuiltProducts.path(product)
         try BareBundle.write(at: bundle, executable: executable, from: source, identifier: identifier)
         return bundle
     }
 
     static func removeBundle(_ bundle: String) {
-        try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: bundle).deletingLastPathComponent().path)
+        try? ScratchDirectory.removeTree(URL(fileURLWithPath: bundle).deletingLastPathComponent().path)
     }
 
     @Test(arguments: [("AppexExampleShare", "share"), ("appex-example-c", "hello-c"), ("appex-example-lib", "hello-lib")])
@@ -87,7 +84,7 @@ import Glibc
     /// The host side: the C host on libappex, the Python host and `appex request` (the Swift
     /// HostClient) each pass every host check; a command that never connects fails check-in.
     @Test func hostsPassEveryHostCheck() throws {
-        let products = URL(fileURLWithPath: AppexBinary.path).deletingLastPathComponent().path
+        let products = BuiltProducts.directory
         let hosts: [[String]] = [
             [products + "/appex-host-c", "dev.appex.tests.conformance.any", "--text", "hi"],
             ["/usr/bin/env", "PYTHONPATH=\(AppexBinary.packageRoot)/kits/python", "PYTHONDONTWRITEBYTECODE=1",

@@ -1,5 +1,6 @@
 import AppexCgroups
 import AppexRun
+import AppexTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -46,8 +47,7 @@ struct ExitStatusCLITests {
             #expect(help.stdout.contains("--policy-dir"), "\(command) --help lacks --policy-dir")
             #expect(!help.stdout.contains("--policies"), "\(command) --help still shows --policies")
         }
-        let appexd = try AppexBinary.run(["--help"], executable: URL(fileURLWithPath: AppexBinary.path)
-            .deletingLastPathComponent().appendingPathComponent("appexd").path)
+        let appexd = try AppexBinary.run(["--help"], executable: BuiltProducts.path("appexd"))
         #expect(appexd.stdout.contains("--policy-dir") && !appexd.stdout.contains("--policies"), "\(appexd.stdout)")
         // The old name still works, and mixing both is refused (the overlays' order would be lost).
         let overlay = AppexBinary.packageRoot + "/Docs/examples/weakened-policy"
@@ -86,7 +86,7 @@ struct ExitStatusCLITests {
         let zero = try AppexBinary.run(["kills", "--limit", "0", "--state-dir", "/nonexistent"])
         #expect(zero.status == 64 && zero.stderr.contains("--limit must be at least 1, not 0"), "\(zero.stderr)")
 
-        let appexd = URL(fileURLWithPath: AppexBinary.path).deletingLastPathComponent().appendingPathComponent("appexd").path
+        let appexd = BuiltProducts.path("appexd")
         let loud = try AppexBinary.run(["--log-level", "loud", "--state-dir", "/nonexistent/state", "--socket", "/nonexistent/s"],
                                        executable: appexd)
         #expect(loud.status == 64 && loud.stderr.contains("--log-level must be one of trace, debug, info, notice, warning, error, critical, not \"loud\""),
@@ -100,14 +100,12 @@ struct ExitStatusCLITests {
 }
 
 /// `appex run`'s status is the extension's, as bwrap's is its child's.
-@Suite(.serialized, .enabled(if: geteuid() == 0, "appex run needs root (CI runs as root)"))
+@Suite(.serialized, .requiresRoot("appex run needs root"))
 struct RunExitStatusCLITests {
     func withState(_ body: (String) throws -> Void) throws {
-        var template = Array((NSTemporaryDirectory() + "appex-cli-status-XXXXXX").utf8CString)
-        guard let p = mkdtemp(&template) else { throw POSIXError(.EIO) }
-        let state = String(cString: p)
+        let state = try ScratchDirectory.make("cli-status")
         defer {
-            try? FileManager.default.removeItem(atPath: state)
+            try? ScratchDirectory.removeTree(state)
             try? CgroupManager.detect(parentName: "appex").removeParent()
         }
         try body(state)

@@ -9,7 +9,7 @@ import Glibc
 /// Info.plist of some kilobytes whose shared string, copied at every reference, made 2 GiB.
 /// The data-size limit the tool runs under keeps the test harmless should the bound fail: the
 /// tool then dies of it instead of taking the machine's memory, and the test fails.
-@Suite(.enabled(if: geteuid() == 0, "setpriv needs root (CI runs as root)"))
+@Suite(.requiresRoot("setpriv needs root"))
 struct ExpandingPlistCLITests {
     @Test func validateAsNobodyRefusesAnExpandingPlistNamingTheLimit() throws {
         let dir = try ScratchDirectory("expanding-plist")

@@ -55,16 +55,15 @@ import Glibc
 /// The hand-over, through a copy of the front with no `appex-commands` beside it: the full
 /// tool is reachable only through `APPEX_COMMANDS`, so a run that succeeds without it was the
 /// front's own.
-@Suite(.serialized, .enabled(if: geteuid() == 0, "appex run needs root (CI runs as root)"))
+@Suite(.serialized, .requiresRoot("appex run needs root"))
 struct FrontHandOverCLITests {
-    static let probe = URL(fileURLWithPath: AppexBinary.path).deletingLastPathComponent().appendingPathComponent("appex-probe").path
-    static let sandboxInit = URL(fileURLWithPath: AppexBinary.path).deletingLastPathComponent().appendingPathComponent("appex-sandbox-init").path
+    static let probe = BuiltProducts.path("appex-probe")
+    static let sandboxInit = BuiltProducts.path("appex-sandbox-init")
 
     @Test func aColdRunIsHandedOverAndACachedOneIsTheFrontsOwn() throws {
-        var template = Array((NSTemporaryDirectory() + "appex-front-XXXXXX").utf8CString)
-        let dir = String(cString: try #require(mkdtemp(&template)))
+        let dir = try ScratchDirectory.make("front")
         defer {
-            try? FileManager.default.removeItem(atPath: dir)
+            try? ScratchDirectory.removeTree(dir)
             try? CgroupManager.detect(parentName: "appex").removeParent()
         }
         let front = dir + "/appex"

@@ -1,4 +1,5 @@
 import AppexCgroups
+import AppexTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -19,22 +20,8 @@ extension RunCLITests {
 
     /// `Name.appex/` with an Info.plist for the share extension point and `executable` as `probe`.
     func makeBundle(in dir: String, identifier: String = "com.example.hostile.share") throws -> String {
-        let bundle = dir + "/Hostile.appex"
-        try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
-        let plist = """
-            <?xml version="1.0" encoding="UTF-8"?>
-            <plist version="1.0"><dict>
-            <key>CFBundleIdentifier</key><string>\(identifier)</string>
-            <key>CFBundleExecutable</key><string>probe</string>
-            <key>CFBundlePackageType</key><string>XPC!</string>
-            <key>CFBundleVersion</key><string>1</string>
-            <key>NSExtension</key><dict>
-            <key>NSExtensionPointIdentifier</key><string>com.apple.share-services</string>
-            <key>NSExtensionAttributes</key><dict><key>NSExtensionActivationRule</key><string>TRUEPREDICATE</string></dict>
-            </dict></dict></plist>
-            """
-        try plist.write(toFile: bundle + "/Info.plist", atomically: false, encoding: .utf8)
-        return bundle
+        try BareBundle.writeInfoPlist(.init(identifier: identifier, executable: "probe", point: "com.apple.share-services",
+                                            activationRule: "<string>TRUEPREDICATE</string>"), in: dir + "/Hostile.appex")
     }
 
     /// Runs `appex` and fails the test (killing it) if it has not finished in `seconds`: a hang
@@ -71,7 +58,7 @@ extension RunCLITests {
     @Test func runpathNamingHostDirectoriesIsRefused() throws {
         let state = try makeStateDirectory()
         defer {
-            try? FileManager.default.removeItem(atPath: state)
+            try? ScratchDirectory.removeTree(state)
             removeParentCgroup()
         }
         let bundle = try makeBundle(in: state + "/src")
@@ -99,7 +86,7 @@ extension RunCLITests {
     @Test func plantedLibrarySymlinkCreatesNothingOutsideTheContainer() throws {
         let state = try makeStateDirectory()
         defer {
-            try? FileManager.default.removeItem(atPath: state)
+            try? ScratchDirectory.removeTree(state)
             removeParentCgroup()
         }
         let bundle = try makeBundle(in: state + "/src")
@@ -128,7 +115,7 @@ extension RunCLITests {
     @Test func executableThatIsASymlinkOrAFIFOIsRefusedPromptly() throws {
         let state = try makeStateDirectory()
         defer {
-            try? FileManager.default.removeItem(atPath: state)
+            try? ScratchDirectory.removeTree(state)
             removeParentCgroup()
         }
         let bundle = try makeBundle(in: state + "/src")
@@ -166,7 +153,7 @@ extension RunCLITests {
     @Test func twoSandboxesInitsHaveDifferentUIDs() throws {
         let state = try makeStateDirectory()
         defer {
-            try? FileManager.default.removeItem(atPath: state)
+            try? ScratchDirectory.removeTree(state)
             removeParentCgroup()
         }
         let dir = state + "/src"
@@ -207,7 +194,7 @@ extension RunCLITests {
     @Test func anExtensionCannotTruncateItsLog() throws {
         let state = try makeStateDirectory()
         defer {
-            try? FileManager.default.removeItem(atPath: state)
+            try? ScratchDirectory.removeTree(state)
             removeParentCgroup()
         }
         let args = ["run", "--state-dir", state, "--extension-point", "com.apple.share-services", Self.probe, "--"]
@@ -228,7 +215,7 @@ extension RunCLITests {
     @Test func extensionHasAnEmptyBoundingSetAndItsTaskLimit() throws {
         let state = try makeStateDirectory()
         defer {
-            try? FileManager.default.removeItem(atPath: state)
+            try? ScratchDirectory.removeTree(state)
             removeParentCgroup()
         }
         let p = try startAppex(["run", "--state-dir", state, "--extension-point", "com.apple.share-services",

@@ -1,4 +1,5 @@
 import AppexCgroups
+import AppexTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -10,11 +11,10 @@ import Glibc
 /// limit in anonymous pages, and in shared memory (a memfd) that a limit on anonymous memory
 /// alone would miss. The page-cache allowance is large, so only Appex's own footprint check
 /// can stop either at the limit: the kernel's backstop is far above what the probe takes.
-@Suite(.serialized, .enabled(if: geteuid() == 0, "the embedded supervisor needs root (CI runs as root)"))
+@Suite(.serialized, .requiresRoot("the embedded supervisor needs root"))
 struct JetsamAttackCLITests {
     static let point = "dev.appex.tests.jetsam-cli"
-    static let probe = URL(fileURLWithPath: AppexBinary.path).deletingLastPathComponent()
-        .appendingPathComponent("appex-probe-extension").path
+    static let probe = BuiltProducts.path("appex-probe-extension")
 
     /// A scratch directory with the probe bundle (`Probe.appex`), a policy overlay giving the
     /// point a 16 MiB fatal active limit over a 96 MiB page-cache allowance, and a state
@@ -26,22 +26,10 @@ struct JetsamAttackCLITests {
         var state: String { root + "/state" }
 
         init() throws {
-            var template = Array((NSTemporaryDirectory() + "appex-cli-jetsam-XXXXXX").utf8CString)
-            root = try #require(mkdtemp(&template).map { String(cString: $0) })
-            chmod(root, 0o755)
+            root = try ScratchDirectory.make("cli-jetsam", mode: 0o755)
             let fm = FileManager.default
-            try fm.createDirectory(atPath: bundle, withIntermediateDirectories: true)
-            chmod(root + "/src", 0o755)
-            chmod(bundle, 0o755)
-            try fm.copyItem(atPath: JetsamAttackCLITests.probe, toPath: bundle + "/probe")
-            try """
-                <?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict>
-                <key>CFBundleIdentifier</key><string>dev.appex.tests.jetsam-cli.probe</string>
-                <key>CFBundleExecutable</key><string>probe</string>
-                <key>CFBundlePackageType</key><string>XPC!</string><key>CFBundleVersion</key><string>1</string>
-                <key>NSExtension</key><dict><key>NSExtensionPointIdentifier</key><string>\(JetsamAttackCLITests.point)</string></dict>
-                </dict></plist>
-                """.write(toFile: bundle + "/Info.plist", atomically: true, encoding: .utf8)
+            try BareBundle.write(at: bundle, executable: "probe", from: JetsamAttackCLITests.probe,
+                                 identifier: "dev.appex.tests.jetsam-cli.probe", point: JetsamAttackCLITests.point)
             try fm.createDirectory(atPath: policies + "/extension-points", withIntermediateDirectories: true)
             try """
                 extensionPoints: [\(JetsamAttackCLITests.point)]
@@ -64,7 +52,7 @@ struct JetsamAttackCLITests {
         }
 
         func remove() {
-            try? FileManager.default.removeItem(atPath: root)
+            try? ScratchDirectory.removeTree(root)
             try? CgroupManager.detect(parentName: "appex-request").removeParent()
         }
     }

@@ -5,7 +5,7 @@ import Testing
 /// `appex lint-binary` and the check inside `appex validate`, through the real binary, on
 /// programs compiled here.
 @Suite struct LintBinaryCLITests {
-    static let directory: String = try! CProgram.temporaryDirectory("lint-cli")
+    static let directory: String = try! ScratchDirectory.makeForProcess("lint-cli")
 
     /// Imports mount; never run (the call sits behind an impossible argument count).
     static let mountProbe: String = try! CProgram.compile("""
@@ -62,8 +62,9 @@ import Testing
     /// imports ptrace, and `liboutside.so`, found only through an absolute RUNPATH outside the
     /// bundle, which imports reboot. The first is followed, the second is not.
     @Test func aBundledLibraryIsFollowedAndOneOutsideIsNot() throws {
-        let dir = try CProgram.temporaryDirectory("lint-bundle")
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let scratch = try ScratchDirectory("lint-bundle")
+        defer { scratch.remove() }
+        let dir = scratch.path
         let bundle = dir + "/Lib.appex", outside = dir + "/outside"
         try makeBundle(bundle, point: "com.apple.widget-extension")
         try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
@@ -95,8 +96,9 @@ import Testing
 
     /// `appex validate` reports the same check as warnings: the bundle stays valid.
     @Test func validateWarnsAboutUnavailableCalls() throws {
-        let dir = try CProgram.temporaryDirectory("lint-validate")
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let scratch = try ScratchDirectory("lint-validate")
+        defer { scratch.remove() }
+        let dir = scratch.path
         let bundle = dir + "/Probe.appex"
         try makeBundle(bundle, point: "com.apple.widget-extension")
         try FileManager.default.copyItem(atPath: Self.mountProbe, toPath: bundle + "/Widget")
@@ -112,8 +114,9 @@ import Testing
     }
 
     @Test func malformedInputExitsTwoWithWhereItIsWrong() throws {
-        let dir = try CProgram.temporaryDirectory("lint-bad")
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let scratch = try ScratchDirectory("lint-bad")
+        defer { scratch.remove() }
+        let dir = scratch.path
         var bytes = Array(FileManager.default.contents(atPath: Self.clean)!)
         bytes[54] = 40  // e_phentsize
         FileManager.default.createFile(atPath: dir + "/bad-phentsize", contents: Data(bytes))
@@ -133,8 +136,9 @@ import Testing
     }
 
     @Test func aLinkIsNotFollowedToTheExecutable() throws {
-        let dir = try CProgram.temporaryDirectory("lint-exe-link")
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let scratch = try ScratchDirectory("lint-exe-link")
+        defer { scratch.remove() }
+        let dir = scratch.path
         let bundle = dir + "/Link.appex"
         try makeBundle(bundle, point: "com.apple.widget-extension")
         try FileManager.default.createSymbolicLink(atPath: bundle + "/Widget", withDestinationPath: Self.mountProbe)
@@ -146,16 +150,6 @@ import Testing
 
     func makeBundle(_ path: String, point: String) throws {
         try FileManager.default.createDirectory(atPath: path + "/Frameworks", withIntermediateDirectories: true)
-        let plist = """
-            <?xml version="1.0" encoding="UTF-8"?>
-            <plist version="1.0"><dict>
-            <key>CFBundleIdentifier</key><string>com.example.lint.widget</string>
-            <key>CFBundleExecutable</key><string>Widget</string>
-            <key>CFBundlePackageType</key><string>XPC!</string>
-            <key>CFBundleVersion</key><string>1</string>
-            <key>NSExtension</key><dict><key>NSExtensionPointIdentifier</key><string>\(point)</string></dict>
-            </dict></plist>
-            """
-        try plist.write(toFile: path + "/Info.plist", atomically: true, encoding: .utf8)
+        try BareBundle.writeInfoPlist(.init(identifier: "com.example.lint.widget", executable: "Widget", point: point), in: path)
     }
 }

@@ -9,8 +9,6 @@ import Glibc
 /// tree, or an overlay, that another uid owns or that group and others may write is refused
 /// by name, through `appex policy check` and `appex run --policy-dir`.
 @Suite(.serialized) struct PolicyTrustCLITests {
-    static let isRoot = geteuid() == 0
-
     /// A copy of the shipped policies (root's, 0755/0644) in a private scratch directory.
     final class Scratch {
         let directory: ScratchDirectory
@@ -28,7 +26,7 @@ import Glibc
         }
     }
 
-    @Test(.enabled(if: isRoot, "the refusal is root's (CI runs as root)"))
+    @Test(.requiresRoot("the refusal is root's"))
     func aPolicyTreeSomeoneElseCanChangeIsRefused() throws {
         let s = try Scratch()
         let fine = try s.check()
@@ -64,7 +62,7 @@ import Glibc
         #expect(try s.check().status == 0, "and as root's again, it loads")
     }
 
-    @Test(.enabled(if: isRoot, "the refusal is root's (CI runs as root)"))
+    @Test(.requiresRoot("the refusal is root's"))
     func anOverlaySomeoneElseOwnsIsRefusedForARun() throws {
         let s = try Scratch()
         let overlay = s.root + "/overlay"

@@ -1,4 +1,5 @@
 import AppexCgroups
+import AppexTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -8,7 +9,7 @@ import Glibc
 /// Issue 12, item 2: the probe's attempts through the real `appex run`, as root, under the
 /// shipped share-services policy. Each attempt is harmless if it were not stopped (the probe's
 /// arguments are ones the kernel rejects; ProbeCallTests shows the kernel's own answers).
-@Suite(.serialized, .enabled(if: geteuid() == 0, "appex run needs root (CI runs as root)"))
+@Suite(.serialized, .requiresRoot("appex run needs root"))
 struct ProbeCLITests {
     static let probe = RunCLITests.probe
 
@@ -98,12 +99,11 @@ struct ProbeCLITests {
     }()
 
     func makeStateDirectory() throws -> String {
-        var template = Array((NSTemporaryDirectory() + "appex-cli-probe-XXXXXX").utf8CString)
-        return try #require(mkdtemp(&template).map { String(cString: $0) })
+        try ScratchDirectory.make("cli-probe")
     }
 
     func cleanUp(_ state: String) {
-        try? FileManager.default.removeItem(atPath: state)
+        try? ScratchDirectory.removeTree(state)
         try? CgroupManager.detect(parentName: "appex").removeParent()
     }
 

@@ -1,4 +1,5 @@
 import AppexCgroups
+import AppexTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -6,9 +7,9 @@ import Glibc
 #endif
 
 /// `appex run` as a user runs it: the built binary, a real sandbox, as root.
-@Suite(.serialized, .enabled(if: geteuid() == 0, "appex run needs root (CI runs as root)"))
+@Suite(.serialized, .requiresRoot("appex run needs root"))
 struct RunCLITests {
-    static let probe = URL(fileURLWithPath: AppexBinary.path).deletingLastPathComponent().appendingPathComponent("appex-probe").path
+    static let probe = BuiltProducts.path("appex-probe")
 
     /// `appex run` creates its parent cgroup (`appex`) and leaves it for the next run; the
     /// tests remove it when empty (rmdir refuses a parent that is still in use).
@@ -17,15 +18,13 @@ struct RunCLITests {
     }
 
     func makeStateDirectory() throws -> String {
-        var template = Array((NSTemporaryDirectory() + "appex-cli-run-XXXXXX").utf8CString)
-        guard let p = mkdtemp(&template) else { throw POSIXError(.EIO) }
-        return String(cString: p)
+        try ScratchDirectory.make("cli-run")
     }
 
     @Test func jsonReportsExitPhasesAndMemoryButNotTheExtensionsOutput() throws {
         let state = try makeStateDirectory()
         defer {
-            try? FileManager.default.removeItem(atPath: state)
+            try? ScratchDirectory.removeTree(state)
             removeParentCgroup()
         }
         let r = try AppexBinary.run(["run", "--json", "--state-dir", state,
@@ -51,7 +50,7 @@ struct RunCLITests {
     @Test func killedSupervisorTakesItsExtensionWithIt() throws {
         let state = try makeStateDirectory()
         defer {
-            try? FileManager.default.removeItem(atPath: state)
+            try? ScratchDirectory.removeTree(state)
             removeParentCgroup()
         }
         let appex = try startAppex(["run", "--state-dir", state, "--extension-point", "com.apple.share-services",
@@ -130,7 +129,7 @@ extension RunCLITests {
     @Test func repeatedLaunchesEnterOneSandbox() throws {
         let state = try makeStateDirectory()
         defer {
-            try? FileManager.default.removeItem(atPath: state)
+            try? ScratchDirectory.removeTree(state)
             removeParentCgroup()
         }
         let r = try AppexBinary.run(["run", "--json", "--launches", "3", "--state-dir", state,

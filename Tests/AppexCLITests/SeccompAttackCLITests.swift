@@ -1,4 +1,5 @@
 import AppexCgroups
+import AppexTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -8,7 +9,7 @@ import Glibc
 /// Issue 10, items 1 and 7, attacked the way an extension would: the probe as a share
 /// extension through the real `appex run`, as root, under the shipped policy. Each probe is
 /// harmless if not stopped (a namespace its child leaves at once, invalid arguments).
-@Suite(.serialized, .enabled(if: geteuid() == 0, "appex run needs root (CI runs as root)"))
+@Suite(.serialized, .requiresRoot("appex run needs root"))
 struct SeccompAttackCLITests {
     static let probe = RunCLITests.probe
 
@@ -41,10 +42,9 @@ struct SeccompAttackCLITests {
 
     @Test(arguments: attacks)
     func attackThroughAppexRun(_ args: [String], expected: String) throws {
-        var template = Array((NSTemporaryDirectory() + "appex-cli-seccomp-XXXXXX").utf8CString)
-        let state = try #require(mkdtemp(&template).map { String(cString: $0) })
+        let state = try ScratchDirectory.make("cli-seccomp")
         defer {
-            try? FileManager.default.removeItem(atPath: state)
+            try? ScratchDirectory.removeTree(state)
             try? CgroupManager.detect(parentName: "appex").removeParent()
         }
         let r = try AppexBinary.run(["run", "--json", "--state-dir", state,

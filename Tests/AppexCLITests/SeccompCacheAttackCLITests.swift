@@ -16,7 +16,7 @@ import Glibc
 /// the probe's `personality(PER_BSD)` must still get EPERM. The last case plants the same
 /// forgery where every check passes and sees the run follow it: the forgery works, so it is
 /// the checks that stop the others.
-@Suite(.serialized, .enabled(if: geteuid() == 0, "appex run needs root (CI runs as root)"))
+@Suite(.serialized, .requiresRoot("appex run needs root"))
 struct SeccompCacheAttackCLITests {
     static let denied = ["personality", "0x6"]  // PER_BSD: denied by the shipped share policy
 

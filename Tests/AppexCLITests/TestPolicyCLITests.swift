@@ -1,3 +1,4 @@
+import AppexTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -11,11 +12,9 @@ import Glibc
 @Suite(.serialized)
 struct TestPolicyCLITests {
     static let root = AppexBinary.packageRoot
-    static let isRoot = geteuid() == 0
 
     func makeDirectory() throws -> String {
-        var template = Array((NSTemporaryDirectory() + "appex-cli-test-policy-XXXXXX").utf8CString)
-        return try #require(mkdtemp(&template).map { String(cString: $0) })
+        try ScratchDirectory.make("cli-test-policy")
     }
 
     /// Writes `text` as a test file in a fresh directory; returns its path.
@@ -56,10 +55,10 @@ struct TestPolicyCLITests {
         }
     }
 
-    @Test(.enabled(if: isRoot, "the sandbox needs root (CI runs as root)"))
+    @Test(.requiresRoot("the sandbox needs root"))
     func theShippedSuitesPassUnderEveryExtensionPoint() throws {
         let dir = try makeDirectory()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { try? ScratchDirectory.removeTree(dir) }
         let before = HostSnapshot.take()
         let r = try AppexBinary.run(["test-policy", "--json", "--junit", dir + "/junit.xml", Self.root + "/Policies/tests"])
         let after = HostSnapshot.take()
@@ -100,7 +99,7 @@ struct TestPolicyCLITests {
         #expect(!junit.contains("<failure"))
     }
 
-    @Test(.enabled(if: isRoot, "the sandbox needs root (CI runs as root)"))
+    @Test(.requiresRoot("the sandbox needs root"))
     func aWeakenedPolicyFailsTheRightCasesWithAReason() throws {
         // Docs/examples/weakened-policy: /etc shown, mounting, tracing and reboot allowed,
         // key rings only logged. The hostile suite under it, for the point it weakens.
@@ -128,7 +127,7 @@ struct TestPolicyCLITests {
         #expect(lines.last == "\(lines.count - failed.count - 1) passed, \(failed.count) failed")
     }
 
-    @Test(.enabled(if: isRoot, "the sandbox needs root (CI runs as root)"))
+    @Test(.requiresRoot("the sandbox needs root"))
     func aCaseNamesAPolicyFile() throws {
         let policy = Self.root + "/Docs/examples/weakened-policy/extension-points/widget.yaml"
         let file = try testFile("""
@@ -150,7 +149,7 @@ struct TestPolicyCLITests {
                 expect: denied
                 errno: EPERM
             """)
-        defer { try? FileManager.default.removeItem(atPath: (file as NSString).deletingLastPathComponent) }
+        defer { try? ScratchDirectory.removeTree((file as NSString).deletingLastPathComponent) }
         // /dev/null.yaml does not exist: refused before anything runs.
         let refused = try AppexBinary.run(["test-policy", file])
         #expect(refused.status == 65)
@@ -168,7 +167,7 @@ struct TestPolicyCLITests {
         #expect(lines.last == "3 passed, 1 failed")
     }
 
-    @Test(.enabled(if: isRoot, "the sandbox needs root (CI runs as root)"))
+    @Test(.requiresRoot("the sandbox needs root"))
     func memoryWarningsArriveAtEightyPercentOfTheActiveLimit() throws {
         // appexd warns at 80 % of the active limit: 24 of 30 MiB. 28 MiB touched crosses it,
         // 8 MiB does not, and that case fails saying so.
@@ -184,7 +183,7 @@ struct TestPolicyCLITests {
                 limits: {memory: 30MiB}
                 expect: warned
             """)
-        defer { try? FileManager.default.removeItem(atPath: (file as NSString).deletingLastPathComponent) }
+        defer { try? ScratchDirectory.removeTree((file as NSString).deletingLastPathComponent) }
         let r = try AppexBinary.run(["test-policy", "--jobs", "1", file])
         #expect(r.status == 1)
         let lines = r.stdout.split(separator: "\n").map(String.init)
@@ -238,7 +237,7 @@ struct TestPolicyCLITests {
     func aMalformedTestFileIsRefusedWithFileLineAndKey(_ index: Int) throws {
         let (yaml, location, message) = Self.mistakes[index]
         let file = try testFile(yaml)
-        defer { try? FileManager.default.removeItem(atPath: (file as NSString).deletingLastPathComponent) }
+        defer { try? ScratchDirectory.removeTree((file as NSString).deletingLastPathComponent) }
         let r = try AppexBinary.run(["test-policy", file])
         #expect(r.status == 65, "\(r.stdout)")
         #expect(r.stdout.isEmpty, "nothing runs: \(r.stdout)")
@@ -259,7 +258,7 @@ struct TestPolicyCLITests {
                 action: getpid
                 expect: alowed
             """)
-        defer { try? FileManager.default.removeItem(atPath: (file as NSString).deletingLastPathComponent) }
+        defer { try? ScratchDirectory.removeTree((file as NSString).deletingLastPathComponent) }
         let r = try AppexBinary.run(["test-policy", file])
         #expect(r.status == 65)
         #expect(r.stderr.contains("error: \(file):6:12: cases[0].errno: unknown errno \"EPREM\""), "\(r.stderr)")
@@ -268,7 +267,7 @@ struct TestPolicyCLITests {
 
     @Test func aPolicyFileThatDoesNotLoadIsRefusedWithItsOwnLocation() throws {
         let dir = try makeDirectory()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { try? ScratchDirectory.removeTree(dir) }
         try "extensionPoints: [dev.example.broken]\nmemory:\n  activeHardLimit: lots\n"
             .write(toFile: dir + "/broken.yaml", atomically: true, encoding: .utf8)
         try "policy: broken.yaml\ncases:\n  - name: a\n    action: getpid\n    expect: allowed\n"
@@ -281,7 +280,7 @@ struct TestPolicyCLITests {
 
     @Test func aDirectoryWithoutTestFilesIsRefused() throws {
         let dir = try makeDirectory()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer { try? ScratchDirectory.removeTree(dir) }
         let r = try AppexBinary.run(["test-policy", dir])
         #expect(r.status == 66)
         #expect(r.stderr.contains("error: \(dir): no .yaml test files in this directory"), "\(r.stderr)")

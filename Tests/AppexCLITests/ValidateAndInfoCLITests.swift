@@ -99,9 +99,9 @@ import Testing
     }
 
     @Test func malformedPlistIsRefusedWithItsPath() throws {
-        let dir = NSTemporaryDirectory() + "appex-cli-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let scratch = try ScratchDirectory("cli")
+        defer { scratch.remove() }
+        let dir = scratch.path
         let bad = dir + "/Info.plist"
         try "<plist><dict><key>CFBundleIdentifier</key></plist>".write(toFile: bad, atomically: true, encoding: .utf8)
         let v = try AppexBinary.run(["validate", bad])
@@ -118,9 +118,10 @@ import Testing
         #expect(ok.status == 0, "\(ok.stdout)\(ok.stderr)")
         #expect(ok.stdout.contains("ok:"))
 
-        let dir = NSTemporaryDirectory() + "appex-cli-policy-" + UUID().uuidString
+        let scratch = try ScratchDirectory("cli-policy")
+        defer { scratch.remove() }
+        let dir = scratch.path
         try FileManager.default.createDirectory(atPath: dir + "/extension-points", withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
         try "extensionPoints: [com.apple.share-services]\njetsamBand: sometimes\n".write(toFile: dir + "/extension-points/share.yaml", atomically: true, encoding: .utf8)
         let bad = try AppexBinary.run(["policy", "check", "--overlay", dir])
         #expect(bad.status == 1)

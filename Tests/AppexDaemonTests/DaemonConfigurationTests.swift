@@ -7,12 +7,11 @@ import Glibc
 
 /// A fresh temporary directory for configuration files, removed by `cleanUp`.
 struct ConfigurationDirectory {
-    let path: String
+    let scratch: ScratchDirectory
+    var path: String { scratch.path }
 
     init() throws {
-        var template = Array("/tmp/appexd-config-XXXXXX".utf8CString)
-        try #require(mkdtemp(&template) != nil)
-        path = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        scratch = try ScratchDirectory("appexd-config")
     }
 
     func write(_ name: String, _ text: String) throws -> String {
@@ -25,10 +24,7 @@ struct ConfigurationDirectory {
         return file
     }
 
-    func cleanUp(_ files: [String]) {
-        for file in files { unlink(file) }
-        rmdir(path)
-    }
+    func cleanUp() { scratch.remove() }
 }
 
 @Suite struct DaemonConfigurationTests {
@@ -45,7 +41,7 @@ struct ConfigurationDirectory {
             prebuildSandboxes: true
             killsByBundle: true
             """)
-        defer { dir.cleanUp([file]) }
+        defer { dir.cleanUp() }
         let c = try DaemonConfiguration.load(path: file, explicit: true)
         #expect(c.hosts == [1000, 1001, 0])
         #expect(c.admins == [2000])
@@ -69,7 +65,7 @@ struct ConfigurationDirectory {
 
     @Test func aMissingFileAtTheDefaultPathMeansDefaultsButNamedExplicitlyIsAnError() throws {
         let dir = try ConfigurationDirectory()
-        defer { dir.cleanUp([]) }
+        defer { dir.cleanUp() }
         let missing = dir.path + "/appexd.yaml"
         let defaults = try DaemonConfiguration.load(path: missing, explicit: false)
         #expect(defaults == DaemonConfiguration())
@@ -91,7 +87,7 @@ struct ConfigurationDirectory {
 
     @Test func aDirectoryIsNotAConfiguration() throws {
         let dir = try ConfigurationDirectory()
-        defer { dir.cleanUp([]) }
+        defer { dir.cleanUp() }
         let error = #expect(throws: PolicyError.self) { try DaemonConfiguration.load(path: dir.path, explicit: true) }
         #expect(error?.description == "\(dir.path): cannot read: Is a directory")
     }
@@ -173,7 +169,7 @@ struct ConfigurationDirectory {
     @Test(arguments: bad) func badFilesAreRefusedWithLineAndKey(_ bad: Bad) throws {
         let dir = try ConfigurationDirectory()
         let file = try dir.write("appexd.yaml", bad.text)
-        defer { dir.cleanUp([file]) }
+        defer { dir.cleanUp() }
         let error = #expect(throws: PolicyError.self) { try DaemonConfiguration.load(path: file, explicit: true) }
         #expect(error?.file == file)
         #expect(error?.line == bad.line)

@@ -1,5 +1,6 @@
 import Testing
 @testable import AppexDaemon
+import AppexTestSupport
 import AppexWireIO
 import Glibc
 
@@ -9,7 +10,7 @@ final class NotifyListener {
     let fd: Int32
     /// What `NOTIFY_SOCKET` would say: the path, or `@name`.
     let address: String
-    private let directory: String?
+    private let directory: ScratchDirectory?
 
     init(abstract: Bool) throws {
         fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -22,11 +23,10 @@ final class NotifyListener {
             address = "@appex-notify-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
             name = [0] + Array(address.utf8.dropFirst())
         } else {
-            var template = Array("/tmp/appex-notify-XXXXXX".utf8CString)
-            try #require(mkdtemp(&template) != nil)
-            let dir = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+            // Under /tmp: the path must fit sun_path.
+            let dir = try ScratchDirectory("notify", in: "/tmp")
             directory = dir
-            address = dir + "/notify"
+            address = dir.path + "/notify"
             name = Array(address.utf8) + [0]
         }
         withUnsafeMutableBytes(of: &addr.sun_path) { $0.copyBytes(from: name) }
@@ -47,10 +47,7 @@ final class NotifyListener {
 
     func close() {
         _ = Glibc.close(fd)
-        if let directory {
-            unlink(address)
-            rmdir(directory)
-        }
+        directory?.remove()
     }
 }
 

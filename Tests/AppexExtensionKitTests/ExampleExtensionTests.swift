@@ -1,5 +1,6 @@
 import AppexWire
 import AppexWireIO
+import AppexTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -12,12 +13,13 @@ import Glibc
     // MARK: Share
 
     @Test func shareSavesTextURLsAndFilesAsANote() throws {
-        let home = try makeTemporaryDirectory("share")
-        defer { try? FileManager.default.removeItem(atPath: home) }
-        let ext = try ExtensionProcess.checkedIn("AppexExampleShare", bundleIdentifier: "dev.appex.examples.host.share", home: home)
+        let scratch = try ScratchDirectory("sdk-share")
+        defer { scratch.remove() }
+        let home = scratch.path
+        let ext = try ExtensionProcess.checkedIn(BuiltProducts.path("AppexExampleShare"), bundleIdentifier: "dev.appex.examples.host.share", home: home)
         defer { ext.stop() }
 
-        let file = try temporaryFile([UInt8](repeating: 0x2a, count: 1234))
+        let file = try AttachmentSource.file([UInt8](repeating: 0x2a, count: 1234))
         defer { close(file) }
         let item = ExtensionItem(attributedContentText: "Hello, world", attachments: [
             AppexWire.Attachment(typeIdentifiers: ["public.url"], content: .inline(Array("https://example.com/page".utf8))),
@@ -41,9 +43,10 @@ import Glibc
     }
 
     @Test func shareCancelsWhenThereIsNothingToSave() throws {
-        let home = try makeTemporaryDirectory("share-empty")
-        defer { try? FileManager.default.removeItem(atPath: home) }
-        let ext = try ExtensionProcess.checkedIn("AppexExampleShare", bundleIdentifier: "dev.appex.examples.host.share", home: home)
+        let scratch = try ScratchDirectory("sdk-share-empty")
+        defer { scratch.remove() }
+        let home = scratch.path
+        let ext = try ExtensionProcess.checkedIn(BuiltProducts.path("AppexExampleShare"), bundleIdentifier: "dev.appex.examples.host.share", home: home)
         defer { ext.stop() }
         let id = try ext.begin([ExtensionItem()])
         guard case .cancelRequest(let cancel) = try ext.receive().message else {
@@ -58,7 +61,7 @@ import Glibc
     // MARK: Action
 
     @Test func actionReturnsTheTextTransformed() throws {
-        let ext = try ExtensionProcess.checkedIn("AppexExampleAction", bundleIdentifier: "dev.appex.examples.host.action")
+        let ext = try ExtensionProcess.checkedIn(BuiltProducts.path("AppexExampleAction"), bundleIdentifier: "dev.appex.examples.host.action")
         defer { ext.stop() }
         let id = try ext.begin([
             ExtensionItem(attributedContentText: "Grüße aus Zürich"),
@@ -71,7 +74,7 @@ import Glibc
     }
 
     @Test func actionCancelsWithoutText() throws {
-        let ext = try ExtensionProcess.checkedIn("AppexExampleAction", bundleIdentifier: "dev.appex.examples.host.action")
+        let ext = try ExtensionProcess.checkedIn(BuiltProducts.path("AppexExampleAction"), bundleIdentifier: "dev.appex.examples.host.action")
         defer { ext.stop() }
         let url = AppexWire.Attachment(typeIdentifiers: ["public.url"], content: .inline(Array("https://example.com/".utf8)))
         let id = try ext.begin([ExtensionItem(attachments: [url])])
@@ -87,10 +90,11 @@ import Glibc
     // MARK: Widget
 
     @Test func widgetCountsRefreshesAcrossLaunches() throws {
-        let home = try makeTemporaryDirectory("widget")
-        defer { try? FileManager.default.removeItem(atPath: home) }
+        let scratch = try ScratchDirectory("sdk-widget")
+        defer { scratch.remove() }
+        let home = scratch.path
         for (launch, expected) in [["refreshed 1 time", "refreshed 2 times"], ["refreshed 3 times"]].enumerated() {
-            let ext = try ExtensionProcess.checkedIn("AppexExampleWidget", bundleIdentifier: "dev.appex.examples.host.widget", home: home)
+            let ext = try ExtensionProcess.checkedIn(BuiltProducts.path("AppexExampleWidget"), bundleIdentifier: "dev.appex.examples.host.widget", home: home)
             defer { ext.stop() }
             for text in expected {
                 let answer = try ext.request("")
@@ -102,7 +106,7 @@ import Glibc
                 #expect(snapshot.items.map(\.attributedContentText) == [text])
             }
             try ext.connection.send(.terminate(Terminate(reason: .idleExit)))
-            #expect(ext.waitForExit() == .status(0))
+            #expect(Termination(try ext.waitForExit()) == .exited(0))
         }
         #expect(try String(contentsOfFile: home + "/Documents/widget/refresh-count", encoding: .utf8) == "3\n")
     }

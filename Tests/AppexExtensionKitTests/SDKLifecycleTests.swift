@@ -1,5 +1,6 @@
 import AppexWire
 import AppexWireIO
+import AppexTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -9,7 +10,7 @@ import Glibc
 /// The SDK's life cycle, driven through the test extension: check-in, pings, callbacks,
 /// cancels, open-URL, termination and protocol faults, on real processes and sockets.
 @Suite struct SDKLifecycleTests {
-    static let product = "appex-sdk-test-extension"
+    static let product = BuiltProducts.path("appex-sdk-test-extension")
 
     @Test func checksInWithItsBundleIdentifierAndPid() throws {
         let ext = try ExtensionProcess(Self.product, bundleIdentifier: "dev.appex.tests.check-in")
@@ -51,7 +52,7 @@ import Glibc
     @Test func readsAttachmentDescriptorsAndReturnsDescriptors() throws {
         let ext = try ExtensionProcess.checkedIn(Self.product)
         defer { ext.stop() }
-        let file = try temporaryFile(Array("bytes in a file".utf8))
+        let file = try AttachmentSource.file(Array("bytes in a file".utf8))
         defer { close(file) }
         let attachments = [
             AppexWire.Attachment(typeIdentifiers: ["public.data"], content: .descriptor(index: 0)),
@@ -162,14 +163,14 @@ import Glibc
         }
         #expect(cancel.requestID == id)
         #expect(cancel.error.domain == "dev.appex.extensionkit" && cancel.error.code == 1)
-        #expect(ext.waitForExit() == .status(0))
+        #expect(Termination(try ext.waitForExit()) == .exited(0))
     }
 
     @Test func endOfStreamExitsZero() throws {
         let ext = try ExtensionProcess.checkedIn(Self.product)
         defer { ext.stop() }
-        ext.closeSocket()
-        #expect(ext.waitForExit() == .status(0))
+        ext.closeConnection()
+        #expect(Termination(try ext.waitForExit()) == .exited(0))
     }
 
     @Test func aMalformedFrameEndsTheExtensionWithAReason() throws {
@@ -183,9 +184,9 @@ import Glibc
             return
         }
         #expect(refusal.reason == .protocolError)
-        #expect(ext.waitForExit() == .status(1))
-        #expect(ext.stderr.contains("bad-magic"))
-        #expect(ext.stderr.contains("dev.appex.tests.extension[\(ext.pid)]"))
+        #expect(Termination(try ext.waitForExit()) == .exited(1))
+        #expect(ext.log.contains("bad-magic"))
+        #expect(ext.log.contains("dev.appex.tests.extension[\(ext.pid)]"))
     }
 
     @Test func anOutOfOrderMessageEndsTheExtension() throws {
@@ -193,8 +194,8 @@ import Glibc
         defer { ext.stop() }
         // A request id that was never begun, written past the test's own state machine.
         try ext.connection.socket.send(.openURLResult(OpenURLResult(requestID: 99, accepted: true)))
-        #expect(ext.waitForExit() == .status(1))
-        #expect(ext.stderr.contains("unknown-request"))
+        #expect(Termination(try ext.waitForExit()) == .exited(1))
+        #expect(ext.log.contains("unknown-request"))
     }
 
     @Test func aRefusedCheckInExitsWithTheReason() throws {
@@ -205,26 +206,26 @@ import Glibc
             return
         }
         try ext.connection.send(.refusal(Refusal(reason: .notAuthorized, message: "not the extension appexd launched")))
-        #expect(ext.waitForExit() == .status(1))
-        #expect(ext.stderr.contains("appexd refused the check-in: not-authorized: not the extension appexd launched"))
+        #expect(Termination(try ext.waitForExit()) == .exited(1))
+        #expect(ext.log.contains("appexd refused the check-in: not-authorized: not the extension appexd launched"))
     }
 
     @Test func startedWithoutAppexdItSaysWhatIsMissing() throws {
         let noIdentifier = try ExtensionProcess(Self.product, bundleIdentifier: nil)
         defer { noIdentifier.stop() }
-        #expect(noIdentifier.waitForExit() == .status(1))
-        #expect(noIdentifier.stderr.contains("APPEX_BUNDLE_IDENTIFIER is not set"))
+        #expect(Termination(try noIdentifier.waitForExit()) == .exited(1))
+        #expect(noIdentifier.log.contains("APPEX_BUNDLE_IDENTIFIER is not set"))
 
         let noSocket = try ExtensionProcess(Self.product, socketAtFD3: false)
         defer { noSocket.stop() }
-        #expect(noSocket.waitForExit() == .status(1))
-        #expect(noSocket.stderr.contains("no connection to appexd"))
+        #expect(Termination(try noSocket.waitForExit()) == .exited(1))
+        #expect(noSocket.log.contains("no connection to appexd"))
     }
 
     /// The extension closes its end of the socket and exits 0.
     func expectCleanExit(_ ext: ExtensionProcess, sourceLocation: SourceLocation = #_sourceLocation) throws {
         #expect(try ext.receiveEndOfStream(), sourceLocation: sourceLocation)
-        #expect(ext.waitForExit() == .status(0), sourceLocation: sourceLocation)
+        #expect(Termination(try ext.waitForExit()) == .exited(0), sourceLocation: sourceLocation)
     }
 
     /// The test extension's journal, asked for until `ready` holds for it (callbacks run in

@@ -1,4 +1,5 @@
 @testable import AppexHostClient
+import AppexTestSupport
 import AppexWire
 import AppexWireIO
 import AppexWireListener
@@ -12,23 +13,21 @@ final class FakeAppexd: Sendable {
         var description: String
     }
 
-    let directory: String
+    let directory: ScratchDirectory
     let path: String
     let listener: WireListener
 
     init() throws {
-        var template = Array("/tmp/appex-host-client-XXXXXX".utf8CString)
-        guard mkdtemp(&template) != nil else { throw Failure(description: "mkdtemp: errno \(errno)") }
-        directory = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-        path = directory + "/appexd.sock"
+        // Under /tmp: the socket's path must fit sun_path.
+        directory = try ScratchDirectory("host-client", in: "/tmp")
+        path = directory.path + "/appexd.sock"
         listener = try WireListener.bind(path: path)
     }
 
     /// Closes the listener and removes the socket and the directory.
     func cleanUp() {
         listener.close()
-        unlink(path)
-        rmdir(directory)
+        directory.remove()
     }
 
     /// Accepts one client and reads its Hello, without answering it.

@@ -1,6 +1,7 @@
 import AppexCgroups
 import AppexMetrics
 import AppexSupervisor
+import AppexTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -29,8 +30,7 @@ struct FootprintSamplerTests {
         try #require(status == 0, "script failed: \(script)")
     }
 
-    @Test func scrapesReadOnlyNewInstancesAndRefreshesReadThemAll() throws {
-        try #require(geteuid() == 0, "needs root for cgroups; CI runs as root")
+    @Test(.requiresRoot("needs root for cgroups")) func scrapesReadOnlyNewInstancesAndRefreshesReadThemAll() throws {
         let manager = try CgroupManager.detect(parentName: "appex-sampler-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         try #require(manager.version == .v1, "this machine kind's memory controller is on cgroup v1")
         let shm = "/dev/shm/appex-sampler-test-\(getpid())"

@@ -1,5 +1,6 @@
 import AppexCgroups
 import AppexHostClient
+import AppexTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -13,10 +14,6 @@ final class MetricsDaemon: @unchecked Sendable {
     static let extensionPoint = "dev.appex.tests.metrics"
     static let probeIdentifier = "dev.appex.tests.metrics.probe"
 
-    static var bin: String {
-        URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().path
-    }
-
     let root: String
     let socket: String
     let cgroupParent: String
@@ -24,10 +21,7 @@ final class MetricsDaemon: @unchecked Sendable {
 
     /// `memory`: the policy's `memory:` lines (indented), 32 MiB active hard limit by default.
     init(configuration: String = "hosts: []\nadmins: []\n", memory: [String] = ["  activeHardLimit: 32MiB"]) throws {
-        var template = Array((NSTemporaryDirectory() + "appexd-metrics-test-XXXXXX").utf8CString)
-        guard let p = mkdtemp(&template) else { throw POSIXError(.EIO) }
-        root = String(cString: p)
-        chmod(root, 0o755)
+        root = try ScratchDirectory.make("appexd-metrics-test", mode: 0o755)
         socket = root + "/appexd.sock"
         cgroupParent = "appexd-metrics-tests-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         try Data(configuration.utf8).write(to: URL(fileURLWithPath: root + "/appexd.yaml"))
@@ -78,7 +72,7 @@ final class MetricsDaemon: @unchecked Sendable {
     /// `--metrics` argument (nil: none, the configuration decides).
     func start(metrics: String?, logLevel: String = "warning", extra: [String] = []) throws {
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: Self.bin + "/appexd")
+        p.executableURL = URL(fileURLWithPath: BuiltProducts.path("appexd"))
         p.arguments = ["--state-dir", stateDirectory, "--socket", socket, "--config", root + "/appexd.yaml",
                        "--policies", root + "/policies", "--cgroup-parent", cgroupParent, "--log-level", logLevel,
                        "--uid-range", "330000-330999",
@@ -106,20 +100,8 @@ final class MetricsDaemon: @unchecked Sendable {
     /// The probe extension in a bare bundle of the tests' extension point, at root/src.
     func writeProbeBundle(identifier: String = probeIdentifier) throws -> String {
         let bundle = root + "/src/\(identifier).appex"
-        try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
-        chmod(root + "/src", 0o755)
-        chmod(bundle, 0o755)
-        try FileManager.default.copyItem(atPath: Self.bin + "/appex-probe-extension", toPath: bundle + "/probe")
-        let plist = """
-            <?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict>
-            <key>CFBundleIdentifier</key><string>\(identifier)</string>
-            <key>CFBundleExecutable</key><string>probe</string>
-            <key>CFBundlePackageType</key><string>XPC!</string>
-            <key>CFBundleVersion</key><string>1</string>
-            <key>NSExtension</key><dict><key>NSExtensionPointIdentifier</key><string>\(Self.extensionPoint)</string></dict>
-            </dict></plist>
-            """
-        try Data(plist.utf8).write(to: URL(fileURLWithPath: bundle + "/Info.plist"))
+        try BareBundle.write(at: bundle, executable: "probe", from: BuiltProducts.path("appex-probe-extension"),
+                             identifier: identifier, point: Self.extensionPoint)
         return bundle
     }
 
@@ -129,6 +111,6 @@ final class MetricsDaemon: @unchecked Sendable {
             _ = try? manager.cleanupLeftovers()
             try? manager.removeParent()
         }
-        try? FileManager.default.removeItem(atPath: root)
+        try? ScratchDirectory.removeTree(root)
     }
 }

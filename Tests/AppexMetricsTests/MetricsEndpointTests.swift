@@ -3,6 +3,7 @@ import AppexPolicy
 import AppexSupervisor
 import AppexVersion
 import AppexWire
+import AppexTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -19,7 +20,7 @@ import Glibc
     func withDaemon(metrics: String? = "127.0.0.1:0", configuration: String = "hosts: []\nadmins: []\n",
                     logLevel: String = "warning", memory: [String] = ["  activeHardLimit: 32MiB"], extra: [String] = [],
                     _ body: (MetricsDaemon) async throws -> Void) async throws {
-        try #require(geteuid() == 0, "appexd needs root; CI runs as root")
+        try RequiresRoot.check("appexd needs root")
         let d = try MetricsDaemon(configuration: configuration, memory: memory)
         defer { d.cleanUp() }
         try d.start(metrics: metrics, logLevel: logLevel, extra: extra)
@@ -339,7 +340,7 @@ import Glibc
     @Test(arguments: ["9464", "127.0.0.1", "127.0.0.1:99999", "::1:9464", "[]:1", "on"])
     func badFlagIsRefused(_ value: String) throws {
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: MetricsDaemon.bin + "/appexd")
+        p.executableURL = URL(fileURLWithPath: BuiltProducts.path("appexd"))
         p.arguments = ["--metrics", value, "--state-dir", "/nonexistent-appex-test/state", "--config", "/nonexistent-appex-test/c.yaml"]
         let err = Pipe()
         p.standardError = err

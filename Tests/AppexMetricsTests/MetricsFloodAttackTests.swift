@@ -1,6 +1,7 @@
 import AppexHostClient
 import AppexMetrics
 import AppexWire
+import AppexTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -52,8 +53,7 @@ import Glibc
         return (field("VmRSS"), field("VmHWM"))
     }
 
-    @Test func pipelinedScrapesFromNobodyDoNotInflateAppexd() async throws {
-        try #require(geteuid() == 0, "appexd needs root; CI runs as root")
+    @Test(.requiresRoot("appexd needs root")) func pipelinedScrapesFromNobodyDoNotInflateAppexd() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.python), "the attack client is python3")
         let d = try MetricsDaemon()
         defer { d.cleanUp() }

@@ -14,14 +14,15 @@ import Testing
     @Test func theUnitVerifies() throws {
         guard let analyze = Self.analyze else {
             // As root `make test` installs systemd first (scripts/ensure-deps.sh): missing there is a failure.
-            try #require(getuid() != 0, "systemd-analyze is missing; scripts/ensure-deps.sh installs the systemd package")
+            try #require(!RequiresRoot.isRoot, "systemd-analyze is missing; scripts/ensure-deps.sh installs the systemd package")
             print("ServiceUnitTests: skipped, systemd-analyze is missing (apt-get install systemd)")
             return
         }
-        let dir = try CProgram.temporaryDirectory("unit")
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let scratch = try ScratchDirectory("unit")
+        defer { scratch.remove() }
+        let dir = scratch.path
         let text = try String(contentsOfFile: Self.unit, encoding: .utf8)
-            .replacingOccurrences(of: "ExecStart=/usr/local/sbin/appexd", with: "ExecStart=" + VersionTests.executable("appexd"))
+            .replacingOccurrences(of: "ExecStart=/usr/local/sbin/appexd", with: "ExecStart=" + BuiltProducts.path("appexd"))
         try text.write(toFile: dir + "/appexd.service", atomically: true, encoding: .utf8)
         let out = try CProgram.run(analyze, ["verify", dir + "/appexd.service"])
         #expect(out.status == 0, "systemd-analyze verify: \(out.stderr)")

@@ -1,18 +1,19 @@
+import AppexTestSupport
 import Foundation
 @testable import AppexPolicy
 @testable import AppexPolicyCore
 
 /// The shipped Policies/ directory of this checkout.
-let shippedPolicies: String = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    .appendingPathComponent("Policies").standardizedFileURL.path
+let shippedPolicies: String = URL(fileURLWithPath: Corpus.packageRoot).appendingPathComponent("Policies").standardizedFileURL.path
 
 /// A policy tree in a scratch directory, removed at deinit. Starts as a copy of the shipped
 /// tree, so each test breaks exactly one thing.
 final class PolicyTree {
+    let scratch: ScratchDirectory
     let path: String
     init(copyShipped: Bool = true) throws {
-        path = NSTemporaryDirectory() + "appex-policy-test-" + UUID().uuidString
+        scratch = try ScratchDirectory("policy-test")
+        path = scratch.sub("policies")
         if copyShipped {
             // Copy the resolved tree: copying a symlink would let a test write into Policies/.
             let source = URL(fileURLWithPath: shippedPolicies).resolvingSymlinksInPath().path
@@ -21,7 +22,6 @@ final class PolicyTree {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         }
     }
-    deinit { try? FileManager.default.removeItem(atPath: path) }
 
     func write(_ relative: String, _ text: String) throws {
         let full = (path as NSString).appendingPathComponent(relative)

@@ -1,3 +1,4 @@
+import AppexTestSupport
 import Foundation
 import Testing
 @testable import AppexRegistry
@@ -8,8 +9,7 @@ import Glibc
 @Suite("Registry crash recovery")
 struct CrashRecoveryTests {
     /// The crash helper, built beside the test binary (the test target depends on it).
-    static let helper: String = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        .deletingLastPathComponent().appendingPathComponent("appex-registry-crash-helper").path
+    static let helper = BuiltProducts.path("appex-registry-crash-helper")
 
     @Test("opening removes staged leftovers and copies no row names, and keeps the live copy")
     func recoveryOnOpen() throws {

@@ -1,4 +1,5 @@
 import AppexRegistry
+import AppexTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -7,25 +8,24 @@ import Glibc
 
 /// A scratch directory holding a state directory and synthetic sources, removed at the end.
 final class Scratch {
-    let path: String
+    let directory: ScratchDirectory
+    var path: String { directory.path }
     var state: String { path + "/state" }
 
     init() throws {
-        var template = Array((NSTemporaryDirectory() + "appex-registry-test-XXXXXX").utf8CString)
-        guard let made = mkdtemp(&template) else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-        path = String(cString: made)
+        directory = try ScratchDirectory("registry-test")
     }
 
     deinit {
         // A registry's SQLite connections close on GRDB's queues, and the last one can still
         // be writing its -wal or -shm while the tree goes: try again after it.
         for _ in 0..<5 {
-            if (try? FileManager.default.removeItem(atPath: path)) != nil || !FileManager.default.fileExists(atPath: path) { return }
+            if (try? ScratchDirectory.removeTree(path)) != nil { return }
             usleep(20_000)
         }
     }
 
-    func sub(_ relative: String) -> String { path + "/" + relative }
+    func sub(_ relative: String) -> String { directory.sub(relative) }
 
     func write(_ relative: String, _ contents: String, mode: mode_t = 0o644) throws {
         try write(relative, Data(contents.utf8), mode: mode)
@@ -74,27 +74,13 @@ final class Scratch {
 
 func infoPlistXML(identifier: String, executable: String = "run", point: String = "com.apple.share-services",
                   name: String? = nil) -> String {
-    var body = "<key>CFBundleIdentifier</key><string>\(identifier)</string>"
-    body += "<key>CFBundleExecutable</key><string>\(executable)</string>"
-    body += "<key>CFBundlePackageType</key><string>XPC!</string>"
-    body += "<key>CFBundleVersion</key><string>7</string><key>CFBundleShortVersionString</key><string>1.2</string>"
-    if let name { body += "<key>CFBundleDisplayName</key><string>\(name)</string>" }
-    body += "<key>NSExtension</key><dict><key>NSExtensionPointIdentifier</key><string>\(point)</string>"
-    body += "<key>NSExtensionAttributes</key><dict><key>NSExtensionActivationRule</key><string>TRUEPREDICATE</string></dict></dict>"
-    return plist(body)
+    BareBundle.InfoPlist(identifier: identifier, executable: executable, point: point, version: "7", shortVersion: "1.2",
+                         displayName: name, activationRule: "<string>TRUEPREDICATE</string>").xml
 }
 
 func appInfoPlistXML(identifier: String) -> String {
-    plist("<key>CFBundleIdentifier</key><string>\(identifier)</string><key>CFBundleName</key><string>Host</string>"
-        + "<key>CFBundleExecutable</key><string>Host</string><key>CFBundleVersion</key><string>3</string>")
-}
-
-private func plist(_ body: String) -> String {
-    """
-    <?xml version="1.0" encoding="UTF-8"?>
-    <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
-    <plist version="1.0"><dict>\(body)</dict></plist>
-    """
+    BareBundle.InfoPlist(identifier: identifier, executable: "Host", point: nil, packageType: nil, version: "3",
+                         extra: "<key>CFBundleName</key><string>Host</string>").xml
 }
 
 /// The bundles an install refused, or nil (with a recorded issue) when it was not refused so.

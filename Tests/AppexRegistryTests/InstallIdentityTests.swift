@@ -1,5 +1,6 @@
 import AppexBundle
 import CAppexEventLoop
+import AppexTestSupport
 import Foundation
 import Testing
 @testable import AppexRegistry
@@ -15,9 +16,9 @@ struct InstallIdentityTests {
     static let otherUser: UInt32 = 4747
     static let group: UInt32 = 4848
 
-    /// A scratch directory the requester may search (mkdtemp makes it 0700).
+    /// A scratch directory the requester may search (it is 0700 when made).
     func scratch() throws -> Scratch {
-        try #require(geteuid() == 0, "installing on behalf of another uid needs root; CI runs as root")
+        try RequiresRoot.check("installing on behalf of another uid needs root")
         let scratch = try Scratch()
         #expect(chmod(scratch.path, 0o755) == 0)
         return scratch

@@ -37,7 +37,7 @@ struct UninstallDataTests {
     /// not crossed) leaves the extension uninstalled and its data out of use, says so, and the
     /// next open of the registry finishes the removal.
     @Test("a failed data removal leaves the extension uninstalled and is finished at the next open",
-          .enabled(if: geteuid() == 0, "mounting needs root (CI runs as root)"))
+          .requiresRoot("mounting needs root"))
     func failedRemovalIsConsistent() throws {
         let (scratch, _, registry, container) = try installed()
         let mountPoint = container + "/Documents/mnt"

@@ -1,4 +1,5 @@
 import AppexSandbox
+import AppexTestSupport
 import Foundation
 import Testing
 
@@ -22,9 +23,10 @@ import Testing
     }
 
     @Test func linksAreNotFollowed() throws {
-        let dir = NSTemporaryDirectory() + "appex-abspath-" + UUID().uuidString
+        let scratch = try ScratchDirectory("abspath")
+        defer { scratch.remove() }
+        let dir = scratch.path
         try FileManager.default.createDirectory(atPath: dir + "/real", withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
         try FileManager.default.createSymbolicLink(atPath: dir + "/link", withDestinationPath: dir + "/real")
         #expect(AbsolutePath.of(dir + "/link/x") == dir + "/link/x")
     }

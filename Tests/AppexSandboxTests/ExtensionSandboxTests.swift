@@ -2,6 +2,7 @@ import AppexCgroups
 import AppexPolicy
 @testable import AppexStateDirectory
 import CAppexLauncher
+import AppexTestSupport
 import Foundation
 import Testing
 @testable import AppexSandbox
@@ -10,7 +11,7 @@ import Glibc
 #endif
 
 /// One extension's sandbox (namespaces + view + init) entered by several launches.
-@Suite(.serialized, .enabled(if: Fixture.isRoot, "the sandbox needs root (CI runs as root)"))
+@Suite(.serialized, .requiresRoot("the sandbox needs root"))
 struct ExtensionSandboxTests {
     /// A sandbox for the probe of `r`, built the way ExtensionRun builds one.
     func makeSandbox(_ r: ProbeRun) throws -> ExtensionSandbox {
@@ -275,7 +276,7 @@ struct ExtensionSandboxTests {
         #expect(Array(list.suffix(2)) == [checkout + "/.build/release/appex-sandbox-init", checkout + "/.build/debug/appex-sandbox-init"])
     }
 
-    @Test(.enabled(if: Fixture.isRoot, "needs root"))
+    @Test(.requiresRoot("needs root"))
     func aMissingInitIsNamed() throws {
         let r = try ProbeRun("noinit")
         let store = ContainerStore(stateRoot: r.state)

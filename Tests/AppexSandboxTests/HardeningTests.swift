@@ -1,4 +1,5 @@
 import AppexCgroups
+import AppexTestSupport
 import Foundation
 import Testing
 @testable import AppexSandbox
@@ -10,7 +11,7 @@ import Glibc
 /// In-process checks of the hardening pieces the CLI tests attack end to end.
 struct HardeningTests {
     @Test func logRotatesAtItsLimitAndKeepsOneOldFile() throws {
-        let state = try Fixture.makeTempDirectory("log")
+        let state = try ScratchDirectory.make("sbx-log", mode: 0o755)
         defer { try? ContainerStore.removeTree(state) }
         let store = ContainerStore(stateRoot: state)
         let log = try store.openLog(for: "com.example.log", limit: 4096)
@@ -29,7 +30,7 @@ struct HardeningTests {
     }
 
     @Test func uidRangeOverlapsAreFound() throws {
-        let etc = try Fixture.makeTempDirectory("etc")
+        let etc = try ScratchDirectory.make("sbx-etc", mode: 0o755)
         defer { try? ContainerStore.removeTree(etc) }
         try "root:x:0:0::/root:/bin/sh\nsvc:x:200005:200005::/:/bin/false\n".write(toFile: etc + "/passwd", atomically: false, encoding: .utf8)
         try "root:x:0:\n".write(toFile: etc + "/group", atomically: false, encoding: .utf8)
@@ -68,7 +69,7 @@ struct HardeningTests {
     }
 
     @Test func removeTreeDoesNotFollowLinksOutOfTheTree() throws {
-        let dir = try Fixture.makeTempDirectory("rm")
+        let dir = try ScratchDirectory.make("sbx-rm", mode: 0o755)
         defer { try? ContainerStore.removeTree(dir) }
         let outside = dir + "/outside"
         try FileManager.default.createDirectory(atPath: outside + "/keep", withIntermediateDirectories: true)
@@ -82,7 +83,7 @@ struct HardeningTests {
 }
 
 /// The executable that runs is the one that was checked.
-@Suite(.serialized, .enabled(if: Fixture.isRoot, "the sandbox needs root (CI runs as root)"))
+@Suite(.serialized, .requiresRoot("the sandbox needs root"))
 struct CheckedExecutableTests {
     @Test func anExecutableSwappedAfterTheCheckIsRefused() throws {
         let r = try ProbeRun("swap")

@@ -1,4 +1,5 @@
 import AppexPolicy
+import AppexTestSupport
 import Foundation
 import Testing
 @testable import AppexSandbox
@@ -13,7 +14,7 @@ import Glibc
 /// also answers an unprivileged caller of some calls (pivot_root, fsopen, ...), so the rules
 /// are also run with their errno swapped for one no such call returns: that answer can only
 /// come from the filter.
-@Suite(.serialized, .enabled(if: Fixture.isRoot, "the sandbox needs root (CI runs as root)"))
+@Suite(.serialized, .requiresRoot("the sandbox needs root"))
 struct ProbeCallTests {
     /// What the shipped rules do with a call.
     enum Shipped: Sendable, CustomStringConvertible {

@@ -1,4 +1,5 @@
 import AppexCgroups
+import AppexTestSupport
 import Foundation
 import Testing
 @testable import AppexSandbox
@@ -8,7 +9,7 @@ import Glibc
 
 /// Real kernel, as root: each test launches the probe in a full sandbox and asserts what the
 /// kernel allowed. Serialized: they share the machine's memory and the test cgroup parent.
-@Suite(.serialized, .enabled(if: Fixture.isRoot, "the sandbox needs root (CI runs as root)"))
+@Suite(.serialized, .requiresRoot("the sandbox needs root"))
 struct SandboxRunTests {
     @Test func allowedSyscallWorks() throws {
         let r = try ProbeRun("allowed")
@@ -262,11 +263,11 @@ struct SandboxRunTests {
     }
 
     @Test func balloonExampleIsStoppedAtItsLimit() throws {
-        let dir = try Fixture.makeTempDirectory("balloon")
+        let dir = try ScratchDirectory.make("sbx-balloon", mode: 0o755)
         defer { try? ContainerStore.removeTree(dir) }
         #expect(FileManager.default.isExecutableFile(atPath: Fixture.balloon), "build AppexExampleBalloon first")
         let (bundle, exe) = try Fixture.makeBundle(in: dir, name: "Balloon.appex", executable: Fixture.balloon)
-        let state = try Fixture.makeTempDirectory("balloon-state")
+        let state = try ScratchDirectory.make("sbx-balloon-state", mode: 0o755)
         defer { try? ContainerStore.removeTree(state) }
         let spec = SandboxSpec(bundleIdentifier: Fixture.uniqueID("balloon"), bundlePath: bundle, executablePath: exe,
                                arguments: ["4", "512"], memoryMax: 64 << 20, pidsMax: 32)
@@ -280,7 +281,7 @@ struct SandboxRunTests {
 }
 
 /// The launcher alone: the v2 path (clone3 + CLONE_INTO_CGROUP) where a cgroup2 hierarchy is mounted.
-@Suite(.serialized, .enabled(if: Fixture.isRoot, "needs root"))
+@Suite(.serialized, .requiresRoot("needs root"))
 struct LauncherTests {
     @Test func cloneIntoCgroupOnTheUnifiedHierarchy() throws {
         let probe = try CgroupManager.probe()

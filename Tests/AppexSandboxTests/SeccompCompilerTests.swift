@@ -1,3 +1,4 @@
+import AppexTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -53,7 +54,7 @@ import Glibc
     }
 
     @Test func uidsAreStablePerBundleAndDistinct() throws {
-        let state = try Fixture.makeTempDirectory("uids")
+        let state = try ScratchDirectory.make("sbx-uids", mode: 0o755)
         let alloc = UIDAllocator(stateRoot: state, range: 300_000...300_002)
         let a = try alloc.uid(for: "com.example.a")
         let b = try alloc.uid(for: "com.example.b")
@@ -65,9 +66,9 @@ import Glibc
         try ContainerStore.removeTree(state)
     }
 
-    @Test(.enabled(if: Fixture.isRoot, "chown needs root"))
+    @Test(.requiresRoot("chown needs root"))
     func containerIsPrivateToItsUid() throws {
-        let state = try Fixture.makeTempDirectory("container")
+        let state = try ScratchDirectory.make("sbx-container", mode: 0o755)
         defer { try? ContainerStore.removeTree(state) }
         let store = ContainerStore(stateRoot: state)
         let c = try store.prepare(bundleIdentifier: "com.example.private")
@@ -81,9 +82,9 @@ import Glibc
         #expect(c.uid >= UIDAllocator.defaultRange.lowerBound)
     }
 
-    @Test(.enabled(if: Fixture.isRoot, "chown needs root"))
+    @Test(.requiresRoot("chown needs root"))
     func symlinkPlantedInContainerIsRefused() throws {
-        let state = try Fixture.makeTempDirectory("symlink")
+        let state = try ScratchDirectory.make("sbx-symlink", mode: 0o755)
         defer { try? ContainerStore.removeTree(state) }
         let store = ContainerStore(stateRoot: state)
         let c = try store.prepare(bundleIdentifier: "com.example.link")

@@ -1,4 +1,5 @@
 import AppexPolicy
+import AppexTestSupport
 import Foundation
 import Testing
 @testable import AppexSandbox
@@ -10,7 +11,7 @@ import Glibc
 /// The attacks of issue 10 (items 1 and 7) against the real kernel, in a full sandbox under the
 /// shipped default rules, each beside a control run without the filter: the control shows the
 /// probe reaches the kernel (and what the kernel itself answers), so EPERM is the filter's.
-@Suite(.serialized, .enabled(if: Fixture.isRoot, "the sandbox needs root (CI runs as root)"))
+@Suite(.serialized, .requiresRoot("the sandbox needs root"))
 struct SeccompKernelTests {
     let rules: [SeccompRule]
 
@@ -84,10 +85,10 @@ struct SeccompKernelTests {
     }
 
     @Test func theSwiftRuntimeStartsUnderTheDefaultRules() throws {
-        let dir = try Fixture.makeTempDirectory("seccomp-swift")
+        let dir = try ScratchDirectory.make("sbx-seccomp-swift", mode: 0o755)
         defer { try? ContainerStore.removeTree(dir) }
         let (bundle, exe) = try Fixture.makeBundle(in: dir, name: "Balloon.appex", executable: Fixture.balloon)
-        let state = try Fixture.makeTempDirectory("seccomp-swift-state")
+        let state = try ScratchDirectory.make("sbx-seccomp-swift-state", mode: 0o755)
         defer { try? ContainerStore.removeTree(state) }
         let spec = SandboxSpec(bundleIdentifier: Fixture.uniqueID("seccomp-swift"), bundlePath: bundle, executablePath: exe,
                                arguments: ["4", "8"], memoryMax: 64 << 20, pidsMax: 32, syscallRules: rules)

@@ -1,4 +1,5 @@
 import AppexCgroups
+import AppexTestSupport
 import Foundation
 import Testing
 @testable import AppexSandbox
@@ -9,18 +10,12 @@ import Glibc
 
 /// Shared fixtures: a private state root, bundles holding the probe, the test cgroup parent.
 enum Fixture {
-    static let isRoot = geteuid() == 0
     /// Every test cgroup lives under this parent, so leftovers are easy to see.
     static let cgroupParent = "appex-tests"
 
-    static var buildDirectory: String {
-        URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-            .deletingLastPathComponent().path
-    }
-
     /// The `appex-probe` executable: built by SwiftPM next to the tests, else compiled here.
     static let probe: String = {
-        let built = buildDirectory + "/appex-probe"
+        let built = BuiltProducts.path("appex-probe")
         if FileManager.default.isExecutableFile(atPath: built) { return built }
         let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("../../Sources/appex-probe").standardizedFileURL.path
@@ -35,7 +30,7 @@ enum Fixture {
         return out
     }()
 
-    static var balloon: String { buildDirectory + "/AppexExampleBalloon" }
+    static var balloon: String { BuiltProducts.path("AppexExampleBalloon") }
 
     static func cgroups() throws -> CgroupManager {
         try CgroupManager.detect(parentName: cgroupParent)
@@ -45,14 +40,6 @@ enum Fixture {
     static func removeParentCgroups() {
         guard let m = try? cgroups() else { return }
         for p in m.parentPaths.reversed() { _ = rmdir(p) }
-    }
-
-    static func makeTempDirectory(_ tag: String) throws -> String {
-        var template = Array((NSTemporaryDirectory() + "appex-sbx-\(tag)-XXXXXX").utf8CString)
-        guard let p = mkdtemp(&template) else { throw SandboxError("mkdtemp", errno: .init(rawValue: errno)) }
-        let path = String(cString: p)
-        chmod(path, 0o755)
-        return path
     }
 
     /// A bundle directory (0755) holding a copy of `executable` named `probe`.
@@ -83,8 +70,8 @@ final class ProbeRun {
 
     init(_ tag: String, state: String? = nil, id: String? = nil) throws {
         let madeState = state == nil
-        self.state = try state ?? Fixture.makeTempDirectory(tag)
-        let dir = try Fixture.makeTempDirectory(tag + "-bundle")
+        self.state = try state ?? ScratchDirectory.make("sbx-\(tag)", mode: 0o755)
+        let dir = try ScratchDirectory.make("sbx-\(tag)-bundle", mode: 0o755)
         (bundle, exe) = try Fixture.makeBundle(in: dir)
         self.id = id ?? Fixture.uniqueID(tag)
         owned = [dir] + (madeState ? [self.state] : [])

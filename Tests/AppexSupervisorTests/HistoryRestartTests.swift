@@ -1,6 +1,7 @@
 import AppexCgroups
 import AppexRegistry
 import AppexSupervisor
+import AppexTestSupport
 import AppexWire
 import Foundation
 import Testing
@@ -37,25 +38,12 @@ import Glibc
                                                   items: [ExtensionItem(attributedContentText: "history")])).outcome
     }
 
-    @Test func aNewSupervisorReadsTheEarlierHistory() async throws {
-        try #require(SupervisorFixture.isRoot, "launching needs root; CI runs as root")
-        let root = try SupervisorFixture.makeTempDirectory()
-        defer { try? FileManager.default.removeItem(atPath: root) }
+    @Test(.requiresRoot("launching needs root")) func aNewSupervisorReadsTheEarlierHistory() async throws {
+        let root = try ScratchDirectory.make("sup", mode: 0o755)
+        defer { try? ScratchDirectory.removeTree(root) }
         try Self.writeOverlay(root: root)
         let bundle = root + "/src/Probe.appex"
-        try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: LifecycleTests.probe, toPath: bundle + "/probe")
-        chmod(root + "/src", 0o755)
-        chmod(bundle, 0o755)
-        try SupervisorFixture.write("""
-            <?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict>
-            <key>CFBundleIdentifier</key><string>\(Self.identifier)</string>
-            <key>CFBundleExecutable</key><string>probe</string>
-            <key>CFBundlePackageType</key><string>XPC!</string>
-            <key>CFBundleVersion</key><string>7</string>
-            <key>NSExtension</key><dict><key>NSExtensionPointIdentifier</key><string>com.apple.widgetkit-extension</string></dict>
-            </dict></plist>
-            """, to: bundle + "/Info.plist")
+        try BareBundle.write(at: bundle, executable: "probe", from: LifecycleTests.probe, identifier: Self.identifier, version: "7")
 
         // The first supervisor: two cold launches (the first instance ended in between), then
         // it stops.

@@ -1,6 +1,7 @@
 import AppexCgroups
 import AppexSupervisor
 import AppexWire
+import AppexTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -55,8 +56,7 @@ import Glibc
     /// Fatal active limit: appexd kills at the footprint limit (16 MiB), long before the
     /// kernel's backstop (16 + 32 MiB of page-cache allowance) would, and the host's
     /// interruption carries the kill record.
-    @Test func fatalActiveLimitKillsAtTheFootprintLimit() async throws {
-        try #require(SupervisorFixture.isRoot, "needs root (cgroups, namespaces); CI runs as root")
+    @Test(.requiresRoot("needs root (cgroups, namespaces)")) func fatalActiveLimitKillsAtTheFootprintLimit() async throws {
         // A long idle timeout: on a loaded machine the test's own task may wait for a thread
         // longer than the fixture's 30 s, and the instance it watches must still be there.
         let f = try SupervisorFixture(policy: Self.memory(activeSoft: 12, activeHard: 16, inactiveSoft: 12, inactiveHard: 16)
@@ -81,8 +81,7 @@ import Glibc
 
     /// The inactive limit applies once the request is done: 20 MiB is within the active
     /// limit (32) and over the inactive one (12), so the idle instance dies.
-    @Test func inactiveLimitAppliesAfterTheRequest() async throws {
-        try #require(SupervisorFixture.isRoot, "needs root (cgroups, namespaces); CI runs as root")
+    @Test(.requiresRoot("needs root (cgroups, namespaces)")) func inactiveLimitAppliesAfterTheRequest() async throws {
         let f = try SupervisorFixture(policy: Self.memory(activeSoft: 28, activeHard: 32, inactiveSoft: 8, inactiveHard: 12))
         try await withFixture(f) { f in
             let id = try await f.install(executable: LifecycleTests.probe, identifier: "dev.appex.tests.inactive")
@@ -97,8 +96,7 @@ import Glibc
 
     /// Soft limit: a memory warning (the probe counts what its wire handler received), and
     /// no death without pressure.
-    @Test func softLimitWarnsAndDoesNotKill() async throws {
-        try #require(SupervisorFixture.isRoot, "needs root (cgroups, namespaces); CI runs as root")
+    @Test(.requiresRoot("needs root (cgroups, namespaces)")) func softLimitWarnsAndDoesNotKill() async throws {
         let f = try SupervisorFixture(policy: Self.memory(activeSoft: 10, activeHard: 64, inactiveSoft: 10, inactiveHard: 64))
         try await withFixture(f) { f in
             let id = try await f.install(executable: LifecycleTests.probe, identifier: "dev.appex.tests.soft")
@@ -118,8 +116,7 @@ import Glibc
     /// hold 16 MiB each; a foreground extension grows in steps that each cross the critical
     /// line of a 96 MiB budget. Each step kills exactly one victim, in order: lowest band
     /// first, and in a band the one in it longest. The kernel's OOM killer never acts.
-    @Test func ladderKillsByBandThenTimeInBand() async throws {
-        try #require(SupervisorFixture.isRoot, "needs root (cgroups, namespaces); CI runs as root")
+    @Test(.requiresRoot("needs root (cgroups, namespaces)")) func ladderKillsByBandThenTimeInBand() async throws {
         let limits = Self.memory(activeSoft: 90, activeHard: 90, inactiveSoft: 90, inactiveHard: 90, cache: 8)
         let f = try SupervisorFixture(policy: limits + ["jetsamBand: foreground", "idleBand: foreground"], points: [
             "dev.appex.tests.idle": limits + ["jetsamBand: foreground", "idleBand: idle"],
@@ -172,8 +169,7 @@ import Glibc
     /// there longer. The bloater grows past its soft limit, which makes it the early victim;
     /// when the total crosses the critical line (90 of a 100 MiB budget) it dies, and the
     /// bystander lives, still holding its memory.
-    @Test func bloaterDiesBystanderLives() async throws {
-        try #require(SupervisorFixture.isRoot, "needs root (cgroups, namespaces); CI runs as root")
+    @Test(.requiresRoot("needs root (cgroups, namespaces)")) func bloaterDiesBystanderLives() async throws {
         let f = try SupervisorFixture(policy: Self.memory(activeSoft: 24, activeHard: 80, inactiveSoft: 24, inactiveHard: 80, cache: 4)
                                         + ["idleBand: idle"], budget: 100 * Self.mib, agingDelay: .milliseconds(20))
         try await withFixture(f) { f in

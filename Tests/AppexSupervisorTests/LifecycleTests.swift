@@ -1,6 +1,7 @@
 import AppexRegistry
 import AppexSupervisor
 import AppexWire
+import AppexTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -10,7 +11,7 @@ import Glibc
 /// The request life cycle end to end, as root, with the real probe extension under the real
 /// sandbox: request → launch → check-in → answer, and each way an instance can end.
 @Suite(.serialized) struct LifecycleTests {
-    static var probe: String { SupervisorFixture.buildDirectory + "/appex-probe-extension" }
+    static var probe: String { BuiltProducts.path("appex-probe-extension") }
 
     static func action(_ name: String, _ arg: String? = nil) -> [String: UserInfoValue] {
         var info: [String: UserInfoValue] = ["probe.action": .string(name)]
@@ -20,7 +21,7 @@ import Glibc
 
     func withProbe(policy: [String] = [], conf: String? = nil, rule: String? = nil,
                    _ body: (SupervisorFixture, String) async throws -> Void) async throws {
-        try #require(SupervisorFixture.isRoot, "the life cycle needs root (namespaces, cgroups, uids); CI runs as root")
+        try RequiresRoot.check("the life cycle needs root (namespaces, cgroups, uids)")
         let f = try SupervisorFixture(policy: policy)
         do {
             let id = try await f.install(executable: Self.probe, identifier: "dev.appex.tests.probe",

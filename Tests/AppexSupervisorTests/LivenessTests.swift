@@ -1,5 +1,6 @@
 import AppexSupervisor
 import AppexWire
+import AppexTestSupport
 import Testing
 
 /// Liveness as documented (Docs/supervisor.md): a busy instance is pinged every
@@ -11,8 +12,7 @@ import Testing
     /// of a request is unanswered from the first ping (≤ 0.2 s) and found at ≤ 2.2 s, before
     /// the request times out. With one ping out at a time (every 2 s), the first pong would
     /// have been due at 4 s, and the request timeout would have ended it.
-    @Test func aHangIsFoundWithinThePingIntervalPlusTheTimeout() async throws {
-        try #require(SupervisorFixture.isRoot, "the life cycle needs root (namespaces, cgroups, uids); CI runs as root")
+    @Test(.requiresRoot("the life cycle needs root (namespaces, cgroups, uids)")) func aHangIsFoundWithinThePingIntervalPlusTheTimeout() async throws {
         let f = try SupervisorFixture(policy: ["pingInterval: 200ms", "unresponsiveTimeout: 2s", "requestTimeout: 3s",
                                                "idlePingInterval: 60s"])
         do {
@@ -30,8 +30,7 @@ import Testing
 
     /// Several pings out at once are answered in order: an instance that is slow to answer
     /// but answers (a 1.5 s sleep that serves pings meanwhile) is never taken for hung.
-    @Test func pingsAnsweredInOrderKeepABusyInstanceAlive() async throws {
-        try #require(SupervisorFixture.isRoot, "the life cycle needs root (namespaces, cgroups, uids); CI runs as root")
+    @Test(.requiresRoot("the life cycle needs root (namespaces, cgroups, uids)")) func pingsAnsweredInOrderKeepABusyInstanceAlive() async throws {
         let f = try SupervisorFixture(policy: ["pingInterval: 100ms", "unresponsiveTimeout: 500ms", "requestTimeout: 5s"])
         do {
             let id = try await f.install(executable: LifecycleTests.probe, identifier: "dev.appex.tests.liveness-ok")

@@ -1,5 +1,6 @@
 import AppexSupervisor
 import AppexWire
+import AppexTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -13,7 +14,7 @@ import Glibc
     static let id = "dev.appex.tests.prebuild"
 
     func withFixture(prebuild: Bool, _ body: (SupervisorFixture) async throws -> Void) async throws {
-        try #require(SupervisorFixture.isRoot, "sandboxes need root (namespaces, cgroups, uids); CI runs as root")
+        try RequiresRoot.check("sandboxes need root (namespaces, cgroups, uids)")
         let f = try SupervisorFixture(prebuildSandboxes: prebuild)
         do {
             try await body(f)
@@ -57,8 +58,7 @@ import Glibc
         }
     }
 
-    @Test func shutdownClosesPrebuiltSandboxes() async throws {
-        try #require(SupervisorFixture.isRoot, "sandboxes need root (namespaces, cgroups, uids); CI runs as root")
+    @Test(.requiresRoot("sandboxes need root (namespaces, cgroups, uids)")) func shutdownClosesPrebuiltSandboxes() async throws {
         let f = try SupervisorFixture(prebuildSandboxes: true)
         try await f.install(executable: LifecycleTests.probe, identifier: Self.id)
         let pid = await f.supervisor.sandboxInitPID(of: Self.id)

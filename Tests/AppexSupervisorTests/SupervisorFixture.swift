@@ -1,5 +1,6 @@
 import AppexCgroups
 import AppexSupervisor
+import AppexTestSupport
 import AppexWire
 import Foundation
 import Testing
@@ -13,7 +14,6 @@ import Glibc
 /// that nothing is left: no instance, no cgroup.
 final class SupervisorFixture: @unchecked Sendable {
     static let extensionPoint = "dev.appex.tests.supervisor"
-    static let isRoot = geteuid() == 0
 
     let root: String
     let supervisor: Supervisor
@@ -25,7 +25,7 @@ final class SupervisorFixture: @unchecked Sendable {
     init(policy: [String] = [], points: [String: [String]] = [:], budget: Int64? = nil,
          agingDelay: Duration? = nil, victimOrder: VictimOrder = .longestInBand, systemPressure: Bool = false,
          prebuildSandboxes: Bool = false) throws {
-        root = try Self.makeTempDirectory()
+        root = try ScratchDirectory.make("sup", mode: 0o755)
         let overlay = root + "/policies"
         try FileManager.default.createDirectory(atPath: overlay + "/extension-points", withIntermediateDirectories: true)
         // The test's lines replace these defaults key by key.
@@ -58,26 +58,9 @@ final class SupervisorFixture: @unchecked Sendable {
                  enable: Bool = true) async throws -> String {
         let bundle = root + "/src/\(identifier).appex"
         try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: executable, toPath: bundle + "/ext")
-        chmod(bundle + "/ext", 0o755)
         for (name, text) in files { try Self.write(text, to: bundle + "/" + name) }
-        let rule = activationRule.map {
-            "<key>NSExtensionAttributes</key><dict><key>NSExtensionActivationRule</key>\($0)</dict>"
-        } ?? ""
-        let plist = """
-            <?xml version="1.0" encoding="UTF-8"?>
-            <plist version="1.0"><dict>
-            <key>CFBundleIdentifier</key><string>\(identifier)</string>
-            <key>CFBundleExecutable</key><string>ext</string>
-            <key>CFBundlePackageType</key><string>XPC!</string>
-            <key>CFBundleVersion</key><string>1</string>
-            <key>CFBundleShortVersionString</key><string>1.0</string>
-            <key>NSExtension</key><dict>
-            <key>NSExtensionPointIdentifier</key><string>\(extensionPoint)</string>
-            \(rule)
-            </dict></dict></plist>
-            """
-        try Self.write(plist, to: bundle + "/Info.plist")
+        try BareBundle.write(.init(identifier: identifier, executable: "ext", point: extensionPoint, shortVersion: "1.0",
+                                   activationRule: activationRule), at: bundle, executableFrom: executable)
         _ = try await supervisor.install(path: bundle)
         if enable { _ = try await supervisor.enable(identifier) }
         return identifier
@@ -100,23 +83,11 @@ final class SupervisorFixture: @unchecked Sendable {
             #expect(!FileManager.default.fileExists(atPath: path), "cgroup parent left behind: \(path)")
             _ = rmdir(path)
         }
-        try? FileManager.default.removeItem(atPath: root)
-    }
-
-    static func makeTempDirectory() throws -> String {
-        var template = Array((NSTemporaryDirectory() + "appex-sup-XXXXXX").utf8CString)
-        guard let p = mkdtemp(&template) else { throw POSIXError(.EIO) }
-        let path = String(cString: p)
-        chmod(path, 0o755)
-        return path
+        try? ScratchDirectory.removeTree(root)
     }
 
     static func write(_ text: String, to path: String) throws {
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))
-    }
-
-    static var buildDirectory: String {
-        URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().path
     }
 }
 

@@ -48,11 +48,4 @@ public enum CProgram {
         guard result.status == 0 else { throw Failure(command: [compiler] + args, output: result) }
         return out
     }
-
-    /// A fresh private directory under the temporary directory.
-    public static func temporaryDirectory(_ tag: String) throws -> String {
-        var template = Array((NSTemporaryDirectory() + "appex-\(tag)-XXXXXX").utf8CString)
-        guard let p = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
-        return String(cString: p)
-    }
 }

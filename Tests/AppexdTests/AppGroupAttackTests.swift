@@ -1,3 +1,4 @@
+import AppexTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -44,13 +45,7 @@ extension DaemonTests {
             let app = d.root + "/src/Victim.app"
             try? FileManager.default.removeItem(atPath: app)
             for name in names { try writeProbe(d, app + "/PlugIns/\(name).appex", identifier: victimApp + "." + name) }
-            let info = """
-                <?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict>
-                <key>CFBundleIdentifier</key><string>\(victimApp)</string><key>CFBundleVersion</key><string>1</string>
-                </dict></plist>
-                """
-            try Data(info.utf8).write(to: URL(fileURLWithPath: app + "/Info.plist"))
-            return app
+            return try BareBundle.writeInfoPlist(.app(victimApp, version: "1"), in: app)
         }
 
         /// What the group directory holds as `identifier` sees it: nil when its view has no such
@@ -77,8 +72,7 @@ extension DaemonTests {
             }
         }
 
-        @Test func anUnrelatedBundleCannotJoinAnotherAppsGroupByDeclaringIt() async throws {
-            try #require(geteuid() == 0, "appexd needs root; CI runs as root")
+        @Test(.requiresRoot("appexd needs root")) func anUnrelatedBundleCannotJoinAnotherAppsGroupByDeclaringIt() async throws {
             let d = try Daemon()
             defer { d.cleanUp() }
             try Self.configure(d)

@@ -22,7 +22,7 @@ extension DaemonTests {
         /// `configuration`: appexd.yaml's text instead of the suite's default.
         static func withTransfers(configuration: String? = nil,
                                   _ body: (DaemonTests.Daemon, TransferTestServer) async throws -> Void) async throws {
-            try #require(geteuid() == 0, "appexd needs root; CI runs as root")
+            try RequiresRoot.check("appexd needs root")
             let d = try Daemon(tag: "transfer-tests")
             defer { d.cleanUp() }
             if let configuration { try Data(configuration.utf8).write(to: URL(fileURLWithPath: d.root + "/appexd.yaml")) }
@@ -64,16 +64,12 @@ extension DaemonTests {
             for (name, id) in [("Share", share), ("Share2", share2)] {
                 let bundle = appPath + "/PlugIns/\(name).appex"
                 try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
-                try FileManager.default.copyItem(atPath: DaemonTests.bin + "/AppexExampleShare", toPath: bundle + "/share")
+                try FileManager.default.copyItem(atPath: BuiltProducts.path("AppexExampleShare"), toPath: bundle + "/share")
                 try Data(shipped.replacingOccurrences(of: "dev.appex.examples.host.share", with: id).utf8)
                     .write(to: URL(fileURLWithPath: bundle + "/Info.plist"))
                 try Data(entitlements.utf8).write(to: URL(fileURLWithPath: bundle + "/Entitlements.plist"))
             }
-            try Data("""
-                <?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict>
-                <key>CFBundleIdentifier</key><string>\(app)</string><key>CFBundleVersion</key><string>1</string>
-                </dict></plist>
-                """.utf8).write(to: URL(fileURLWithPath: appPath + "/Info.plist"))
+            try BareBundle.writeInfoPlist(.app(app, version: "1"), in: appPath)
             for dir in [d.root + "/src", appPath, appPath + "/PlugIns"] { chmod(dir, 0o755) }
             return appPath
         }
@@ -349,7 +345,7 @@ extension DaemonTests {
                 FileManager.default.createFile(atPath: out, contents: nil)
                 FileManager.default.createFile(atPath: err, contents: nil)
                 process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-                process.arguments = ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", DaemonTests.bin + "/appex-commands",
+                process.arguments = ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", BuiltProducts.path("appex-commands"),
                                      "transfers", "events", "--app", BackgroundTransferTests.app, "--count", "1", "--json",
                                      "--socket", d.socket]
                 process.standardOutput = FileHandle(forWritingAtPath: out)

@@ -13,7 +13,7 @@ import Glibc
     typealias Daemon = DaemonTests.Daemon
 
     func withDaemon(logLevel: String? = nil, _ body: (Daemon) async throws -> Void) async throws {
-        try #require(geteuid() == 0, "appexd needs root; CI runs as root")
+        try RequiresRoot.check("appexd needs root")
         let d = try Daemon(tag: "cli-contract")
         defer { d.cleanUp() }
         d.logPath = d.root + "/appexd.log"
@@ -33,7 +33,7 @@ import Glibc
         private let output = Output()
 
         init(_ arguments: [String]) throws {
-            process.executableURL = URL(fileURLWithPath: DaemonTests.bin + "/appex")
+            process.executableURL = URL(fileURLWithPath: BuiltProducts.path("appex"))
             process.arguments = arguments
             let pipe = Pipe()
             process.standardOutput = pipe
@@ -90,7 +90,7 @@ import Glibc
             #expect(text.out.contains("disabled  \(id)"), "\(text.out)")
 
             // APPEX_SOCKET alone leads there too, for report as for kills.
-            let viaEnvironment = try CProgram.run("/usr/bin/env", ["APPEX_SOCKET=\(d.socket)", DaemonTests.bin + "/appex", "report", id])
+            let viaEnvironment = try CProgram.run("/usr/bin/env", ["APPEX_SOCKET=\(d.socket)", BuiltProducts.path("appex"), "report", id])
             #expect(viaEnvironment.status == 0, "\(viaEnvironment.stderr)")
             #expect(viaEnvironment.stdout.contains("records of \(d.root)/state/registry.sqlite (appexd at \(d.socket))"),
                     "\(viaEnvironment.stdout)")
@@ -169,7 +169,7 @@ import Glibc
 
             // No appexd: how to start one, or where to point, naming the path once.
             let nowhere = d.root + "/nowhere.sock"
-            let none = try CProgram.run(DaemonTests.bin + "/appex", ["list", "--socket", nowhere])
+            let none = try CProgram.run(BuiltProducts.path("appex"), ["list", "--socket", nowhere])
             #expect(none.status == 69, "\(none.stderr)")
             #expect(none.stderr.contains("cannot connect to appexd at \(nowhere)") && none.stderr.contains("APPEX_SOCKET")
                     && none.stderr.contains("systemctl start appexd"), "\(none.stderr)")
@@ -190,8 +190,7 @@ import Glibc
         }
     }
 
-    @Test func aBusyMetricsPortReadsAsSuch() throws {
-        try #require(geteuid() == 0, "appexd needs root; CI runs as root")
+    @Test(.requiresRoot("appexd needs root")) func aBusyMetricsPortReadsAsSuch() throws {
         // A port that is taken: our own listener on it.
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         try #require(fd >= 0)
@@ -209,7 +208,7 @@ import Glibc
 
         let d = try Daemon(tag: "cli-contract")
         defer { d.cleanUp() }
-        let r = try CProgram.run(DaemonTests.bin + "/appexd", d.arguments + ["--metrics", "127.0.0.1:\(port)"])
+        let r = try CProgram.run(BuiltProducts.path("appexd"), d.arguments + ["--metrics", "127.0.0.1:\(port)"])
         #expect(r.status != 0)
         #expect(r.stderr.contains("127.0.0.1:\(port) is already in use by another program"), "\(r.stderr)")
         #expect(!r.stderr.contains("descriptor"), "NIO's internals: \(r.stderr)")

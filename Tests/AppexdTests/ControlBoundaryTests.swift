@@ -1,4 +1,5 @@
 import AppexWire
+import AppexTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -25,7 +26,7 @@ import Glibc
         """
 
     func withDaemon(prefix: [String] = [], _ body: (Daemon) async throws -> Void) async throws {
-        try #require(geteuid() == 0, "appexd needs root; CI runs as root")
+        try RequiresRoot.check("appexd needs root")
         let d = try Daemon()
         defer { d.cleanUp() }
         try Data(Self.configuration.utf8).write(to: URL(fileURLWithPath: d.root + "/appexd.yaml"))

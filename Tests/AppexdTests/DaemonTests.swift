@@ -15,10 +15,6 @@ import Glibc
 /// CLI and host client: install, request, authorisation by SO_PEERCRED, restart, SIGKILL
 /// recovery and SIGTERM shutdown.
 @Suite(.serialized) struct DaemonTests {
-    static var bin: String {
-        URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().path
-    }
-
     final class Daemon: @unchecked Sendable {
         let root: String
         var socket: String
@@ -54,10 +50,7 @@ import Glibc
         /// `tag`: a suite of its own gets its own cgroup parent and uids, so that its appexd
         /// never takes another suite's (running meanwhile) for a predecessor's leftovers.
         init(tag: String = "daemon-tests") throws {
-            var template = Array((NSTemporaryDirectory() + "appexd-test-XXXXXX").utf8CString)
-            guard let p = mkdtemp(&template) else { throw POSIXError(.EIO) }
-            root = String(cString: p)
-            chmod(root, 0o755)
+            root = try ScratchDirectory.make("appexd-test", mode: 0o755)
             socket = root + "/appexd.sock"
             // Its own parent: appexds of tests that run at once may not share one (each claims it).
             cgroupParent = "appexd-\(tag)-\(getpid())-" + root.split(separator: "-").last!
@@ -77,8 +70,8 @@ import Glibc
 
         func start() throws {
             let p = Process()
-            p.executableURL = URL(fileURLWithPath: commandPrefix.first ?? DaemonTests.bin + "/appexd")
-            p.arguments = (commandPrefix.isEmpty ? [] : commandPrefix.dropFirst() + [DaemonTests.bin + "/appexd"]) + arguments
+            p.executableURL = URL(fileURLWithPath: commandPrefix.first ?? BuiltProducts.path("appexd"))
+            p.arguments = (commandPrefix.isEmpty ? [] : commandPrefix.dropFirst() + [BuiltProducts.path("appexd")]) + arguments
             if !environment.isEmpty {
                 p.environment = ProcessInfo.processInfo.environment.merging(environment) { _, added in added }
             }
@@ -106,8 +99,8 @@ import Glibc
             // file, and this uid may not be able to search the build tree (a root-owned 0700
             // checkout; setpriv's exec passes only because setpriv still holds root's
             // capabilities then). Installed, both sit in a directory everyone may search.
-            let tool = uid == nil ? "/appex" : "/appex-commands"
-            var command = [DaemonTests.bin + tool] + args + (useSocket ? ["--socket", socket] : [])
+            let tool = uid == nil ? "appex" : "appex-commands"
+            var command = [BuiltProducts.path(tool)] + args + (useSocket ? ["--socket", socket] : [])
             if let uid { command = ["/usr/bin/setpriv", "--reuid=\(uid)", "--regid=\(uid)", "--clear-groups"] + command }
             let r = try CProgram.run(command[0], Array(command.dropFirst()))
             return (r.status, r.stdout, r.stderr)
@@ -126,7 +119,7 @@ import Glibc
         func writeProbeBundle(at path: String? = nil, identifier: String = "dev.appex.tests.daemon.probe",
                               point: String = "com.apple.widgetkit-extension", name: String = "Probe") throws -> String {
             let bundle = path ?? root + "/src/\(name).appex"
-            try BareBundle.write(at: bundle, executable: "probe", from: DaemonTests.bin + "/appex-probe-extension",
+            try BareBundle.write(at: bundle, executable: "probe", from: BuiltProducts.path("appex-probe-extension"),
                                  identifier: identifier, point: point)
             return bundle
         }
@@ -156,12 +149,12 @@ import Glibc
                 _ = try? manager.cleanupLeftovers()
                 try? manager.removeParent()
             }
-            try? FileManager.default.removeItem(atPath: root)
+            try? ScratchDirectory.removeTree(root)
         }
     }
 
     func withDaemon(_ body: (Daemon) async throws -> Void) async throws {
-        try #require(geteuid() == 0, "appexd needs root; CI runs as root")
+        try RequiresRoot.check("appexd needs root")
         let d = try Daemon()
         defer { d.cleanUp() }
         try d.start()
@@ -262,13 +255,12 @@ import Glibc
         return answers
     }
 
-    @Test func requestWithBundleNeedsNoDaemon() async throws {
-        try #require(geteuid() == 0, "launching needs root; CI runs as root")
+    @Test(.requiresRoot("launching needs root")) func requestWithBundleNeedsNoDaemon() async throws {
         let d = try Daemon()
         defer { d.cleanUp() }
         let bundle = try d.writeProbeBundle()
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: Self.bin + "/appex")
+        p.executableURL = URL(fileURLWithPath: BuiltProducts.path("appex"))
         p.arguments = ["request", "--bundle", bundle, "--text", "embedded", "--json",
                        "--state-dir", d.root + "/embedded", "--uid-range", "329000-329999"]
         let out = Pipe()
@@ -303,8 +295,7 @@ import Glibc
     /// `appex jetsam` asks the running appexd (budget, level, the live probe with its band as a
     /// number); after SIGTERM, `appex kills` reads the probe's `supervisor-shutdown` record from
     /// the state database, with its band and trigger-to-death time.
-    @Test func jetsamAndKillsThroughTheCLI() async throws {
-        try #require(geteuid() == 0, "appexd needs root; CI runs as root")
+    @Test(.requiresRoot("appexd needs root")) func jetsamAndKillsThroughTheCLI() async throws {
         let d = try Daemon()
         defer { d.cleanUp() }
         d.extraArguments = ["--memory-budget", "256MiB", "--no-system-pressure"]

@@ -9,7 +9,7 @@ import Glibc
 /// reported with its fix and a non-zero exit.
 @Suite(.serialized) struct DoctorCLITests {
     static func doctor(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
-        let r = try CProgram.run(DaemonTests.bin + "/appex", ["doctor"] + arguments)
+        let r = try CProgram.run(BuiltProducts.path("appex"), ["doctor"] + arguments)
         return (r.status, r.stdout, r.stderr)
     }
 
@@ -18,7 +18,7 @@ import Glibc
         output.split(separator: "\n").map(String.init).first { $0.split(separator: " ").dropFirst().first == "\(name):" }
     }
 
-    @Test(.enabled(if: geteuid() == 0, "the checks pass only as root"))
+    @Test(.requiresRoot("the checks pass only as root"))
     func greenBesideARunningAppexd() throws {
         let d = try DaemonTests.Daemon()
         defer { try? FileManager.default.removeItem(atPath: d.root) }
@@ -42,9 +42,9 @@ import Glibc
     }
 
     @Test func aWorldWritableStateDirectoryAndNoAppexdFail() throws {
-        var template = Array((NSTemporaryDirectory() + "appex-doctor-XXXXXX").utf8CString)
-        let root = String(cString: try #require(mkdtemp(&template)))
-        defer { try? FileManager.default.removeItem(atPath: root) }
+        let scratch = try ScratchDirectory("doctor")
+        defer { scratch.remove() }
+        let root = scratch.path
         let state = root + "/state"
         try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: false)
         chmod(state, 0o777)

@@ -1,5 +1,6 @@
 import AppexHostClient
 import AppexWire
+import AppexTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -13,7 +14,7 @@ import Glibc
     typealias Daemon = DaemonTests.Daemon
 
     func withDaemon(_ body: (Daemon) async throws -> Void) async throws {
-        try #require(geteuid() == 0, "appexd needs root; CI runs as root")
+        try RequiresRoot.check("appexd needs root")
         let d = try Daemon(tag: "channel-tests")
         defer { d.cleanUp() }
         try d.start()

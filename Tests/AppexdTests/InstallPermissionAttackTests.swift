@@ -1,3 +1,4 @@
+import AppexTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -15,7 +16,7 @@ extension DaemonTests {
 
     /// appexd with uid 4444 as a (non-root) administrator and 4242 as a host.
     func withAdminDaemon(_ body: (Daemon) async throws -> Void) async throws {
-        try #require(geteuid() == 0, "appexd needs root; CI runs as root")
+        try RequiresRoot.check("appexd needs root")
         let d = try Daemon()
         defer { d.cleanUp() }
         try Data("hosts: [4242]\nadmins: [\(Self.admin)]\n".utf8).write(to: URL(fileURLWithPath: d.root + "/appexd.yaml"))

@@ -1,4 +1,5 @@
 import AppexCgroups
+import AppexTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -22,7 +23,7 @@ import Glibc
     ]
 
     func withDaemon(_ extra: [String], _ body: (Daemon) async throws -> Void) async throws {
-        try #require(geteuid() == 0, "appexd needs root; CI runs as root")
+        try RequiresRoot.check("appexd needs root")
         let d = try Daemon(tag: "jetsam-tests")
         defer { d.cleanUp() }
         let policies = d.root + "/policies"

@@ -20,7 +20,7 @@ import Glibc
     /// A bare bundle around `product`, named `executable`, installed and enabled.
     static func install(_ d: DaemonTests.Daemon, product: String, executable: String, identifier: String) throws -> String {
         let bundle = d.root + "/src/\(executable).appex"
-        try BareBundle.write(at: bundle, executable: executable, from: DaemonTests.bin + "/" + product, identifier: identifier)
+        try BareBundle.write(at: bundle, executable: executable, from: BuiltProducts.path(product), identifier: identifier)
         let installed = try d.appex(["install", bundle])
         #expect(installed.status == 0, "\(installed.err)")
         #expect(try d.appex(["enable", identifier]).status == 0)
@@ -39,7 +39,7 @@ import Glibc
     }
 
     func withDaemon(_ body: (DaemonTests.Daemon) async throws -> Void) async throws {
-        try #require(geteuid() == 0, "appexd needs root; CI runs as root")
+        try RequiresRoot.check("appexd needs root")
         let d = try DaemonTests.Daemon(tag: "libappex-tests")
         defer { d.cleanUp() }
         try d.start()
@@ -85,7 +85,7 @@ import Glibc
     @Test func cHostOnLibAppexGetsTheAnswer() async throws {
         try await withDaemon { d in
             let id = try Self.installHelloLib(d)
-            let host = DaemonTests.bin + "/appex-host-c"
+            let host = BuiltProducts.path("appex-host-c")
             let r = try CProgram.run(host, ["--socket", d.socket, id, "--text", "abc", "--text", "d",
                                             "--url", "https://example.com/", "--file", try Self.inputFile(d, "f.txt", "file")])
             #expect(r.status == 0, "\(r.stdout) \(r.stderr)")

@@ -12,7 +12,7 @@ import Glibc
     typealias Daemon = DaemonTests.Daemon
 
     func withDaemon(_ extra: [String], environment: [String: String] = [:], _ body: (Daemon) async throws -> Void) async throws {
-        try #require(geteuid() == 0, "appexd needs root; CI runs as root")
+        try RequiresRoot.check("appexd needs root")
         let d = try Daemon(tag: "log-format-tests")
         defer { d.cleanUp() }
         d.logPath = d.root + "/appexd.log"
@@ -70,7 +70,7 @@ import Glibc
     }
 
     @Test func unknownFormatIsRefused() throws {
-        let r = try CProgram.run(DaemonTests.bin + "/appexd", ["--log-format", "xml"])
+        let r = try CProgram.run(BuiltProducts.path("appexd"), ["--log-format", "xml"])
         #expect(r.status != 0)
         #expect(r.stderr.contains("--log-format must be one of text, json, journal"), "\(r.stderr)")
     }

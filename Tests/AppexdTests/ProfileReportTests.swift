@@ -30,10 +30,7 @@ import Glibc
         var state: String { root + "/state" }
 
         init() throws {
-            var template = Array((NSTemporaryDirectory() + "appex-profile-test-XXXXXX").utf8CString)
-            guard let p = mkdtemp(&template) else { throw POSIXError(.EIO) }
-            root = String(cString: p)
-            chmod(root, 0o755)
+            root = try ScratchDirectory.make("profile-test", mode: 0o755)
             cgroupParent = "appex-profile-tests-\(getpid())"
         }
 
@@ -41,20 +38,8 @@ import Glibc
         func probeBundle(version: String) throws -> String {
             let dir = root + "/src-\(version)"
             let bundle = dir + "/Probe.appex"
-            try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
-            chmod(dir, 0o755)
-            chmod(bundle, 0o755)
-            try FileManager.default.copyItem(atPath: DaemonTests.bin + "/appex-probe-extension", toPath: bundle + "/probe")
-            let plist = """
-                <?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict>
-                <key>CFBundleIdentifier</key><string>\(ProfileReportTests.probeID)</string>
-                <key>CFBundleExecutable</key><string>probe</string>
-                <key>CFBundlePackageType</key><string>XPC!</string>
-                <key>CFBundleVersion</key><string>\(version)</string>
-                <key>NSExtension</key><dict><key>NSExtensionPointIdentifier</key><string>com.apple.widgetkit-extension</string></dict>
-                </dict></plist>
-                """
-            try Data(plist.utf8).write(to: URL(fileURLWithPath: bundle + "/Info.plist"))
+            try BareBundle.write(at: bundle, executable: "probe", from: BuiltProducts.path("appex-probe-extension"),
+                                 identifier: ProfileReportTests.probeID, version: version)
             return bundle
         }
 
@@ -79,7 +64,7 @@ import Glibc
             try Data("extensionPoints: [com.apple.widgetkit-extension]\ntitle: report tests, idle until ended\nidleTimeout: 10m\n".utf8)
                 .write(to: URL(fileURLWithPath: root + "/policies/extension-points/widgetkit.yaml"))
             let p = Process()
-            p.executableURL = URL(fileURLWithPath: DaemonTests.bin + "/appexd")
+            p.executableURL = URL(fileURLWithPath: BuiltProducts.path("appexd"))
             p.arguments = ["--state-dir", state, "--socket", socket, "--config", root + "/appexd.yaml",
                            "--cgroup-parent", daemonCgroupParent, "--log-level", "warning", "--uid-range", "321000-321999",
                            "--policy-dir", root + "/policies"]
@@ -112,12 +97,12 @@ import Glibc
                 _ = try? manager.cleanupLeftovers()
                 try? manager.removeParent()
             }
-            try? FileManager.default.removeItem(atPath: root)
+            try? ScratchDirectory.removeTree(root)
         }
     }
 
     static func appex(_ args: [String]) throws -> (status: Int32, out: String, err: String) {
-        let r = try CProgram.run(DaemonTests.bin + "/appex", args)
+        let r = try CProgram.run(BuiltProducts.path("appex"), args)
         return (r.status, r.stdout, r.stderr)
     }
 
@@ -149,8 +134,7 @@ import Glibc
 
     // MARK: profile
 
-    @Test func profilePercentilesAreTheRecordedPhases() async throws {
-        try #require(geteuid() == 0, "launching needs root; CI runs as root")
+    @Test(.requiresRoot("launching needs root")) func profilePercentilesAreTheRecordedPhases() async throws {
         let w = try Workspace()
         defer { w.cleanUp() }
         let bundle = try w.probeBundle(version: "1")
@@ -209,8 +193,7 @@ import Glibc
 
     /// `--baseline`: an earlier run's JSON, phase by phase beside this run's; a file that is not
     /// one is refused naming the key, before anything is launched.
-    @Test func profileComparesWithABaseline() async throws {
-        try #require(geteuid() == 0, "launching needs root; CI runs as root")
+    @Test(.requiresRoot("launching needs root")) func profileComparesWithABaseline() async throws {
         let w = try Workspace()
         defer { w.cleanUp() }
         let bundle = try w.probeBundle(version: "1")
@@ -239,8 +222,7 @@ import Glibc
         #expect(refused.status == 65 && refused.err.contains("phases is missing"), "\(refused)")
     }
 
-    @Test func profileRefusesWhatItCannotLaunch() async throws {
-        try #require(geteuid() == 0, "launching needs root; CI runs as root")
+    @Test(.requiresRoot("launching needs root")) func profileRefusesWhatItCannotLaunch() async throws {
         let w = try Workspace()
         defer { w.cleanUp() }
         let missing = try w.profile(["dev.appex.tests.not-installed", "-n", "2"])
@@ -259,8 +241,7 @@ import Glibc
 
     /// Real history from appexd: launches, a crash, a restart, a new version, shutdowns.
     /// The report reads it with appexd stopped, and again with appexd running.
-    @Test func reportShowsTheHistoryAppexdLeftAcrossRestarts() async throws {
-        try #require(geteuid() == 0, "appexd needs root; CI runs as root")
+    @Test(.requiresRoot("appexd needs root")) func reportShowsTheHistoryAppexdLeftAcrossRestarts() async throws {
         let w = try Workspace()
         defer { w.cleanUp() }
         let bundle = try w.probeBundle(version: "1")
@@ -364,8 +345,7 @@ import Glibc
     /// and three per extension (report), each with the deadline; and, where Chromium is
     /// installed (CI installs it and sets APPEX_REQUIRE_CHROMIUM=1), rendered without a
     /// console message (SVG attribute errors, blocked fetches) and screenshotted.
-    @Test func pagesAreSelfContainedAndRenderInChromium() async throws {
-        try #require(geteuid() == 0, "launching needs root; CI runs as root")
+    @Test(.requiresRoot("launching needs root")) func pagesAreSelfContainedAndRenderInChromium() async throws {
         let w = try Workspace()
         defer { w.cleanUp() }
         let bundle = try w.probeBundle(version: "1")

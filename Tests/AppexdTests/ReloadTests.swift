@@ -1,3 +1,4 @@
+import AppexTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -11,7 +12,7 @@ import Glibc
     /// appexd with a notification socket, its log in a file, uid 4242 a host (DaemonTests.Daemon).
     func withDaemon(_ prepare: (DaemonTests.Daemon) throws -> Void = { _ in },
                     _ body: (DaemonTests.Daemon, Int32) async throws -> Void) async throws {
-        try #require(geteuid() == 0, "appexd needs root; CI runs as root")
+        try RequiresRoot.check("appexd needs root")
         let d = try DaemonTests.Daemon(tag: "reload")
         defer { d.cleanUp() }
         let notify = try WatchdogTests.notifySocket(d.root + "/notify")

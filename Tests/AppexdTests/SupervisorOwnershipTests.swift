@@ -53,8 +53,7 @@ import Glibc
         ExtensionItem(userInfo: ["probe.action": .string("sleep"), "probe.arg": .string(String(ms))])
     }
 
-    @Test func twoDaemonsOnTheirOwnStateKeepEachOthersExtensionsAndBudget() async throws {
-        try #require(geteuid() == 0, "appexd needs root; CI runs as root")
+    @Test(.requiresRoot("appexd needs root")) func twoDaemonsOnTheirOwnStateKeepEachOthersExtensionsAndBudget() async throws {
         let first = try Self.ownDaemon(uids: "312000-312999", budget: "256MiB")
         defer { first.cleanUp() }
         let second = try Self.ownDaemon(uids: "313000-313999")
@@ -87,8 +86,7 @@ import Glibc
         #expect(jetsam.status == 0 && jetsam.out.contains(String(256 << 20)), "\(jetsam.out) \(jetsam.err)")
     }
 
-    @Test func aSecondDaemonOnASocketStateOrParentInUseIsRefused() async throws {
-        try #require(geteuid() == 0, "appexd needs root; CI runs as root")
+    @Test(.requiresRoot("appexd needs root")) func aSecondDaemonOnASocketStateOrParentInUseIsRefused() async throws {
         let first = try Daemon()
         first.uidRange = "312000-312999"
         first.cgroupParent = "appexd-ownership-tests-\(getpid())"
@@ -113,7 +111,7 @@ import Glibc
             ("the same cgroup parent", sameParent, "another supervisor runs its extensions under"),
         ]
         for attempt in attempts {
-            let r = try Self.run(DaemonTests.bin + "/appexd", attempt.arguments)
+            let r = try Self.run(BuiltProducts.path("appexd"), attempt.arguments)
             #expect(r.status == 75, "\(attempt.what): EX_TEMPFAIL, not \(r.status): \(r.stderr)")
             #expect(r.stderr.contains(attempt.names), "\(attempt.what): \(r.stderr)")
             // The first is still there, on its socket, with its extensions.
@@ -124,14 +122,13 @@ import Glibc
         #expect(try first.cgroupPaths.allSatisfy { FileManager.default.fileExists(atPath: $0) })
     }
 
-    @Test func embeddedRequestsRunSideBySide() throws {
-        try #require(geteuid() == 0, "launching needs root; CI runs as root")
+    @Test(.requiresRoot("launching needs root")) func embeddedRequestsRunSideBySide() throws {
         let scratch = try Daemon()
         defer { scratch.cleanUp() }
         let bundle = try scratch.writeProbeBundle()
         func request(_ state: String, uids: String, _ action: [String]) throws -> Process {
             let p = Process()
-            p.executableURL = URL(fileURLWithPath: DaemonTests.bin + "/appex")
+            p.executableURL = URL(fileURLWithPath: BuiltProducts.path("appex"))
             p.arguments = ["request", "--bundle", bundle, "--json", "--state-dir", scratch.root + "/" + state,
                            "--uid-range", uids] + action.flatMap { ["--user-info", $0] }
             p.standardOutput = Pipe()
@@ -161,8 +158,7 @@ import Glibc
 
     /// A parent an embedded run left when it died is swept by the next run; one whose pid is
     /// alive is not.
-    @Test func deadEmbeddedParentsAreSweptLiveOnesAreNot() throws {
-        try #require(geteuid() == 0, "launching needs root; CI runs as root")
+    @Test(.requiresRoot("launching needs root")) func deadEmbeddedParentsAreSweptLiveOnesAreNot() throws {
         let scratch = try Daemon()
         defer { scratch.cleanUp() }
         let bundle = try scratch.writeProbeBundle()
@@ -182,7 +178,7 @@ import Glibc
             try manager.prepare()
             for parent in manager.parentPaths { try FileManager.default.createDirectory(atPath: parent + "/left", withIntermediateDirectories: false) }
         }
-        let r = try Self.run(DaemonTests.bin + "/appex", ["request", "--bundle", bundle, "--state-dir", scratch.root + "/embedded",
+        let r = try Self.run(BuiltProducts.path("appex"), ["request", "--bundle", bundle, "--state-dir", scratch.root + "/embedded",
                                                           "--uid-range", "314000-314999"])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dead.parentPaths[0]), "the dead run's parent was swept")

@@ -1,5 +1,6 @@
 import AppexHostClient
 import AppexWire
+import AppexTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -138,7 +139,7 @@ extension DaemonTests {
             // After top: its exit status and the terminal modes it left, on the normal screen.
             let script = d.root + "/top.sh"
             try Data("""
-                '\(DaemonTests.bin)/appex' top --socket '\(d.socket)' --interval 0.3
+                '\(BuiltProducts.path("appex"))' top --socket '\(d.socket)' --interval 0.3
                 echo "rc=$?"
                 stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo -e -echo -e isig -e -isig | tr '\\n' ' '
                 sleep 30
@@ -190,7 +191,7 @@ extension DaemonTests {
         let out = d.root + "/top.out"
         FileManager.default.createFile(atPath: out, contents: nil)
         let top = Process()
-        top.executableURL = URL(fileURLWithPath: DaemonTests.bin + "/appex")
+        top.executableURL = URL(fileURLWithPath: BuiltProducts.path("appex"))
         top.arguments = ["top", "--socket", d.socket, "--interval", "0.1", "-n", "600"]
         top.standardOutput = FileHandle(forWritingAtPath: out)
         try top.run()
