@@ -56,6 +56,11 @@ let package = Package(
         ),
         // The only code that runs between fork and exec: C, async-signal-safe.
         .target(name: "CAppexLauncher"),
+        // Thin C wrappers for the Linux calls Swift cannot reach (syscall numbers, macros,
+        // variadic calls, packed or awkward structs): epoll, eventfd, timerfd, openat2,
+        // pidfds, accept4, setfsuid, the transfer worker's identity drop, threads placed on
+        // another CPU.
+        .target(name: "CAppexLinux"),
 
         // Bundles, Info.plist model, entitlements and validation.
         .target(name: "AppexBundle"),
@@ -79,26 +84,24 @@ let package = Package(
         // cgroup v1 and v2 backends behind one interface.
         .target(
             name: "AppexCgroups",
-            dependencies: ["CAppexEventLoop", .product(name: "SystemPackage", package: "swift-system")]
+            dependencies: ["CAppexLinux", .product(name: "SystemPackage", package: "swift-system")]
         ),
         // Seccomp compilation, containers, the launcher driver, `run` orchestration.
         .target(
             name: "AppexSandbox",
             dependencies: [
-                "AppexBundle", "AppexPolicyCore", "AppexCgroups", "CSeccomp", "CAppexLauncher", "CAppexEventLoop",
+                "AppexBundle", "AppexPolicyCore", "AppexCgroups", "CSeccomp", "CAppexLauncher", "CAppexLinux",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // The wire protocol (Docs/protocol.md): messages, framing, codec, connection state; pure,
-        // no Foundation. AppexWireIO: its Unix-socket transport (SCM_RIGHTS, SO_PEERCRED);
-        // CAppexWireIO: accept4, which Swift's Glibc does not import.
+        // no Foundation. AppexWireIO: its Unix-socket transport (SCM_RIGHTS, SO_PEERCRED).
         .target(name: "AppexWire"),
-        .target(name: "CAppexWireIO"),
         .target(name: "AppexWireIO", dependencies: ["AppexWire"]),
         // appexd's listening socket (bind, listen, accept4) and what each client may hold there:
         // only the supervisor and appexd's configuration link it.
-        .target(name: "AppexWireListener", dependencies: ["AppexWireIO", "CAppexWireIO"]),
+        .target(name: "AppexWireListener", dependencies: ["AppexWireIO", "CAppexLinux"]),
         // `appex run` from a command line: the request, its preparation and its report, with no
         // Foundation, shared by the `appex` front and the full tool.
         .target(name: "AppexRun", dependencies: ["AppexBundle", "AppexPolicyCore", "AppexSandbox"]),
@@ -107,7 +110,7 @@ let package = Package(
         // "A run without Foundation").
         .executableTarget(
             name: "appex",
-            dependencies: ["AppexRun", "AppexPolicyCore", "AppexSandbox", "CAppexLauncher"],
+            dependencies: ["AppexRun", "AppexPolicyCore", "AppexSandbox", "CAppexLinux"],
             // A release appex is one static executable (Swift runtime, libseccomp, glibc): no
             // dynamic loader, so 0.6 ms from exec to main instead of 3.5 ms
             // (Docs/launch-sequence.md, "Start-up"). -static-stdlib when compiling too, so a
@@ -178,8 +181,8 @@ let package = Package(
         // The extension registry: installed copies under <state>/bundles, rows in SQLite (GRDB).
         .target(
             name: "AppexRegistry",
-            // CAppexEventLoop: the per-thread file-system identity an install reads its source with.
-            dependencies: ["AppexBundle", "AppexSandbox", "CAppexEventLoop", .product(name: "GRDB", package: "GRDB.swift")]
+            // CAppexLinux: the per-thread file-system identity an install reads its source with.
+            dependencies: ["AppexBundle", "AppexSandbox", "CAppexLinux", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         // Installs and toggles extensions in a loop until SIGKILLed, for the registry's crash test.
         .executableTarget(name: "appex-registry-crash-helper", dependencies: ["AppexRegistry"]),
@@ -193,12 +196,11 @@ let package = Package(
         // each instance (launch deadline, request timeout, liveness, warm reuse, idle exit)
         // on one event loop over ExtensionSandbox. appexd, `appex request --bundle` and the
         // tests embed it.
-        .target(name: "CAppexEventLoop"),
         .target(
             name: "AppexSupervisor",
             dependencies: [
                 "AppexBundle", "AppexPolicy", "AppexActivation", "AppexSandbox", "AppexCgroups", "AppexRegistry",
-                "AppexWire", "AppexWireIO", "AppexWireListener", "CAppexLauncher", "CAppexEventLoop", "AppexTransferPlan",
+                "AppexWire", "AppexWireIO", "AppexWireListener", "CAppexLinux", "AppexTransferPlan",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -267,7 +269,7 @@ let package = Package(
         .executableTarget(
             name: "appex-transfer",
             dependencies: [
-                "AppexTransferPlan", "CAppexTransferIdentity",
+                "AppexTransferPlan", "CAppexLinux",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -276,11 +278,9 @@ let package = Package(
         // What appexd hands the worker and what the worker reports back: plain lines, no
         // Foundation, shared by both sides.
         .target(name: "AppexTransferPlan"),
-        // The worker's one-way change to the extension's uid and gid, with no_new_privs.
-        .target(name: "CAppexTransferIdentity"),
         .testTarget(
             name: "AppexdTests",
-            dependencies: ["appexd", "appex", "appex-probe-extension", "appex-example-lib", "appex-host-c", "appex-lib-test-extension", "appex-transfer", "AppexExampleShare", "AppexHostClient", "AppexCgroups", "AppexWire", "AppexWireIO", "CAppexLauncher",
+            dependencies: ["appexd", "appex", "appex-probe-extension", "appex-example-lib", "appex-host-c", "appex-lib-test-extension", "appex-transfer", "AppexExampleShare", "AppexHostClient", "AppexCgroups", "AppexWire", "AppexWireIO", "CAppexLinux",
                            "AppexRegistry", "AppexSupervisor", "AppexTestSupport"]
         ),
         // C extensions, written from Docs/protocol.md with no Appex code: the example

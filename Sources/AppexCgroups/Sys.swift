@@ -1,4 +1,4 @@
-import CAppexEventLoop
+import CAppexLinux
 import SystemPackage
 #if canImport(Glibc)
 import Glibc
@@ -125,7 +125,7 @@ enum Sys {
         return names.sorted()
     }
 
-    /// eventfd(2), which the Glibc module does not export: through CAppexEventLoop's wrapper
+    /// eventfd(2), which the Glibc module does not export: through CAppexLinux's wrapper
     /// (not a dlsym lookup, which finds nothing in a static executable such as a release appex).
     static func eventfd(nonblocking: Bool = false) throws -> Int32 {
         let fd = appex_eventfd_cloexec(nonblocking ? 1 : 0)

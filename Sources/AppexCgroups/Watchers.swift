@@ -1,4 +1,4 @@
-import CAppexEventLoop
+import CAppexLinux
 import Dispatch
 import SystemPackage
 #if canImport(Glibc)

@@ -1,5 +1,6 @@
 import AppexCgroups
 import CAppexLauncher
+import CAppexLinux
 import SystemPackage
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,5 @@
 import AppexBundle
-import CAppexLauncher
+import CAppexLinux
 #if canImport(Glibc)
 import Glibc
 #endif

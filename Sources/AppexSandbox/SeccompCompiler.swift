@@ -1,5 +1,6 @@
 import AppexPolicyCore
 import CAppexLauncher
+import CAppexLinux
 import CSeccomp
 import SystemPackage
 #if canImport(Glibc)

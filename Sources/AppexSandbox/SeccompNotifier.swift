@@ -1,5 +1,4 @@
 import AppexPolicyCore
-import CAppexLauncher
 import CSeccomp
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,5 @@
 import AppexBundle
-import CAppexEventLoop
+import CAppexLinux
 import Foundation
 import Testing
 @testable import AppexRegistry

@@ -1,6 +1,6 @@
 import AppexCgroups
 import AppexPolicy
-import CAppexLauncher
+import CAppexLinux
 import Foundation
 import Testing
 @testable import AppexSandbox

@@ -1,5 +1,5 @@
 import AppexCgroups
-import CAppexEventLoop
+import CAppexLinux
 #if canImport(Glibc)
 import Glibc
 #endif

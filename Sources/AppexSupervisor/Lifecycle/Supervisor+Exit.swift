@@ -1,7 +1,7 @@
 import AppexSandbox
 import AppexCgroups
 import AppexWire
-import CAppexLauncher
+import CAppexLinux
 import Foundation
 #if canImport(Glibc)
 import Glibc

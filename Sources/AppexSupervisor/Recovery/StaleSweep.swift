@@ -1,6 +1,6 @@
 import AppexCgroups
 import AppexSandbox
-import CAppexLauncher
+import CAppexLinux
 import Foundation
 #if canImport(Glibc)
 import Glibc
