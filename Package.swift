@@ -62,8 +62,11 @@ let package = Package(
         // another CPU.
         .target(name: "CAppexLinux"),
 
+        // The bounds-checked, fuzzed ELF reader (program headers, dynamic section, imports,
+        // RUNPATH) the sandbox, bundle validation and `appex lint-binary` share. No Foundation.
+        .target(name: "AppexELF"),
         // Bundles, Info.plist model, entitlements and validation.
-        .target(name: "AppexBundle"),
+        .target(name: "AppexBundle", dependencies: ["AppexELF"]),
         // The version every executable's --version prints (kept equal to VERSION by a test).
         .target(name: "AppexVersion"),
         // What an installation relies on: every executable's --version, the systemd unit.
@@ -76,9 +79,9 @@ let package = Package(
             name: "AppexPolicy",
             dependencies: ["AppexPolicyCore", .product(name: "Yams", package: "Yams")]
         ),
-        // The extension-safe API check (Docs/extension-safe-api.md): a bounds-checked ELF reader
-        // (ELF/) and the lint of an executable's imports against its policy. No Foundation.
-        .target(name: "AppexBinaryLint", dependencies: ["AppexBundle", "AppexPolicy"]),
+        // The extension-safe API check (Docs/extension-safe-api.md): the lint of an executable's
+        // imports (read by AppexELF) against its policy. No Foundation.
+        .target(name: "AppexBinaryLint", dependencies: ["AppexBundle", "AppexELF", "AppexPolicy"]),
         // UTIs, the NSPredicate subset, dictionary activation rules.
         .target(name: "AppexActivation", dependencies: ["AppexBundle"]),
         // cgroup v1 and v2 backends behind one interface.
@@ -90,7 +93,7 @@ let package = Package(
         .target(
             name: "AppexSandbox",
             dependencies: [
-                "AppexBundle", "AppexPolicyCore", "AppexCgroups", "CSeccomp", "CAppexLauncher", "CAppexLinux",
+                "AppexBundle", "AppexELF", "AppexPolicyCore", "AppexCgroups", "CSeccomp", "CAppexLauncher", "CAppexLinux",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -159,12 +162,12 @@ let package = Package(
 
         // Where tests find Tests/Fixtures and the optional real-world corpus (APPEX_CORPUS).
         .target(name: "AppexTestSupport", path: "Tests/AppexTestSupport"),
-        .testTarget(name: "AppexBundleTests", dependencies: ["AppexBundle", "AppexTestSupport"]),
+        .testTarget(name: "AppexBundleTests", dependencies: ["AppexBundle", "AppexELF", "AppexTestSupport"]),
         .testTarget(name: "AppexPolicyTests", dependencies: ["AppexPolicy", "AppexPolicyCore", "AppexTestSupport"]),
         // Also the extension-unavailable markers: it compiles against AppexHostClient's sources.
         .testTarget(
             name: "AppexBinaryLintTests",
-            dependencies: ["AppexBinaryLint", "AppexPolicy", "AppexTestSupport", "AppexHostClient", "AppexExtensionUnavailable"]
+            dependencies: ["AppexBinaryLint", "AppexELF", "AppexPolicy", "AppexTestSupport", "AppexHostClient", "AppexExtensionUnavailable"]
         ),
         .testTarget(
             name: "AppexActivationTests",
@@ -176,7 +179,7 @@ let package = Package(
         .testTarget(name: "AppexCgroupsTests", dependencies: ["AppexCgroups"]),
         .testTarget(name: "AppexSandboxTests", dependencies: ["AppexSandbox", "AppexPolicy", "AppexCgroups", "AppexTestSupport"]),
         .testTarget(name: "AppexWireTests", dependencies: ["AppexWire", "AppexWireIO", "AppexWireListener", "AppexTestSupport"]),
-        .testTarget(name: "AppexCLITests", dependencies: ["appex", "appex-commands", "appex-example-c", "appex-example-lib", "AppexExampleShare", "AppexRun", "AppexBinaryLint", "AppexCgroups", "AppexPolicy", "AppexSandbox", "AppexTestSupport"]),
+        .testTarget(name: "AppexCLITests", dependencies: ["appex", "appex-commands", "appex-example-c", "appex-example-lib", "AppexExampleShare", "AppexRun", "AppexBinaryLint", "AppexELF", "AppexCgroups", "AppexPolicy", "AppexSandbox", "AppexTestSupport"]),
 
         // The extension registry: installed copies under <state>/bundles, rows in SQLite (GRDB).
         .target(

@@ -1,4 +1,5 @@
 import AppexBundle
+import AppexELF
 import CAppexLinux
 #if canImport(Glibc)
 import Glibc
