@@ -84,16 +84,22 @@ let package = Package(
         .target(name: "AppexBinaryLint", dependencies: ["AppexBundle", "AppexELF", "AppexPolicy"]),
         // UTIs, the NSPredicate subset, dictionary activation rules.
         .target(name: "AppexActivation", dependencies: ["AppexBundle"]),
+        // Thin Swift wrappers over system calls, throwing swift-system's Errno with the
+        // operation and path, in each caller's error type (SystemCalls<Failure>).
+        .target(
+            name: "AppexSystem",
+            dependencies: ["CAppexLinux", .product(name: "SystemPackage", package: "swift-system")]
+        ),
         // cgroup v1 and v2 backends behind one interface.
         .target(
             name: "AppexCgroups",
-            dependencies: ["CAppexLinux", .product(name: "SystemPackage", package: "swift-system")]
+            dependencies: ["AppexSystem", "CAppexLinux", .product(name: "SystemPackage", package: "swift-system")]
         ),
         // Seccomp compilation, containers, the launcher driver, `run` orchestration.
         .target(
             name: "AppexSandbox",
             dependencies: [
-                "AppexBundle", "AppexELF", "AppexPolicyCore", "AppexCgroups", "CSeccomp", "CAppexLauncher", "CAppexLinux",
+                "AppexBundle", "AppexELF", "AppexPolicyCore", "AppexCgroups", "AppexSystem", "CSeccomp", "CAppexLauncher", "CAppexLinux",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -221,7 +227,7 @@ let package = Package(
         .testTarget(name: "AppexHostClientTests", dependencies: ["AppexHostClient", "AppexWire", "AppexWireIO", "AppexWireListener"]),
         .target(
             name: "AppexDaemon",
-            dependencies: ["AppexPolicy", "AppexWire", "AppexWireIO", "AppexWireListener", .product(name: "Yams", package: "Yams"),
+            dependencies: ["AppexPolicy", "AppexSystem", "AppexWire", "AppexWireIO", "AppexWireListener", .product(name: "Yams", package: "Yams"),
                            .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(name: "AppexDaemonTests", dependencies: ["AppexDaemon", "AppexPolicy", "AppexWireIO", "AppexWireListener", "AppexTestSupport",
@@ -233,7 +239,7 @@ let package = Package(
         .target(
             name: "AppexMetrics",
             dependencies: [
-                "AppexSupervisor", "AppexPolicy", "AppexCgroups", "AppexVersion",
+                "AppexSupervisor", "AppexPolicy", "AppexCgroups", "AppexSystem", "AppexVersion",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "NIOCore", package: "swift-nio"),

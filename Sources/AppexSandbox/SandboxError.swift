@@ -1,3 +1,4 @@
+import AppexSystem
 import CAppexLauncher
 import SystemPackage
 
@@ -21,6 +22,12 @@ public struct SandboxError: Error, Sendable, Equatable, CustomStringConvertible 
         if let message { s += (errno == nil ? ": " : "; ") + message }
         if let path { s += " [\(path)]" }
         return s
+    }
+}
+
+extension SandboxError: SystemCallFailure {
+    package init(systemCall operation: String, path: String?, errno: Errno?, message: String?) {
+        self.init(operation, path: path, errno: errno, message: message)
     }
 }
 
