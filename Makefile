@@ -7,7 +7,7 @@ export APPEX_POLICIES ?= $(CURDIR)/Policies
 EXAMPLES   := .build/examples
 DEMO_STATE := .build/demo-state
 
-.PHONY: all deps build test libappex test-libappex fuzz-libappex test-cgroup-v2 ci-build demo examples bench bench-replan bench-launch bench-activation bench-supervisor bench-policy bench-metrics bench-jetsam bench-load fuzz fuzz-wire fuzz-plist clean
+.PHONY: all deps build test libappex test-libappex fuzz-libappex test-cgroup-v2 ci-build demo examples bench bench-replan bench-launch bench-activation bench-supervisor bench-policy bench-metrics bench-jetsam bench-load fuzz fuzz-wire fuzz-plist fuzz-elf clean
 
 all: build
 
@@ -123,15 +123,26 @@ bench-jetsam: deps bench-replan
 	  EARLYOOM=$$(command -v earlyoom) \
 	  $$($(SWIFT) build -c release --show-bin-path)/jetsam-bench $(BENCH_ARGS)
 
-# libFuzzer run of the wire decoder (Docs/protocol.md, "Fuzzing"); not part of `make test`.
+# A Swift libFuzzer harness: $(call swift-fuzz,name,module,sources,libFuzzer flags) builds
+# the sources with Fuzz/FuzzEntry.swift into .build/fuzz-name/fuzz-name and runs it for
+# FUZZ_SECONDS from the corpus there, which the harness's seeds start.
 FUZZ_SECONDS ?= 300
-FUZZ_WIRE    := .build/fuzz-wire
+define swift-fuzz
+	mkdir -p .build/fuzz-$(1)/corpus
+	swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name $(2) \
+	  $(3) Fuzz/FuzzEntry.swift -o .build/fuzz-$(1)/fuzz-$(1)
+	APPEX_FUZZ_SEEDS=.build/fuzz-$(1)/corpus .build/fuzz-$(1)/fuzz-$(1) -max_total_time=$(FUZZ_SECONDS) \
+	  $(4) -artifact_prefix=.build/fuzz-$(1)/ .build/fuzz-$(1)/corpus
+endef
+
+# libFuzzer run of the wire decoder (Docs/protocol.md, "Fuzzing"); not part of `make test`.
 fuzz-wire:
-	mkdir -p $(FUZZ_WIRE)/corpus
-	swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name AppexWireFuzz \
-	  Sources/AppexWire/*.swift Fuzz/FuzzEntry.swift Fuzz/WireDecoderFuzz.swift -o $(FUZZ_WIRE)/fuzz-wire
-	APPEX_FUZZ_SEEDS=$(FUZZ_WIRE)/corpus $(FUZZ_WIRE)/fuzz-wire -max_total_time=$(FUZZ_SECONDS) \
-	  -max_len=4096 -artifact_prefix=$(FUZZ_WIRE)/ $(FUZZ_WIRE)/corpus
+	$(call swift-fuzz,wire,AppexWireFuzz,Sources/AppexWire/*.swift Fuzz/WireDecoderFuzz.swift,-max_len=4096)
+
+# libFuzzer run of the ELF reader (Docs/extension-safe-api.md, "The ELF reader"); not part of
+# `make test` (ELFFuzzTests runs seeded mutations there).
+fuzz-elf:
+	$(call swift-fuzz,elf,AppexELFFuzz,Sources/AppexELF/*.swift Fuzz/ELFReaderFuzz.swift,-max_len=4096)
 
 # libappex (Docs/libappex.md): the C library, static and shared, with pkg-config's file made
 # at install. Built with the C compiler alone, from the same sources as the CAppex target.
@@ -171,17 +182,11 @@ fuzz-libappex: test-libappex
 	  -artifact_prefix=$(FUZZ_LIBAPPEX)/ $(FUZZ_LIBAPPEX)/corpus
 
 # libFuzzer run of the property-list readers (Docs/bundles.md, "Limits on a property list").
-FUZZ_PLIST   := .build/fuzz-plist
 PLIST_SOURCES := $(addprefix Sources/AppexBundle/,PropertyListReader.swift PropertyListBudget.swift \
   BinaryPropertyListParser.swift XMLPropertyListParser.swift OpenStepPropertyListParser.swift \
   PlistValue.swift PlistDate.swift Base64.swift)
 fuzz-plist:
-	mkdir -p $(FUZZ_PLIST)/corpus
-	swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name AppexPlistFuzz \
-	  $(PLIST_SOURCES) Tests/AppexTestSupport/BinaryPlistBuilder.swift Fuzz/FuzzEntry.swift Fuzz/PropertyListFuzz.swift \
-	  -o $(FUZZ_PLIST)/fuzz-plist
-	APPEX_FUZZ_SEEDS=$(FUZZ_PLIST)/corpus $(FUZZ_PLIST)/fuzz-plist -max_total_time=$(FUZZ_SECONDS) \
-	  -max_len=8192 -rss_limit_mb=512 -artifact_prefix=$(FUZZ_PLIST)/ $(FUZZ_PLIST)/corpus
+	$(call swift-fuzz,plist,AppexPlistFuzz,$(PLIST_SOURCES) Tests/AppexTestSupport/BinaryPlistBuilder.swift Fuzz/PropertyListFuzz.swift,-max_len=8192 -rss_limit_mb=512)
 
 # Installation (Docs/deployment.md, "Installing"): release builds, the Swift runtime linked
 # statically, laid out under DESTDIR/PREFIX where each executable finds the rest relative to
@@ -203,6 +208,7 @@ ci-build: release
 	cd Benchmarks && $(SWIFT) build -c release
 	$(MAKE) fuzz-wire FUZZ_SECONDS=$(CI_FUZZ_SECONDS)
 	$(MAKE) fuzz-plist FUZZ_SECONDS=$(CI_FUZZ_SECONDS)
+	$(MAKE) fuzz-elf FUZZ_SECONDS=$(CI_FUZZ_SECONDS)
 	$(MAKE) fuzz-libappex FUZZ_SECONDS=$(CI_FUZZ_SECONDS)
 
 release: deps

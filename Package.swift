@@ -57,9 +57,17 @@ let package = Package(
         ),
         // The only code that runs between fork and exec: C, async-signal-safe.
         .target(name: "CAppexLauncher"),
+        // Thin C wrappers for the Linux calls Swift cannot reach (syscall numbers, macros,
+        // variadic calls, packed or awkward structs): epoll, eventfd, timerfd, openat2,
+        // pidfds, accept4, setfsuid, the transfer worker's identity drop, threads placed on
+        // another CPU.
+        .target(name: "CAppexLinux"),
 
+        // The bounds-checked, fuzzed ELF reader (program headers, dynamic section, imports,
+        // RUNPATH) the sandbox, bundle validation and `appex lint-binary` share. No Foundation.
+        .target(name: "AppexELF"),
         // Bundles, Info.plist model, entitlements and validation.
-        .target(name: "AppexBundle"),
+        .target(name: "AppexBundle", dependencies: ["AppexELF"]),
         // The version every executable's --version prints (kept equal to VERSION by a test).
         .target(name: "AppexVersion"),
         // What an installation relies on: every executable's --version, the systemd unit.
@@ -72,29 +80,35 @@ let package = Package(
             name: "AppexPolicy",
             dependencies: ["AppexPolicyCore", .product(name: "Yams", package: "Yams")]
         ),
-        // The extension-safe API check (Docs/extension-safe-api.md): a bounds-checked ELF reader
-        // (ELF/) and the lint of an executable's imports against its policy. No Foundation.
-        .target(name: "AppexBinaryLint", dependencies: ["AppexBundle", "AppexPolicy"]),
+        // The extension-safe API check (Docs/extension-safe-api.md): the lint of an executable's
+        // imports (read by AppexELF) against its policy. No Foundation.
+        .target(name: "AppexBinaryLint", dependencies: ["AppexBundle", "AppexELF", "AppexPolicy"]),
         // UTIs, the NSPredicate subset, dictionary activation rules.
         .target(name: "AppexActivation", dependencies: ["AppexBundle"]),
+        // Thin Swift wrappers over system calls, throwing swift-system's Errno with the
+        // operation and path, in each caller's error type (SystemCalls<Failure>).
+        .target(
+            name: "AppexSystem",
+            dependencies: ["CAppexLinux", .product(name: "SystemPackage", package: "swift-system")]
+        ),
         // cgroup v1 and v2 backends behind one interface.
         .target(
             name: "AppexCgroups",
-            dependencies: ["CAppexEventLoop", .product(name: "SystemPackage", package: "swift-system")]
+            dependencies: ["AppexSystem", "CAppexLinux", .product(name: "SystemPackage", package: "swift-system")]
         ),
         // The state directory's layout: extensions' containers and app-group directories, the
         // uid table, removing a tree an extension made; below both the sandbox and the registry.
-        // CAppexLauncher: openat2, which Swift's Glibc does not import.
+        // CAppexLinux: openat2, which Swift's Glibc does not import.
         .target(
             name: "AppexStateDirectory",
-            dependencies: ["AppexBundle", "CAppexLauncher", .product(name: "SystemPackage", package: "swift-system")]
+            dependencies: ["AppexBundle", "AppexSystem", "CAppexLinux", .product(name: "SystemPackage", package: "swift-system")]
         ),
         .testTarget(name: "AppexStateDirectoryTests", dependencies: ["AppexStateDirectory", "AppexTestSupport"]),
         // Seccomp compilation, the launcher driver, `run` orchestration.
         .target(
             name: "AppexSandbox",
             dependencies: [
-                "AppexBundle", "AppexKillReason", "AppexPolicyCore", "AppexStateDirectory", "AppexCgroups", "CSeccomp", "CAppexLauncher", "CAppexEventLoop",
+                "AppexBundle", "AppexELF", "AppexKillReason", "AppexPolicyCore", "AppexStateDirectory", "AppexCgroups", "AppexSystem", "CSeccomp", "CAppexLauncher", "CAppexLinux",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -103,14 +117,12 @@ let package = Package(
         // supervisor, the wire, the history and the metrics to policy tests. No dependencies.
         .target(name: "AppexKillReason"),
         // The wire protocol (Docs/protocol.md): messages, framing, codec, connection state; pure,
-        // no Foundation. AppexWireIO: its Unix-socket transport (SCM_RIGHTS, SO_PEERCRED);
-        // CAppexWireIO: accept4, which Swift's Glibc does not import.
+        // no Foundation. AppexWireIO: its Unix-socket transport (SCM_RIGHTS, SO_PEERCRED).
         .target(name: "AppexWire", dependencies: ["AppexKillReason"]),
-        .target(name: "CAppexWireIO"),
         .target(name: "AppexWireIO", dependencies: ["AppexWire"]),
         // appexd's listening socket (bind, listen, accept4) and what each client may hold there:
         // only the supervisor and appexd's configuration link it.
-        .target(name: "AppexWireListener", dependencies: ["AppexWireIO", "CAppexWireIO"]),
+        .target(name: "AppexWireListener", dependencies: ["AppexWireIO", "CAppexLinux"]),
         // `appex run` from a command line: the request, its preparation and its report, with no
         // Foundation, shared by the `appex` front and the full tool.
         .target(name: "AppexRun", dependencies: ["AppexBundle", "AppexKillReason", "AppexPolicyCore", "AppexSandbox", "AppexStateDirectory"]),
@@ -119,7 +131,7 @@ let package = Package(
         // "A run without Foundation").
         .executableTarget(
             name: "appex",
-            dependencies: ["AppexRun", "AppexPolicyCore", "AppexSandbox", "CAppexLauncher"],
+            dependencies: ["AppexRun", "AppexPolicyCore", "AppexSandbox", "CAppexLinux"],
             // A release appex is one static executable (Swift runtime, libseccomp, glibc): no
             // dynamic loader, so 0.6 ms from exec to main instead of 3.5 ms
             // (Docs/launch-sequence.md, "Start-up"). -static-stdlib when compiling too, so a
@@ -186,12 +198,12 @@ let package = Package(
         // Where tests find Tests/Fixtures and the optional real-world corpus (APPEX_CORPUS).
         .target(name: "AppexTestSupport", dependencies: ["AppexWire", "AppexWireIO"], path: "Tests/AppexTestSupport"),
         .testTarget(name: "AppexTestSupportTests", dependencies: ["AppexTestSupport"]),
-        .testTarget(name: "AppexBundleTests", dependencies: ["AppexBundle", "AppexTestSupport"]),
+        .testTarget(name: "AppexBundleTests", dependencies: ["AppexBundle", "AppexELF", "AppexTestSupport"]),
         .testTarget(name: "AppexPolicyTests", dependencies: ["AppexPolicy", "AppexPolicyCore", "AppexTestSupport"]),
         // Also the extension-unavailable markers: it compiles against AppexHostClient's sources.
         .testTarget(
             name: "AppexBinaryLintTests",
-            dependencies: ["AppexBinaryLint", "AppexPolicy", "AppexTestSupport", "AppexHostClient", "AppexExtensionUnavailable"]
+            dependencies: ["AppexBinaryLint", "AppexELF", "AppexPolicy", "AppexTestSupport", "AppexHostClient", "AppexExtensionUnavailable"]
         ),
         .testTarget(
             name: "AppexActivationTests",
@@ -203,13 +215,13 @@ let package = Package(
         .testTarget(name: "AppexCgroupsTests", dependencies: ["AppexCgroups"]),
         .testTarget(name: "AppexSandboxTests", dependencies: ["AppexSandbox", "AppexStateDirectory", "AppexPolicy", "AppexCgroups", "AppexTestSupport"]),
         .testTarget(name: "AppexWireTests", dependencies: ["AppexKillReason", "AppexWire", "AppexWireIO", "AppexWireListener", "AppexTestSupport"]),
-        .testTarget(name: "AppexCLITests", dependencies: ["appex", "appex-commands", "appex-example-c", "appex-example-lib", "AppexExampleShare", "AppexRun", "AppexBinaryLint", "AppexCgroups", "AppexPolicy", "AppexSandbox", "AppexTestSupport"]),
+        .testTarget(name: "AppexCLITests", dependencies: ["appex", "appex-commands", "appex-example-c", "appex-example-lib", "AppexExampleShare", "AppexRun", "AppexBinaryLint", "AppexELF", "AppexCgroups", "AppexPolicy", "AppexSandbox", "AppexTestSupport"]),
 
         // The extension registry: installed copies under <state>/bundles, rows in SQLite (GRDB).
         .target(
             name: "AppexRegistry",
-            // CAppexEventLoop: the per-thread file-system identity an install reads its source with.
-            dependencies: ["AppexBundle", "AppexKillReason", "AppexSandbox", "AppexStateDirectory", "CAppexEventLoop", .product(name: "GRDB", package: "GRDB.swift")]
+            // CAppexLinux: the per-thread file-system identity an install reads its source with.
+            dependencies: ["AppexBundle", "AppexKillReason", "AppexSandbox", "AppexStateDirectory", "CAppexLinux", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         // Installs and toggles extensions in a loop until SIGKILLed, for the registry's crash test.
         .executableTarget(name: "appex-registry-crash-helper", dependencies: ["AppexRegistry"]),
@@ -223,12 +235,11 @@ let package = Package(
         // each instance (launch deadline, request timeout, liveness, warm reuse, idle exit)
         // on one event loop over ExtensionSandbox. appexd, `appex request --bundle` and the
         // tests embed it.
-        .target(name: "CAppexEventLoop"),
         .target(
             name: "AppexSupervisor",
             dependencies: [
                 "AppexBundle", "AppexKillReason", "AppexPolicy", "AppexActivation", "AppexSandbox", "AppexStateDirectory", "AppexCgroups", "AppexRegistry",
-                "AppexWire", "AppexWireIO", "AppexWireListener", "CAppexLauncher", "CAppexEventLoop", "AppexTransferPlan",
+                "AppexWire", "AppexWireIO", "AppexWireListener", "CAppexLauncher", "CAppexLinux", "AppexTransferPlan",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -246,7 +257,7 @@ let package = Package(
         .testTarget(name: "AppexHostClientTests", dependencies: ["AppexHostClient", "AppexWire", "AppexWireIO", "AppexWireListener", "AppexTestSupport"]),
         .target(
             name: "AppexDaemon",
-            dependencies: ["AppexPolicy", "AppexWire", "AppexWireIO", "AppexWireListener", .product(name: "Yams", package: "Yams"),
+            dependencies: ["AppexPolicy", "AppexSystem", "AppexWire", "AppexWireIO", "AppexWireListener", .product(name: "Yams", package: "Yams"),
                            .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(name: "AppexDaemonTests", dependencies: ["AppexDaemon", "AppexPolicy", "AppexWireIO", "AppexWireListener", "AppexTestSupport",
@@ -258,7 +269,7 @@ let package = Package(
         .target(
             name: "AppexMetrics",
             dependencies: [
-                "AppexSupervisor", "AppexPolicy", "AppexCgroups", "AppexVersion",
+                "AppexSupervisor", "AppexPolicy", "AppexCgroups", "AppexSystem", "AppexVersion",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -298,7 +309,7 @@ let package = Package(
         .executableTarget(
             name: "appex-transfer",
             dependencies: [
-                "AppexTransferPlan", "CAppexTransferIdentity",
+                "AppexTransferPlan", "CAppexLinux",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -307,11 +318,9 @@ let package = Package(
         // What appexd hands the worker and what the worker reports back: plain lines, no
         // Foundation, shared by both sides.
         .target(name: "AppexTransferPlan"),
-        // The worker's one-way change to the extension's uid and gid, with no_new_privs.
-        .target(name: "CAppexTransferIdentity"),
         .testTarget(
             name: "AppexdTests",
-            dependencies: ["appexd", "appex", "appex-probe-extension", "appex-example-lib", "appex-host-c", "appex-lib-test-extension", "appex-transfer", "AppexExampleShare", "AppexHostClient", "AppexCgroups", "AppexWire", "AppexWireIO", "CAppexLauncher",
+            dependencies: ["appexd", "appex", "appex-probe-extension", "appex-example-lib", "appex-host-c", "appex-lib-test-extension", "appex-transfer", "AppexExampleShare", "AppexHostClient", "AppexCgroups", "AppexWire", "AppexWireIO", "CAppexLinux",
                            "AppexRegistry", "AppexSupervisor", "AppexTestSupport"]
         ),
         // C extensions, written from Docs/protocol.md with no Appex code: the example

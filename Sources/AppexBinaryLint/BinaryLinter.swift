@@ -1,4 +1,5 @@
 import AppexBundle
+import AppexELF
 import AppexPolicy
 #if canImport(Glibc)
 import Glibc

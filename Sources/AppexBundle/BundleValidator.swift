@@ -1,3 +1,4 @@
+import AppexELF
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,3 +1,4 @@
+import AppexSystem
 import SystemPackage
 
 /// A failed cgroup operation: what was attempted, on which path, and why.
@@ -22,5 +23,11 @@ public struct CgroupError: Error, Sendable, Equatable, CustomStringConvertible {
         if let errno { s += ": \(errno)" }
         if let message { s += ": \(message)" }
         return s
+    }
+}
+
+extension CgroupError: SystemCallFailure {
+    package init(systemCall operation: String, path: String?, errno: Errno?, message: String?) {
+        self.init(operation, path: path ?? "", errno: errno, message: message)
     }
 }

@@ -256,7 +256,7 @@ public final class ExtensionCgroup: Sendable, CustomStringConvertible {
     /// every listed pid in rounds until none is left, which also catches children forked
     /// meanwhile (the pids limit bounds how many there can be).
     public func killAll() throws {
-        let deadline = Sys.monotonicNanos() + 5_000_000_000
+        let deadline = MonotonicTime.now + 5_000_000_000
         let killFile = file("cgroup.kill")
         if version == .v2 && Sys.exists(killFile) {
             try Sys.writeFile(killFile, "1")
@@ -268,7 +268,7 @@ public final class ExtensionCgroup: Sendable, CustomStringConvertible {
             for pid in pids where pid > 0 {
                 _ = Glibc.kill(pid, SIGKILL)
             }
-            if Sys.monotonicNanos() > deadline {
+            if MonotonicTime.now > deadline {
                 throw CgroupError("kill all processes in", path: memoryDir, errno: .resourceBusy,
                                   message: "still populated after 5 s: \(pids)")
             }

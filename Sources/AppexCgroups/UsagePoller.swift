@@ -1,4 +1,4 @@
-import CAppexEventLoop
+import CAppexLinux
 import Synchronization
 #if canImport(Glibc)
 import Glibc

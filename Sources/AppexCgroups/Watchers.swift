@@ -1,4 +1,4 @@
-import CAppexEventLoop
+import CAppexLinux
 import Dispatch
 import Synchronization
 import SystemPackage
@@ -63,7 +63,7 @@ final class EventSource: Sendable {
                 // The kernel keeps its own references; both descriptors can go once registered.
                 var line = "\(efd) \(cfd)"
                 if let argument { line += " \(argument)" }
-                try Sys.writeAll(ecfd, line, path: dir + "/cgroup.event_control")
+                try Sys.writeCommand(ecfd, line, path: dir + "/cgroup.event_control")
             } catch {
                 failure.withLock { if $0 == nil { $0 = error } }
             }
@@ -101,7 +101,7 @@ final class EventSource: Sendable {
         let pfd = try Sys.open(path, O_RDWR | O_NONBLOCK)
         do {
             // The trigger lives as long as this descriptor.
-            try Sys.writeAll(pfd, trigger, path: path)
+            try Sys.writeCommand(pfd, trigger, path: path)
             return EventSource(kind: .psi, fd: pfd, path: path)
         } catch {
             Sys.close(pfd)
@@ -136,7 +136,7 @@ final class EventSource: Sendable {
         let events = Int16(kind == .psi ? POLLPRI : POLLIN)
         var timeoutMs: Int32 = -1
         if let deadline {
-            let now = Sys.monotonicNanos()
+            let now = MonotonicTime.now
             timeoutMs = now >= deadline ? 0 : Int32(min((deadline - now + 999_999) / 1_000_000, UInt64(Int32.max)))
         }
         let r = try Sys.poll([(fd, events), (cancelFD, Int16(POLLIN))], timeoutMs: timeoutMs)
@@ -154,7 +154,7 @@ final class EventSource: Sendable {
 /// Converts an optional Duration to an absolute CLOCK_MONOTONIC deadline.
 func deadline(after timeout: Duration?) -> UInt64? {
     guard let timeout else { return nil }
-    return Sys.monotonicNanos() + timeout.wholeNanoseconds
+    return MonotonicTime.now + timeout.wholeNanoseconds
 }
 
 /// Runs a blocking wait off the cooperative pool; task cancellation cancels the watcher.
@@ -282,7 +282,7 @@ public final class ThresholdWatcher: Sendable {
             }
             if usage >= bytes { return usage }
             if !cgroup.exists { return nil }
-            let now = Sys.monotonicNanos()
+            let now = MonotonicTime.now
             if let end, now >= end { return nil }
             let next = now + recheck.wholeNanoseconds
             switch try source.wait(deadline: end.map { min($0, next) } ?? next) {
@@ -483,7 +483,7 @@ public final class FootprintWatcher: Sendable {
                 return nil
             }
             if footprint > budget { return footprint }
-            let now = Sys.monotonicNanos()
+            let now = MonotonicTime.now
             if let end, now >= end { return nil }
             // Above the budget in usage (or on v2): poll; below it on v1: sleep until it crosses.
             let pollSoon = usage >= budget || cgroup.version == .v2

@@ -1,4 +1,5 @@
 import AppexPolicy
+import AppexSystem
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,30 +12,32 @@ enum ConfigurationFile {
 
     /// The file's text; nil when it does not exist.
     static func read(_ path: String) throws -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        if fd < 0 {
-            let error = errno
-            if error == ENOENT { return nil }
-            throw PolicyError(file: path, message: "cannot open: \(String(cString: strerror(error)))")
+        typealias Sys = SystemCalls<SystemCallError>
+        let fd: Int32
+        do {
+            fd = try Sys.open(path, O_RDONLY)
+        } catch let error as SystemCallError {
+            if error.errno == .noSuchFileOrDirectory { return nil }
+            throw PolicyError(file: path, message: "cannot open: \(reason(error))")
         }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16384)
-        while true {
-            let n = Glibc.read(fd, &chunk, chunk.count)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw PolicyError(file: path, message: "cannot read: \(String(cString: strerror(errno)))")
-            }
-            if n == 0 { break }
-            bytes += chunk[..<n]
-            if bytes.count > maxSize {
-                throw PolicyError(file: path, message: "larger than \(maxSize) bytes; not a configuration file")
-            }
+        defer { Sys.close(fd) }
+        let bytes: [UInt8]
+        do {
+            bytes = try Sys.readAll(fd: fd, path: path, limit: maxSize)
+        } catch let error as SystemCallError {
+            throw PolicyError(file: path, message: "cannot read: \(reason(error))")
+        }
+        if bytes.count > maxSize {
+            throw PolicyError(file: path, message: "larger than \(maxSize) bytes; not a configuration file")
         }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw PolicyError(file: path, message: "not UTF-8 text")
         }
         return text
+    }
+
+    /// strerror's sentence for the failure ("Is a directory").
+    private static func reason(_ error: SystemCallError) -> String {
+        String(cString: strerror(error.errno?.rawValue ?? 0))
     }
 }

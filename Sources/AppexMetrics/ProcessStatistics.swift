@@ -1,4 +1,5 @@
 import AppexCgroups
+import AppexSystem
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -69,18 +70,10 @@ struct ProcessStatistics: Equatable {
         return max(n - 1, 0)
     }
 
-    /// To EOF: procfs files report size 0, and /proc/stat grows with the CPUs and interrupts.
+    /// To EOF (procfs files report size 0, and /proc/stat grows with the CPUs and interrupts);
+    /// nil when unreadable or empty.
     private static func readFile(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 8192)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if n <= 0 { break }
-            bytes += chunk[..<n]
-        }
-        return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self)
+        guard let text = try? SystemCalls<SystemCallError>.readFile(path), !text.isEmpty else { return nil }
+        return text
     }
 }

@@ -1,4 +1,4 @@
-import CAppexEventLoop
+import CAppexLinux
 #if canImport(Glibc)
 import Glibc
 #endif

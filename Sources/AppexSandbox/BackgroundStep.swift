@@ -1,4 +1,4 @@
-import CAppexLauncher
+import CAppexLinux
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,6 +1,7 @@
 import AppexBundle
+import AppexELF
 import AppexStateDirectory
-import CAppexLauncher
+import CAppexLinux
 #if canImport(Glibc)
 import Glibc
 #endif

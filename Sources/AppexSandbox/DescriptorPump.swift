@@ -1,5 +1,5 @@
 import AppexStateDirectory
-import CAppexEventLoop
+import CAppexLinux
 import Dispatch
 import SystemPackage
 #if canImport(Glibc)

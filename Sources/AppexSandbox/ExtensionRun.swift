@@ -2,6 +2,7 @@ import AppexCgroups
 import AppexKillReason
 import AppexStateDirectory
 import CAppexLauncher
+import CAppexLinux
 import Synchronization
 import SystemPackage
 #if canImport(Glibc)
@@ -131,7 +132,7 @@ public final class ExtensionRun {
 
     /// Everything before the clone.
     public func prepare() throws {
-        let start = Sys.monotonicNanos()
+        let start = MonotonicTime.now
         let store = self.store
         // A sandbox this run builds is built on a second thread (BackgroundStep) while this
         // one plans the container (its uids: one read of the uid table, whose cache then
@@ -238,7 +239,7 @@ public final class ExtensionRun {
             sandbox = try step.join()
         }
         self.plan = plan
-        prepareNanos = Sys.monotonicNanos() - start
+        prepareNanos = MonotonicTime.now - start
     }
 
     /// The clone → exec; stdin is /dev/null inside the view.
@@ -249,7 +250,7 @@ public final class ExtensionRun {
         defer { Sys.close(devnull) }
         plan.stdin = devnull
         let p = try sandbox.launch(plan)
-        launchedAt = Sys.monotonicNanos()
+        launchedAt = MonotonicTime.now
         process = p
         // The child has joined and holds its output pipe; our copies are no longer needed.
         joinFDs.forEach(Sys.close)
@@ -279,7 +280,7 @@ public final class ExtensionRun {
         while true {
             var timeoutMs: Int32 = -1
             if let deadline {
-                let now = Sys.monotonicNanos()
+                let now = MonotonicTime.now
                 if now >= deadline {
                     timedOut = true
                     _ = appex_pidfd_send_signal(process.pidfd, SIGKILL)
@@ -307,7 +308,7 @@ public final class ExtensionRun {
         guard let process, let cgroup, let container else { throw SandboxError("collect exit", message: "launch() first") }
         var code: Int32 = 0, status: Int32 = 0
         if appex_wait_pidfd(process.pidfd, 0, &code, &status) < 0 { throw Sys.fail("waitid pidfd") }
-        let exitedAt = Sys.monotonicNanos()
+        let exitedAt = MonotonicTime.now
         // A sandbox of this run's own has nothing left to run: its init starts dying now, and
         // its namespaces come down in the kernel while the report is collected (cleanup()
         // reaps it).

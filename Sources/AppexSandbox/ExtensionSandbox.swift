@@ -1,6 +1,7 @@
 import AppexBundle
+import AppexCgroups
 import AppexStateDirectory
-import CAppexLauncher
+import CAppexLinux
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -69,7 +70,7 @@ public final class ExtensionSandbox: Sendable {
     static func create(spec: SandboxSpec, containerPlanned: () throws -> Container, containerMade: () throws -> Void,
                        store: ContainerStore, isolateNetwork: Bool, preparedNetwork: PreparedNetworkNamespace?,
                        initExecutable: String? = nil, checkedBundle: CheckedBundle?) throws -> ExtensionSandbox {
-        let start = Sys.monotonicNanos()
+        let start = MonotonicTime.now
         let bundle = try checkedBundle ?? CheckedBundle.open(spec)
         let tree = try bundle.cloneTree()
         var treeOwned = true
@@ -116,7 +117,7 @@ public final class ExtensionSandbox: Sendable {
         }
         treeOwned = false
         return ExtensionSandbox(namespaces: namespaces.subtracting(.pid), pid: p.pid, pidfd: p.pidfd,
-                                lifeline: pipeFDs[1], buildNanos: Sys.monotonicNanos() - start,
+                                lifeline: pipeFDs[1], buildNanos: MonotonicTime.now - start,
                                 bundle: bundle, bundleTree: tree, initUID: initUID)
     }
 

@@ -1,5 +1,5 @@
 import AppexStateDirectory
-import CAppexLauncher
+import CAppexLinux
 import Synchronization
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,7 @@
 import AppexPolicyCore
 import AppexStateDirectory
 import CAppexLauncher
+import CAppexLinux
 import CSeccomp
 import Synchronization
 import SystemPackage

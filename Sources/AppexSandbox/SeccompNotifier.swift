@@ -1,6 +1,5 @@
 import AppexPolicyCore
 import AppexStateDirectory
-import CAppexLauncher
 import CSeccomp
 import Synchronization
 #if canImport(Glibc)

@@ -24,7 +24,7 @@ public enum SeccompSupport {
     /// The kernel's supported actions, or nil when the file is missing (no seccomp filter
     /// support, or /proc/sys not mounted).
     public static func availableActions(path: String = "/proc/sys/kernel/seccomp/actions_avail") -> [String]? {
-        guard let bytes = try? Sys.readFile(path) else { return nil }
+        guard let bytes = try? Sys.readBytes(path) else { return nil }
         return bytes.split(whereSeparator: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\n") })
             .map { String(decoding: $0, as: UTF8.self) }
     }

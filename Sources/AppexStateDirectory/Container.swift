@@ -1,5 +1,5 @@
 import AppexBundle
-import CAppexLauncher
+import CAppexLinux
 import SystemPackage
 #if canImport(Glibc)
 import Glibc

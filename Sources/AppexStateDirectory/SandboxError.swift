@@ -1,3 +1,5 @@
+import AppexSystem
+import CAppexLinux
 import SystemPackage
 
 /// A failed operation of the sandbox or of the state directory: what was being done, on
@@ -21,6 +23,12 @@ public struct SandboxError: Error, Sendable, Equatable, CustomStringConvertible 
         if let message { s += (errno == nil ? ": " : "; ") + message }
         if let path { s += " [\(path)]" }
         return s
+    }
+}
+
+extension SandboxError: SystemCallFailure {
+    package init(systemCall operation: String, path: String?, errno: Errno?, message: String?) {
+        self.init(operation, path: path, errno: errno, message: message)
     }
 }
 

@@ -35,7 +35,7 @@ public enum UIDRangeCheck {
         // name:x:uid:... (passwd), name:x:gid:... (group): the third field.
         for file in ["passwd", "group"] {
             let path = etc + "/" + file
-            let bytes = (try? Sys.readFile(path)) ?? []
+            let bytes = (try? Sys.readBytes(path)) ?? []
             forEachEntry(bytes) { fields in
                 if fields.count > 2, let id = number(bytes, fields[2]), range.contains(id) {
                     out.append(Conflict(file: path, what: "\(file == "passwd" ? "uid" : "gid") \(id) of \"\(text(bytes, fields[0]))\" in \(path)"))
@@ -45,7 +45,7 @@ public enum UIDRangeCheck {
         // name:start:count (subuid, subgid).
         for file in ["subuid", "subgid"] {
             let path = etc + "/" + file
-            let bytes = (try? Sys.readFile(path)) ?? []
+            let bytes = (try? Sys.readBytes(path)) ?? []
             forEachEntry(bytes) { fields in
                 guard fields.count > 2, let start = number(bytes, fields[1]), let count = number(bytes, fields[2]), count > 0 else { return }
                 let end = start &+ (count - 1) < start ? UInt32.max : start + (count - 1)

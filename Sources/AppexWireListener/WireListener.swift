@@ -2,7 +2,7 @@
 // links (the SDK, through AppexWireIO) holds no listen/accept code: `appex lint-binary` would
 // rightly report those imports, which the app-extension-unavailable group denies.
 import AppexWireIO
-import CAppexWireIO
+import CAppexLinux
 #if canImport(Glibc)
 import Glibc
 #endif

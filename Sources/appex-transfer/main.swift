@@ -8,7 +8,7 @@
 // It gives up root before it reads anything: the plan holds what an extension chose.
 import AppexTransferPlan
 import AsyncHTTPClient
-import CAppexTransferIdentity
+import CAppexLinux
 import NIOCore
 #if canImport(Glibc)
 import Glibc

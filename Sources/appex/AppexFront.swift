@@ -1,7 +1,7 @@
 import AppexPolicyCore
 import AppexRun
 import AppexSandbox
-import CAppexLauncher
+import CAppexLinux
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,4 +1,5 @@
 import AppexBinaryLint
+import AppexELF
 import AppexPolicy
 import AppexTestSupport
 import Foundation

@@ -1,4 +1,5 @@
 import AppexBinaryLint
+import AppexELF
 import AppexTestSupport
 import Foundation
 import Testing

@@ -53,7 +53,7 @@ import Testing
 
     /// Flags that let swiftc see the package's built modules (AppexWire, AppexWireIO and its C module).
     static var moduleFlags: [String] {
-        ["-I", products + "/Modules", "-Xcc", "-fmodule-map-file=\(products)/CAppexWireIO.build/module.modulemap"]
+        ["-I", products + "/Modules", "-Xcc", "-fmodule-map-file=\(products)/CAppexLinux.build/module.modulemap"]
     }
 
     static let client = """

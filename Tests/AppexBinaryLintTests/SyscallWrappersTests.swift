@@ -1,6 +1,7 @@
 import AppexPolicy
 import Testing
 @testable import AppexBinaryLint
+@testable import AppexELF
 
 /// The symbol → system call table, and that it agrees with the shipped policy.
 @Suite struct SyscallWrappersTests {

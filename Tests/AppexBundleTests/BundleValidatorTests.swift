@@ -1,4 +1,5 @@
 import AppexBundle
+import AppexELF
 import AppexTestSupport
 import Foundation
 import Testing

@@ -1,4 +1,5 @@
 import AppexBundle
+import AppexELF
 import Foundation
 import Testing
 

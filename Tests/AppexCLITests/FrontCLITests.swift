@@ -1,5 +1,6 @@
 import AppexBinaryLint
 import AppexCgroups
+import AppexELF
 import AppexRun
 import AppexTestSupport
 import Foundation

@@ -1,6 +1,6 @@
 import AppexBundle
-import CAppexEventLoop
 import AppexTestSupport
+import CAppexLinux
 import Foundation
 import Testing
 @testable import AppexRegistry

@@ -1,4 +1,4 @@
-import CAppexLauncher
+import CAppexLinux
 import Testing
 @testable import AppexSandbox
 

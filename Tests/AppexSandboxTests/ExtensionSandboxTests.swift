@@ -1,8 +1,8 @@
 import AppexCgroups
 import AppexPolicy
 @testable import AppexStateDirectory
-import CAppexLauncher
 import AppexTestSupport
+import CAppexLinux
 import Foundation
 import Testing
 @testable import AppexSandbox

@@ -20,8 +20,8 @@ struct HardeningTests {
         for _ in 0..<12 { try Sys.writeAll(fd: write, line) }
         Sys.close(write)
         log.stop()
-        let current = try Sys.readFile(store.logPath(for: "com.example.log"))
-        let old = try Sys.readFile(store.logPath(for: "com.example.log") + ".1")
+        let current = try Sys.readBytes(store.logPath(for: "com.example.log"))
+        let old = try Sys.readBytes(store.logPath(for: "com.example.log") + ".1")
         #expect(current.count <= 4096 && old.count <= 4096)
         #expect(!current.isEmpty && !old.isEmpty)
         // Nothing older than one rotation is kept: at most twice the limit on disk.

@@ -401,7 +401,7 @@ struct LauncherTests {
 }
 
 @testable import AppexStateDirectory
-import CAppexLauncher
+import CAppexLinux
 func appexWait(_ pidfd: Int32, _ code: inout Int32, _ status: inout Int32) -> Int32 {
     appex_wait_pidfd(pidfd, 0, &code, &status)
 }

@@ -3,7 +3,7 @@ import AppexHostClient
 import AppexTestSupport
 import AppexWire
 import AppexWireIO
-import CAppexLauncher
+import CAppexLinux
 import Foundation
 import Synchronization
 import Testing

@@ -24,6 +24,7 @@
 import AppexPolicy
 import AppexSandbox
 import CAppexLauncher
+import CAppexLinux
 import Foundation
 import BenchSupport
 import Histogram

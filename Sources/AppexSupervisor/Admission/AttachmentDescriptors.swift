@@ -1,5 +1,5 @@
 import AppexWire
-import CAppexEventLoop
+import CAppexLinux
 #if canImport(Glibc)
 import Glibc
 #endif

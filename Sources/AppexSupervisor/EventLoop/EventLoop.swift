@@ -1,5 +1,5 @@
 import AppexCgroups
-import CAppexEventLoop
+import CAppexLinux
 import Synchronization
 #if canImport(Glibc)
 import Glibc

@@ -2,7 +2,7 @@ import AppexCgroups
 import AppexKillReason
 import AppexSandbox
 import AppexWire
-import CAppexLauncher
+import CAppexLinux
 import Foundation
 #if canImport(Glibc)
 import Glibc

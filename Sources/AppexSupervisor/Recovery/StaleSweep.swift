@@ -1,7 +1,7 @@
 import AppexCgroups
 import AppexSandbox
 import AppexStateDirectory
-import CAppexLauncher
+import CAppexLinux
 import Foundation
 #if canImport(Glibc)
 import Glibc

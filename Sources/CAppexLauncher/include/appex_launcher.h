@@ -12,8 +12,6 @@
 #ifndef APPEX_LAUNCHER_H
 #define APPEX_LAUNCHER_H
 
-#include <pthread.h>
-#include <sched.h>  // cpu_set_t
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -191,48 +189,6 @@ int appex_launch(const appex_plan *plan, appex_result *result);
 int appex_reserve_descriptor_slots(int32_t count);
 
 int appex_launcher_abi_version(void);
-
-// Parent-side helpers for system calls Swift cannot reach (glibc's syscall(2) is variadic).
-// Each returns -1 with errno set on failure.
-int appex_openat2(int dirfd, const char *path, uint64_t flags, uint64_t mode, uint64_t resolve);
-// open_tree(dirfd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH): a detached copy of
-// the mount at `dirfd` (not recursive: submounts stay invisible), for APPEX_OP_ATTACH_TREE.
-int appex_open_tree_clone(int dirfd);
-int appex_pidfd_send_signal(int pidfd, int sig);
-int appex_pidfd_open(int pid);
-// prctl(PR_SET_CHILD_SUBREAPER): orphaned descendants are reparented to the caller, which
-// reaps them (what pid 1 does on a real system; a test harness stands in for it).
-int appex_set_child_subreaper(int on);
-int appex_memfd(const char *name);
-int appex_pipe_cloexec(int fds[2]);
-// A new network namespace as a close-on-exec descriptor, made by the calling thread, which
-// is back in its own namespace on return; -1 with errno on failure.
-int appex_netns_create(void);
-// appex_netns_create on a thread started elsewhere (appex_thread_start_elsewhere). NULL
-// only when out of memory. Every maker is finished exactly once: appex_netns_maker_finish
-// joins the thread (or, when none could be started, does its work there), frees the maker
-// and returns the namespace's descriptor (-1: it could not be made).
-struct appex_netns_maker;
-struct appex_netns_maker *appex_netns_maker_start(void);
-int appex_netns_maker_finish(struct appex_netns_maker *maker);
-// mallopt(M_ARENA_MAX, 1): every thread allocates from the main arena (1: done). Call it
-// before the process starts a thread.
-int appex_malloc_single_arena(void);
-// pthread_create of body(arg), joinable, with `stack_size` (0: the default), placed on one of
-// the caller's CPUs other than the one it runs on (when it may use several); the thread
-// widens its affinity back to the caller's set before calling body. Returns pthread_create's
-// error number (0: started). background_thread.c says why.
-int appex_thread_start_elsewhere(pthread_t *thread, size_t stack_size, void *(*body)(void *), void *arg);
-// The CPUs of `allowed` other than `here`, into `elsewhere`; 1 when that leaves at least one,
-// 0 (elsewhere untouched) when `allowed` holds one CPU or does not hold `here`.
-int appex_cpus_elsewhere(const cpu_set_t *allowed, int here, cpu_set_t *elsewhere);
-// sched_getcpu(), and CPU_COUNT of the calling thread's affinity (-1 on failure): GNU
-// extensions Swift's Glibc module leaves out, for the tests of the placement above.
-int appex_current_cpu(void);
-int appex_allowed_cpu_count(void);
-// waitid(P_PIDFD): status is the exit code or signal; code is CLD_EXITED/CLD_KILLED/CLD_DUMPED
-// (0 with WNOHANG when still running).
-int appex_wait_pidfd(int pidfd, int options, int32_t *code, int32_t *status);
 
 // Step name for messages ("mount", "pivot_root", ...).
 const char *appex_step_name(int32_t step);

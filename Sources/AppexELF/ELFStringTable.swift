@@ -8,7 +8,29 @@ struct ELFStringTable {
     static let empty = ELFStringTable(bytes: [], fileOffset: 0, maxNameLength: 0)
 
     static func read(_ reader: ELFReader, dynamic: ELFDynamicSection, map: ELFAddressMap) throws(ELFError) -> ELFStringTable {
-        guard let address = dynamic.value(ELFDynamicSection.dtStrTab) else { return .empty }
+        guard let table = try locate(reader, dynamic: dynamic, map: map) else { return .empty }
+        let bytes = try reader.read(table.part, at: table.offset, count: table.size)
+        return ELFStringTable(bytes: bytes.bytes, fileOffset: table.offset, maxNameLength: reader.limits.maxNameLength)
+    }
+
+    /// Only the part of the table that can hold the name at `offset` (at most the longest
+    /// name allowed, and its NUL): for a reader that needs one or two names of a large table.
+    static func read(_ reader: ELFReader, dynamic: ELFDynamicSection, map: ELFAddressMap,
+                     around offset: UInt64) throws(ELFError) -> ELFStringTable {
+        guard let table = try locate(reader, dynamic: dynamic, map: map) else { return .empty }
+        guard offset < table.size else {
+            throw ELFError(table.part, "name offset \(offset) lies outside the \(table.size)-byte string table")
+        }
+        let count = min(table.size - offset, UInt64(reader.limits.maxNameLength) + 1)
+        let bytes = try reader.read(table.part, at: table.offset + offset, count: count)
+        // Indexed from `offset`: the name is at 0 in these bytes.
+        return ELFStringTable(bytes: bytes.bytes, fileOffset: table.offset + offset, maxNameLength: reader.limits.maxNameLength)
+    }
+
+    /// Where DT_STRTAB lies in the file and how long it is; nil when there is none or it is empty.
+    private static func locate(_ reader: ELFReader, dynamic: ELFDynamicSection,
+                               map: ELFAddressMap) throws(ELFError) -> (part: String, offset: UInt64, size: UInt64)? {
+        guard let address = dynamic.value(ELFDynamicSection.dtStrTab) else { return nil }
         let part = "string table (DT_STRTAB \(hex(address)))"
         guard let size = dynamic.value(ELFDynamicSection.dtStrSize) else {
             throw ELFError(part, "DT_STRTAB without DT_STRSZ: the table's size is unknown")
@@ -16,10 +38,9 @@ struct ELFStringTable {
         guard size <= reader.limits.maxStringTableBytes else {
             throw ELFError(part, "DT_STRSZ \(size) exceeds the limit of \(reader.limits.maxStringTableBytes) bytes")
         }
-        guard size > 0 else { return .empty }
+        guard size > 0 else { return nil }
         let offset = try map.fileOffset(of: address, count: size, part: part)
-        let bytes = try reader.read(part, at: offset, count: size)
-        return ELFStringTable(bytes: bytes.bytes, fileOffset: offset, maxNameLength: reader.limits.maxNameLength)
+        return (part, offset, size)
     }
 
     /// The NUL-terminated name at `offset`, for `part`; its bytes are returned as they are

@@ -8,7 +8,7 @@
 // is made on the caller's other CPUs only, and on its first instruction widens its
 // affinity back to everything the caller may use, so later the scheduler moves it freely.
 #define _GNU_SOURCE
-#include "appex_launcher.h"
+#include "appex_threads.h"
 
 #include <errno.h>
 #include <pthread.h>
