@@ -19,6 +19,9 @@ public final class ExtensionCgroup: Sendable, CustomStringConvertible {
     let pidsDir: String?
     /// For v2 kernels without memory.peak (< 5.19): the largest memory.current seen.
     private let trackedPeak = Mutex<Int64>(0)
+    /// The high-water mark's file (v1 memory.max_usage_in_bytes, v2 memory.peak), read at
+    /// every answer: kept open.
+    private let peakFile: KeptNumberFile
     /// rmdir, or a fake tree's stand-in (tests).
     let removeDirectory: @Sendable (String) throws -> Bool
 
@@ -34,6 +37,7 @@ public final class ExtensionCgroup: Sendable, CustomStringConvertible {
         case .v1: paths = [memoryDir] + (pidsDir.map { [$0] } ?? [])
         case .v2: paths = [memoryDir]
         }
+        peakFile = KeptNumberFile(path: memoryDir + "/" + (version == .v1 ? "memory.max_usage_in_bytes" : "memory.peak"))
     }
 
     public var description: String { "\(version) cgroup \(name) at \(paths.joined(separator: ", "))" }
@@ -94,15 +98,14 @@ public final class ExtensionCgroup: Sendable, CustomStringConvertible {
     public func memoryPeak() throws -> Int64 {
         switch version {
         case .v1:
-            let path = file("memory.max_usage_in_bytes")
-            return try CgroupParse.number(try Sys.readFile(path), path: path)
+            return try peakFile.read()
         case .v2:
-            let path = file("memory.peak")
-            if Sys.exists(path) {
-                return try CgroupParse.number(try Sys.readFile(path), path: path)
+            do {
+                return try peakFile.read()
+            } catch let error as CgroupError where error.errno == .noSuchFileOrDirectory {
+                let now = try memoryCurrent()
+                return trackedPeak.withLock { max($0, now) }
             }
-            let now = try memoryCurrent()
-            return trackedPeak.withLock { max($0, now) }
         }
     }
 

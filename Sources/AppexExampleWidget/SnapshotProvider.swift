@@ -9,6 +9,8 @@ actor SnapshotProvider: ExtensionRequestHandler {
 
     /// The count as last written; read from the container on the first request only.
     private var count: Int?
+    /// The count's file, opened at the first request and kept.
+    private var file: CounterFile?
 
     func beginRequest(with context: ExtensionContext) async {
         let refreshed: Int
@@ -31,12 +33,13 @@ actor SnapshotProvider: ExtensionRequestHandler {
         count = nil
     }
 
-    private func nextCount() throws(ContainerError) -> Int {
-        let path = try ExtensionContainer.directory(Self.counterPath) + "/" + Self.counterFile
+    private func nextCount() throws -> Int {
+        let file = try self.file ?? CounterFile(path: ExtensionContainer.directory(Self.counterPath) + "/" + Self.counterFile)
+        self.file = file
         let current: Int
-        if let count { current = count } else { current = try storedCount(at: path) }
+        if let count { current = count } else { current = try storedCount(at: file.path) }
         let next = current + 1
-        try ExtensionContainer.write(Array("\(next)\n".utf8), to: path)
+        try file.write(Array("\(next)\n".utf8))
         count = next
         return next
     }

@@ -40,6 +40,15 @@ public final class ExtensionContext: Sendable {
         var openURLWaiters: [Waiter] = []
         var nextWaiterID = 0
         var task: Task<Void, Never>?
+        /// The handler's task while it starts on the reader's thread, before `attach` has
+        /// its handle: how a host cancel reaches it meanwhile.
+        var startingTask: StartingTask?
+    }
+
+    /// The running task, held only while it runs (cleared before its body returns, under the
+    /// lock that guards every use).
+    struct StartingTask: @unchecked Sendable {
+        let task: UnsafeCurrentTask
     }
 
     init(requestID: UInt64, inputItems: [ExtensionItem], descriptors: [Int32], runtime: ExtensionRuntime) {
@@ -157,11 +166,26 @@ public final class ExtensionContext: Sendable {
         // Answer before cancelling the task: once cancelled, the handler may wake on another
         // thread and answer first, and the cancel must be what the host gets.
         answer(.cancelRequest(CancelRequest(requestID: requestID, error: error)), descriptors: [], by: "the host's cancel")
-        task?.cancel()
+        if let task {
+            task.cancel()
+        } else {
+            // Not attached yet: the handler is still starting on the reader's thread.
+            state.withLock { $0.startingTask?.task.cancel() }
+        }
     }
 
     func attach(_ task: Task<Void, Never>) {
         state.withLock { $0.task = task }
+    }
+
+    /// Runs `body`, the handler of a task started on the reader's thread, so that a host
+    /// cancel reaches the task before `attach` has its handle.
+    func startingHere(_ body: () async -> Void) async {
+        withUnsafeCurrentTask { current in
+            state.withLock { $0.startingTask = current.map(StartingTask.init) }
+        }
+        await body()
+        state.withLock { $0.startingTask = nil }
     }
 
     // MARK: opening URLs

@@ -5,18 +5,23 @@ import Synchronization
 import Glibc
 #endif
 
-/// The serving side of a checked-in extension: one reader on the calling thread, handlers in
-/// tasks.
+/// The serving side of a checked-in extension: one reader at a time on two threads of its own
+/// (the calling thread and one more, ReaderRole), handlers in tasks.
 ///
 /// The reader decodes every frame, answers pings itself (so a handler that keeps every
 /// cooperative thread busy cannot make the process look unresponsive), routes cancels and
-/// open-URL results to their contexts, and starts a task per request and per callback. All
+/// open-URL results to their contexts, and starts a task per request and per callback. A
+/// request's task starts on the reader's own thread, once the other thread has taken over
+/// reading: no thread is woken before the handler runs. All
 /// messages go through one WireConnection, whose state machine checks the order of what is
 /// sent and received; a frame from appexd that breaks the protocol ends the process.
 final class ExtensionRuntime: Sendable {
     let connection: WireConnection
     let handler: any ExtensionRequestHandler
     private let requests = Mutex<[UInt64: ExtensionContext]>([:])
+    private let role = ReaderRole()
+    /// Set by a Terminate: every reader then waits for the open requests, up to the deadline.
+    private let termination = Mutex<Termination?>(nil)
 
     /// How long open requests may run after a Terminate without a grace period.
     static let defaultTerminationGrace: Duration = .seconds(1)
@@ -28,16 +33,39 @@ final class ExtensionRuntime: Sendable {
         self.handler = handler
     }
 
-    private struct Termination {
+    private struct Termination: Sendable {
         var reason: Reason
         /// When the SDK cancels what is still open and exits.
         var deadline: ContinuousClock.Instant
     }
 
     func serve() -> Never {
-        var termination: Termination?
+        startStandbyReader()
+        read()
+    }
+
+    /// The second reader thread: it stands by until a reader hands it the role.
+    private func startStandbyReader() {
+        let box = Unmanaged.passRetained(self).toOpaque()
+        var thread = pthread_t()
+        let made = pthread_create(&thread, nil, { box in
+            let runtime = Unmanaged<ExtensionRuntime>.fromOpaque(box!).takeRetainedValue()
+            runtime.role.standBy()
+            runtime.read()
+        }, box)
+        if made != 0 {
+            // Without it every request goes to the cooperative pool, as with a busy standby.
+            Unmanaged<ExtensionRuntime>.fromOpaque(box).release()
+            ExtensionLog.write("cannot start the second reader thread: \(SystemError.text(made))")
+        } else {
+            pthread_detach(thread)
+        }
+    }
+
+    /// The reader's loop, on whichever thread holds the role.
+    private func read() -> Never {
         while true {
-            if let t = termination {
+            if let t = termination.withLock({ $0 }) {
                 if requests.withLock({ $0.isEmpty }) { exit(0) }
                 let left = t.deadline - .now
                 if left <= .zero {
@@ -47,7 +75,12 @@ final class ExtensionRuntime: Sendable {
                 guard readable(within: min(left, Self.terminationPollInterval)) else { continue }
             }
             guard let frame = nextFrame() else { continue }
-            if let t = handle(frame) { termination = t }
+            if case .beginRequest(let request) = frame.message, role.handOff() {
+                begin(request, descriptors: frame.descriptors, here: true)
+                role.standBy()
+                continue
+            }
+            if let t = handle(frame) { termination.withLock { $0 = t } }
         }
     }
 
@@ -73,7 +106,7 @@ final class ExtensionRuntime: Sendable {
         case .ping(let sequence):
             send(.pong(sequence: sequence))
         case .beginRequest(let request):
-            begin(request, descriptors: frame.descriptors)
+            begin(request, descriptors: frame.descriptors, here: false)
         case .cancelRequest(let cancel):
             context(cancel.requestID)?.hostDidCancel(cancel.error)
         case .transferScheduled(let answer):
@@ -113,12 +146,18 @@ final class ExtensionRuntime: Sendable {
         return nil
     }
 
-    private func begin(_ request: BeginRequest, descriptors: [Int32]) {
+    /// Starts the request's handler in a task of its own: `here`, on this thread until the
+    /// handler first suspends (the role handed off), else on the cooperative pool.
+    private func begin(_ request: BeginRequest, descriptors: [Int32], here: Bool) {
         let context = ExtensionContext(requestID: request.requestID, inputItems: request.items,
                                        descriptors: descriptors, runtime: self)
         requests.withLock { $0[request.requestID] = context }
         let handler = self.handler
-        context.attach(Task.detached { await handler.beginRequest(with: context) })
+        if here {
+            context.attach(Task.immediateDetached { await context.startingHere { await handler.beginRequest(with: context) } })
+        } else {
+            context.attach(Task.detached { await handler.beginRequest(with: context) })
+        }
     }
 
     private func context(_ id: UInt64) -> ExtensionContext? {

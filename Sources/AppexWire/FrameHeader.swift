@@ -17,13 +17,17 @@ public struct FrameHeader: Equatable, Sendable {
         self.payloadLength = payloadLength
     }
 
-    func write(into out: inout [UInt8]) {
-        out.append(contentsOf: WireProtocol.magic)
-        LittleEndian.append(WireProtocol.frameFormat, to: &out)
-        LittleEndian.append(type.rawValue, to: &out)
-        LittleEndian.append(UInt16(0), to: &out)
-        LittleEndian.append(UInt16(descriptorCount), to: &out)
-        LittleEndian.append(UInt32(payloadLength), to: &out)
+    /// Writes the header over the first 16 bytes of `frame` (the room the encoder left).
+    func write(over frame: inout [UInt8]) {
+        precondition(frame.count >= WireProtocol.headerSize, "no room for the frame header")
+        frame.withUnsafeMutableBytes { out in
+            for (i, byte) in WireProtocol.magic.enumerated() { out[i] = byte }
+            out.storeBytes(of: WireProtocol.frameFormat.littleEndian, toByteOffset: 4, as: UInt16.self)
+            out.storeBytes(of: type.rawValue.littleEndian, toByteOffset: 6, as: UInt16.self)
+            out.storeBytes(of: UInt16(0), toByteOffset: 8, as: UInt16.self)
+            out.storeBytes(of: UInt16(descriptorCount).littleEndian, toByteOffset: 10, as: UInt16.self)
+            out.storeBytes(of: UInt32(payloadLength).littleEndian, toByteOffset: 12, as: UInt32.self)
+        }
     }
 
     /// Reads and checks a header from the first 16 bytes of `bytes`. The payload length is

@@ -1,6 +1,19 @@
 /// Appends TLV fields (u16 tag, u32 length, value; little-endian) to a byte array.
 struct TLVWriter {
-    var bytes: [UInt8] = []
+    var bytes: [UInt8]
+    /// Where the fields start: what comes before is room left for a frame header.
+    let origin: Int
+
+    /// `room` zero bytes first (a frame header is written over them once the payload is
+    /// done, so the frame is built in this one array).
+    init(reserving room: Int = 0) {
+        bytes = [UInt8](repeating: 0, count: room)
+        bytes.reserveCapacity(room + 240)
+        origin = room
+    }
+
+    /// The fields' bytes so far.
+    var payloadCount: Int { bytes.count - origin }
 
     private mutating func header(_ tag: UInt16, _ length: Int) {
         LittleEndian.append(tag, to: &bytes)
@@ -23,9 +36,11 @@ struct TLVWriter {
 
     /// Strings are UTF-8 without NUL: a C receiver may treat them as C strings.
     mutating func string(_ tag: UInt16, _ v: String, field: @autoclosure () -> String) throws(WireError) {
-        let utf8 = Array(v.utf8)
+        let utf8 = v.utf8
         if utf8.contains(0) { throw WireError(.nulInString, field: field(), "strings must not contain NUL") }
-        try data(tag, utf8)
+        try fits(utf8.count)
+        header(tag, utf8.count)
+        bytes.append(contentsOf: utf8)
     }
 
     mutating func nested(_ tag: UInt16, _ body: (inout TLVWriter) throws(WireError) -> Void) throws(WireError) {
@@ -40,7 +55,7 @@ struct TLVWriter {
 
     /// Stops early on a value that could never fit in a frame (and so never fit a u32).
     private func fits(_ length: Int) throws(WireError) {
-        if length > WireProtocol.maxPayloadSize || bytes.count > WireProtocol.maxPayloadSize {
+        if length > WireProtocol.maxPayloadSize || payloadCount > WireProtocol.maxPayloadSize {
             throw WireError(.frameTooLarge, "the payload exceeds \(WireProtocol.maxPayloadSize) bytes")
         }
     }

@@ -4,19 +4,20 @@ public enum WireCodec {
     /// attachments that refer to descriptors (indices 0..<n, each once); send exactly those n
     /// descriptors, in index order, with the frame.
     public static func encode(_ message: Message) throws(WireError) -> [UInt8] {
-        var encoder = MessageEncoder()
+        // The payload goes after room for the header, which is written over that room last:
+        // one array, never copied.
+        var encoder = MessageEncoder(w: TLVWriter(reserving: WireProtocol.headerSize))
         try encoder.encode(message)
-        let payload = encoder.w.bytes
-        guard payload.count <= WireProtocol.maxPayloadSize else {
+        let payloadCount = encoder.w.payloadCount
+        guard payloadCount <= WireProtocol.maxPayloadSize else {
             throw WireError(.frameTooLarge, field: message.type.name,
-                            "payload of \(payload.count) bytes, at most \(WireProtocol.maxPayloadSize); send bulk data as descriptors")
+                            "payload of \(payloadCount) bytes, at most \(WireProtocol.maxPayloadSize); send bulk data as descriptors")
         }
         let header = FrameHeader(type: message.type, descriptorCount: try encoder.descriptorCount(message.type),
-                                 payloadLength: payload.count)
+                                 payloadLength: payloadCount)
         var frame: [UInt8] = []
-        frame.reserveCapacity(WireProtocol.headerSize + payload.count)
-        header.write(into: &frame)
-        frame.append(contentsOf: payload)
+        swap(&frame, &encoder.w.bytes)
+        header.write(over: &frame)
         return frame
     }
 

@@ -82,11 +82,11 @@ public struct WireSocket: Hashable, Sendable {
     public func send(frame: [UInt8], descriptors: [Int32] = [], blocking: Bool = true) throws(SocketError) -> Bool {
         let flags = Int32(MSG_NOSIGNAL) | (blocking ? 0 : Int32(MSG_DONTWAIT))
         var control = descriptors.isEmpty ? [] : ControlMessage.rights(descriptors)
-        var bytes = frame
         while true {
-            let n = bytes.withUnsafeMutableBytes { payload in
+            // sendmsg only reads the frame: no mutable (copied) buffer of it.
+            let n = frame.withUnsafeBytes { payload in
                 control.withUnsafeMutableBytes { cbuf in
-                    var iov = iovec(iov_base: payload.baseAddress, iov_len: payload.count)
+                    var iov = iovec(iov_base: UnsafeMutableRawPointer(mutating: payload.baseAddress), iov_len: payload.count)
                     return withUnsafeMutablePointer(to: &iov) { iovp in
                         var msg = msghdr()
                         msg.msg_iov = iovp

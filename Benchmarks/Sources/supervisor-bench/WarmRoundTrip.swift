@@ -36,13 +36,34 @@ final class Appexd {
     }
 }
 
+/// Where a warm round trip's time goes, from the phases appexd puts in each outcome (µs
+/// resolution): `inside` is appexd's receipt of the request to the outcome's send (`total`),
+/// `extensionLeg` its BeginRequest's send to the answer's receipt (`roundTrip`: the extension's
+/// own work and the two hops to it and back). What is left of the host's round trip is the
+/// host client and the two hops between host and appexd.
+struct WarmPhases {
+    var inside = newHistogram()
+    var extensionLeg = newHistogram()
+
+    mutating func record(_ outcome: RequestOutcome) {
+        for p in outcome.phases {
+            switch p.name {
+            case "total": inside.record(max(p.microseconds, 1) * 1000)
+            case "roundTrip": extensionLeg.record(max(p.microseconds, 1) * 1000)
+            default: break
+            }
+        }
+    }
+}
+
 struct WarmRoundTrip {
     let client: HostClient
 
     /// Round trips in ns after `warmup` unmeasured ones, and the sizes of the request frame and
     /// of the outcome frame (for the floor to send records of the same size).
-    func measure(_ id: String, iterations: Int, warmup: Int) async throws -> (Histogram<UInt64>, request: Int, answer: Int) {
+    func measure(_ id: String, iterations: Int, warmup: Int) async throws -> (Histogram<UInt64>, WarmPhases, request: Int, answer: Int) {
         var h = newHistogram()
+        var phases = WarmPhases()
         let items = [ExtensionItem(attributedContentText: "bench")]
         var answerSize = 0
         for i in 0..<(warmup + iterations) {
@@ -53,19 +74,26 @@ struct WarmRoundTrip {
             if i >= warmup {
                 guard outcome.cold == false else { fail("\(id): a measured request launched the extension") }
                 h.record(elapsed)
+                phases.record(outcome.message)
             }
             answerSize = try WireCodec.encode(.requestOutcome(outcome.message)).count
         }
         let requestSize = try WireCodec.encode(.hostBeginRequest(HostBeginRequest(requestID: 1, bundleIdentifier: id, items: items))).count
-        return (h, requestSize, answerSize)
+        return (h, phases, requestSize, answerSize)
     }
 }
 
 /// The floor: `relay-floor` (three C processes) with records of the same sizes.
 func relayFloor(_ executable: String, iterations: Int, request: Int, answer: Int) -> Histogram<UInt64> {
+    runRelayFloor(executable, ["\(iterations)", "\(request)", "\(answer)"]).samples
+}
+
+/// Runs `relay-floor` with `arguments`: its samples, and its "# SECONDS RELAY_CPU" line when
+/// it printed one (the throughput mode).
+func runRelayFloor(_ executable: String, _ arguments: [String]) -> (samples: Histogram<UInt64>, seconds: Double, relayCPU: Double) {
     let p = Process()
     p.executableURL = URL(fileURLWithPath: executable)
-    p.arguments = ["\(iterations)", "\(request)", "\(answer)"]
+    p.arguments = arguments
     let out = Pipe()
     p.standardOutput = out
     do { try p.run() } catch { fail("cannot run \(executable): \(error)") }
@@ -73,8 +101,14 @@ func relayFloor(_ executable: String, iterations: Int, request: Int, answer: Int
     p.waitUntilExit()
     guard p.terminationStatus == 0 else { fail("relay-floor exited with \(p.terminationStatus)") }
     var h = newHistogram()
+    var seconds = 0.0, relayCPU = 0.0
     for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
-        if let v = UInt64(line) { h.record(v) }
+        if let v = UInt64(line) {
+            h.record(v)
+        } else if line.hasPrefix("# ") {
+            let fields = line.dropFirst(2).split(separator: " ").compactMap { Double($0) }
+            if fields.count == 2 { (seconds, relayCPU) = (fields[0], fields[1]) }
+        }
     }
-    return h
+    return (h, seconds, relayCPU)
 }

@@ -11,10 +11,16 @@
 //   warm  request round trip host → appexd → extension → host with a small text item, through
 //         a real appexd process and the host client. Floor: relay-floor, the same two hops
 //         between three plain C processes over Unix sockets, records of the same sizes.
-//         Target: p50 ≤ 3× the floor and ≤ 250 µs.
+//         Targets (issue 35): p50 ≤ 2.0× the floor (C), 2.5× (Swift SDK), 3× (Widget); p99 ≤ 3×
+//         the floor's p99. Each row is split by the phases appexd reports in the outcome.
+//   throughput  1, 8 and 64 hosts at once against the three extensions: requests/s, p50/p99 and
+//         appexd's CPU per request (/proc/<pid>/stat utime+stime over the run), beside
+//         relay-floor scaled the same way (N host processes, one relay, one worker per
+//         extension). Target: with 64 hosts, ≥ 50 % of the floor's requests/s.
 //
 //   make bench-supervisor     (builds the examples, appexd and the sandbox init in release,
-//                              then runs: supervisor-bench [--cold N] [--cold-cache N] [--warm N])
+//                              then runs: supervisor-bench [--cold N] [--cold-cache N] [--warm N]
+//                              [--throughput N], N the measured requests of each throughput row)
 //
 // Needs root (namespaces, cgroups, uids, drop_caches). Reads APPEX_EXAMPLES (the assembled
 // ExampleHost.app), APPEXD (the appexd executable) and APPEX_SANDBOX_INIT.
@@ -28,12 +34,13 @@ import Glibc
 #endif
 
 let counts: [String: Int]
-switch parseCounts(Array(CommandLine.arguments.dropFirst()), names: ["cold", "cold-cache", "warm"]) {
+switch parseCounts(Array(CommandLine.arguments.dropFirst()), names: ["cold", "cold-cache", "warm", "throughput"]) {
 case .success(let c): counts = c
 case .failure(let e): fail(e.description)
 }
 let coldIterations = counts["cold"] ?? 200, coldCacheIterations = counts["cold-cache"] ?? 20
 let warmIterations = counts["warm"] ?? 5000
+let throughputRequests = counts["throughput"] ?? 6000
 guard geteuid() == 0 else { fail("needs root: namespaces, cgroups, extension uids, drop_caches") }
 guard let examples = ProcessInfo.processInfo.environment["APPEX_EXAMPLES"] else { fail("set APPEX_EXAMPLES to the assembled ExampleHost.app (make bench-supervisor does)") }
 guard let appexdPath = ProcessInfo.processInfo.environment["APPEXD"] else { fail("set APPEXD to the appexd executable (make bench-supervisor does)") }
@@ -97,8 +104,9 @@ printTable("cold launch, caches dropped before each (sync; echo 3 > /proc/sys/vm
 // ---- warm --------------------------------------------------------------------------------------
 
 let appexd = try Appexd(executable: appexdPath, root: root)
-var warmRows: [Row] = []
-var warmTargets: [(String, Double, Double)] = []
+var warmRows: [Row] = [], phaseRows: [Row] = []
+var warmTargets: [(name: String, row: Row, floor: Row)] = []
+var throughputRows: [(hosts: Int, floor: ThroughputResult, appex: ThroughputResult)] = []
 do {
     let client = try HostClient.connect(socketPath: appexd.socket, identifier: "dev.appex.bench.host")
     defer { client.close() }
@@ -108,16 +116,29 @@ do {
     var sizes = (request: 0, answer: 0)
     var measured: [(String, Histogram<UInt64>)] = []
     for e in extensions {
-        let (h, request, answer) = try await warm.measure(e.id, iterations: warmIterations, warmup: 200)
+        let (h, phases, request, answer) = try await warm.measure(e.id, iterations: warmIterations, warmup: 200)
         measured.append((e.name, h))
+        phaseRows.append(Row(name: "\(e.name): in appexd, request in → outcome out", histogram: phases.inside))
+        phaseRows.append(Row(name: "\(e.name): — of it BeginRequest out → answer in", histogram: phases.extensionLeg))
         sizes = (max(sizes.request, request), max(sizes.answer, answer))
     }
     let floor = relayFloor(relayFloorPath, iterations: warmIterations, request: sizes.request, answer: sizes.answer)
     let floorName = "floor: 3 C processes, \(sizes.request) B / \(sizes.answer) B records"
     warmRows.append(Row(name: floorName, histogram: floor))
     for (name, h) in measured {
-        warmRows.append(Row(name: "\(name): host → appexd → ext → host", histogram: h, floor: floorName))
-        warmTargets.append((name, Double(h.valueAtPercentile(50)), Double(floor.valueAtPercentile(50))))
+        let row = Row(name: "\(name): host → appexd → ext → host", histogram: h, floor: floorName)
+        warmRows.append(row)
+        warmTargets.append((name, row, warmRows[0]))
+    }
+
+    let throughput = Throughput(socket: appexd.socket, appexd: ProcessReadings(pid: appexd.process.processIdentifier),
+                                extensions: extensions.map(\.id))
+    for hosts in [1, 8, 64] {
+        let perHost = max(throughputRequests / hosts, 1), warmup = max(200 / hosts, 5)
+        let f = relayFloorThroughput(relayFloorPath, hosts: hosts, workers: extensions.count, perHost: perHost,
+                                     warmup: warmup, request: sizes.request, answer: sizes.answer)
+        let a = try await throughput.measure(hosts: hosts, perHost: perHost, warmup: warmup)
+        throughputRows.append((hosts, f, a))
     }
 } catch {
     appexd.stop()
@@ -125,6 +146,8 @@ do {
 }
 appexd.stop()
 printTable("warm request round trip, small text item: µs", warmRows)
+printTable("where a warm round trip's time goes, from the phases appexd reports (µs resolution): µs", phaseRows)
+printThroughput(throughputRows, extensions: extensions.count)
 
 // ---- targets -----------------------------------------------------------------------------------
 
@@ -137,8 +160,16 @@ for r in coldCacheRows where r.name.hasSuffix("spawn → check-in") {
     let p99 = Double(r.histogram.valueAtPercentile(99)) / 1e6
     print(String(format: "   cold-cache p99 under the 1 s deadline, %@: %.1f ms %@", r.name, p99, p99 < 1000 ? "met" : "MISSED"))
 }
-for (name, p50, floor) in warmTargets {
-    let ratio = p50 / floor
-    let ok = ratio <= 3 && p50 <= 250_000
-    print(String(format: "   warm p50 ≤ 3× floor and ≤ 250 µs, %@: %.0f µs, %.2f× %@", name, p50 / 1000, ratio, ok ? "met" : "MISSED"))
+for (name, row, floor) in warmTargets {
+    // Issue 35: the C extension ≤ 2.0×, the Swift SDK ≤ 2.5×, Widget (which writes a file per
+    // request) ≤ 3×; every p99 ≤ 3× the floor's p99.
+    let limit = name.hasPrefix("Widget") ? 3.0 : name.contains("Swift") ? 2.5 : 2.0
+    let ratio = row.p50 / floor.p50, tail = row.p99 / floor.p99
+    print(String(format: "   warm p50 ≤ %.1f× floor, %@: %.0f µs, %.2f× %@", limit, name, row.p50 / 1000, ratio, ratio <= limit ? "met" : "MISSED"))
+    print(String(format: "   warm p99 ≤ 3× floor p99, %@: %.0f µs, %.2f× %@", name, row.p99 / 1000, tail, tail <= 3 ? "met" : "MISSED"))
+}
+if let row = throughputRows.first(where: { $0.hosts == 64 }) {
+    let share = row.appex.requestsPerSecond / row.floor.requestsPerSecond
+    print(String(format: "   64 hosts ≥ 50 %% of the floor's requests/s: %.0f of %.0f, %.0f %% %@", row.appex.requestsPerSecond,
+                 row.floor.requestsPerSecond, share * 100, share >= 0.5 ? "met" : "MISSED"))
 }
