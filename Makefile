@@ -127,17 +127,21 @@ bench-jetsam: deps bench-replan
 # the sources with Fuzz/FuzzEntry.swift into .build/fuzz-name/fuzz-name and runs it for
 # FUZZ_SECONDS from the corpus there, which the harness's seeds start.
 FUZZ_SECONDS ?= 300
+# A fifth argument names modules the sources import, built first as objects beside it.
 define swift-fuzz
-	mkdir -p .build/fuzz-$(1)/corpus
-	swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name $(2) \
-	  $(3) Fuzz/FuzzEntry.swift -o .build/fuzz-$(1)/fuzz-$(1)
+	mkdir -p .build/fuzz-$(1)/corpus .build/fuzz-$(1)/modules
+	$(foreach m,$(5),swiftc -O -sanitize=fuzzer,address -parse-as-library -wmo -module-name $(m) \
+	  -emit-module -emit-module-path .build/fuzz-$(1)/modules/$(m).swiftmodule \
+	  -emit-object -o .build/fuzz-$(1)/modules/$(m).o Sources/$(m)/*.swift &&) true
+	swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name $(2) -I .build/fuzz-$(1)/modules \
+	  $(foreach m,$(5),.build/fuzz-$(1)/modules/$(m).o) $(3) Fuzz/FuzzEntry.swift -o .build/fuzz-$(1)/fuzz-$(1)
 	APPEX_FUZZ_SEEDS=.build/fuzz-$(1)/corpus .build/fuzz-$(1)/fuzz-$(1) -max_total_time=$(FUZZ_SECONDS) \
 	  $(4) -artifact_prefix=.build/fuzz-$(1)/ .build/fuzz-$(1)/corpus
 endef
 
 # libFuzzer run of the wire decoder (Docs/protocol.md, "Fuzzing"); not part of `make test`.
 fuzz-wire:
-	$(call swift-fuzz,wire,AppexWireFuzz,Sources/AppexWire/*.swift Fuzz/WireDecoderFuzz.swift,-max_len=4096)
+	$(call swift-fuzz,wire,AppexWireFuzz,Sources/AppexWire/*.swift Fuzz/WireDecoderFuzz.swift,-max_len=4096,AppexKillReason)
 
 # libFuzzer run of the ELF reader (Docs/extension-safe-api.md, "The ELF reader"); not part of
 # `make test` (ELFFuzzTests runs seeded mutations there).
