@@ -7,7 +7,7 @@ export APPEX_POLICIES ?= $(CURDIR)/Policies
 EXAMPLES   := .build/examples
 DEMO_STATE := .build/demo-state
 
-.PHONY: all deps build test libappex test-libappex fuzz-libappex test-cgroup-v2 ci-build demo examples bench bench-replan bench-launch bench-activation bench-supervisor bench-policy bench-metrics bench-jetsam bench-load fuzz fuzz-wire fuzz-plist fuzz-elf clean
+.PHONY: all deps build test lint format libappex test-libappex fuzz-libappex test-cgroup-v2 ci-build demo examples bench bench-replan bench-launch bench-activation bench-supervisor bench-policy bench-metrics bench-jetsam bench-load fuzz fuzz-wire fuzz-plist fuzz-elf clean
 
 all: build
 
@@ -21,6 +21,16 @@ test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	@$(MAKE) --no-print-directory test-libappex
+
+# The style (.swift-format, .clang-format): `lint` checks every Swift and C file, `format`
+# rewrites them. clang-format comes from Debian (ensure-deps installs it with APPEX_LINT=1).
+lint:
+	@APPEX_LINT=1 scripts/ensure-deps.sh
+	@scripts/lint.sh
+
+format:
+	@APPEX_LINT=1 scripts/ensure-deps.sh
+	@scripts/lint.sh --fix
 
 # The live cgroup v2 checks in a QEMU guest booting Debian's kernel (Docs/cgroups.md, "Live on
 # v2"); installs QEMU, the kernel and virtme-ng when missing. Root; 4–10 min under TCG.

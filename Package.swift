@@ -71,7 +71,9 @@ let package = Package(
         // The version every executable's --version prints (kept equal to VERSION by a test).
         .target(name: "AppexVersion"),
         // What an installation relies on: every executable's --version, the systemd unit.
-        .testTarget(name: "AppexPackagingTests", dependencies: ["AppexVersion", "AppexTestSupport", "appex", "appex-commands", "appexd", "appex-sandbox-init"]),
+        .testTarget(
+            name: "AppexPackagingTests",
+            dependencies: ["AppexVersion", "AppexTestSupport", "appex", "appex-commands", "appexd", "appex-sandbox-init"]),
         // Extension-point policies and syscall groups: the model, effective-policy resolution,
         // the compiled cache and the locator, with no Foundation (`appex run` links it) ...
         .target(name: "AppexPolicyCore", dependencies: ["AppexBundle", "CSeccomp"]),
@@ -108,7 +110,8 @@ let package = Package(
         .target(
             name: "AppexSandbox",
             dependencies: [
-                "AppexBundle", "AppexELF", "AppexKillReason", "AppexPolicyCore", "AppexStateDirectory", "AppexCgroups", "AppexSystem", "CSeccomp", "CAppexLauncher", "CAppexLinux",
+                "AppexBundle", "AppexELF", "AppexKillReason", "AppexPolicyCore", "AppexStateDirectory", "AppexCgroups", "AppexSystem", "CSeccomp",
+                "CAppexLauncher", "CAppexLinux",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -140,9 +143,14 @@ let package = Package(
             // touches next to each other, so it starts with about half the page faults
             // (BuildSupport/make-link-order.sh; Docs/launch-sequence.md, "Laid out for the run").
             swiftSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))],
-            linkerSettings: [.unsafeFlags(["-static-stdlib", "-static-executable",
-                                           "-use-ld=lld", "-Xlinker", "--symbol-ordering-file=\(linkOrder)",
-                                           "-Xlinker", "--no-warn-symbol-ordering"], .when(configuration: .release))]
+            linkerSettings: [
+                .unsafeFlags(
+                    [
+                        "-static-stdlib", "-static-executable",
+                        "-use-ld=lld", "-Xlinker", "--symbol-ordering-file=\(linkOrder)",
+                        "-Xlinker", "--no-warn-symbol-ordering",
+                    ], .when(configuration: .release))
+            ]
         ),
         // What the command line's libraries share with it: JSON and table output, error text.
         .target(name: "AppexCommandSupport"),
@@ -159,12 +167,15 @@ let package = Package(
         // What `appex profile` and `appex report` make of launch timings: percentiles, the
         // history read from the registry, the fleet summary, text, JSON and HTML with SVG plots.
         .target(name: "AppexLaunchReport", dependencies: ["AppexCommandSupport", "AppexBundle", "AppexPolicy", "AppexRegistry"]),
-        .testTarget(name: "AppexLaunchReportTests", dependencies: ["AppexLaunchReport", "AppexKillReason", "AppexCommandSupport", "AppexRegistry", "AppexTestSupport"]),
+        .testTarget(
+            name: "AppexLaunchReportTests",
+            dependencies: ["AppexLaunchReport", "AppexKillReason", "AppexCommandSupport", "AppexRegistry", "AppexTestSupport"]),
         // The full tool: every command, with argument-parser (`appex --help` is its help).
         .executableTarget(
             name: "appex-commands",
             dependencies: [
-                "AppexRun", "AppexKillReason", "AppexBundle", "AppexPolicy", "AppexActivation", "AppexSandbox", "AppexStateDirectory", "AppexSupervisor", "AppexHostClient",
+                "AppexRun", "AppexKillReason", "AppexBundle", "AppexPolicy", "AppexActivation", "AppexSandbox", "AppexStateDirectory",
+                "AppexSupervisor", "AppexHostClient",
                 "AppexCommandSupport", "AppexPolicyTesting", "AppexLaunchReport",
                 "AppexBinaryLint", "AppexWire", "AppexCgroups", "AppexRegistry", "AppexVersion",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -213,23 +224,33 @@ let package = Package(
             ]
         ),
         .testTarget(name: "AppexCgroupsTests", dependencies: ["AppexCgroups"]),
-        .testTarget(name: "AppexSandboxTests", dependencies: ["AppexSandbox", "AppexStateDirectory", "AppexPolicy", "AppexCgroups", "AppexTestSupport"]),
+        .testTarget(
+            name: "AppexSandboxTests", dependencies: ["AppexSandbox", "AppexStateDirectory", "AppexPolicy", "AppexCgroups", "AppexTestSupport"]),
         .testTarget(name: "AppexWireTests", dependencies: ["AppexKillReason", "AppexWire", "AppexWireIO", "AppexWireListener", "AppexTestSupport"]),
-        .testTarget(name: "AppexCLITests", dependencies: ["appex", "appex-commands", "appex-example-c", "appex-example-lib", "AppexExampleShare", "AppexRun", "AppexBinaryLint", "AppexELF", "AppexCgroups", "AppexPolicy", "AppexSandbox", "AppexTestSupport"]),
+        .testTarget(
+            name: "AppexCLITests",
+            dependencies: [
+                "appex", "appex-commands", "appex-example-c", "appex-example-lib", "AppexExampleShare", "AppexRun", "AppexBinaryLint", "AppexELF",
+                "AppexCgroups", "AppexPolicy", "AppexSandbox", "AppexTestSupport",
+            ]),
 
         // The extension registry: installed copies under <state>/bundles, rows in SQLite (GRDB).
         .target(
             name: "AppexRegistry",
             // CAppexLinux: the per-thread file-system identity an install reads its source with.
-            dependencies: ["AppexBundle", "AppexKillReason", "AppexSandbox", "AppexStateDirectory", "CAppexLinux", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "AppexBundle", "AppexKillReason", "AppexSandbox", "AppexStateDirectory", "CAppexLinux", .product(name: "GRDB", package: "GRDB.swift"),
+            ]
         ),
         // Installs and toggles extensions in a loop until SIGKILLed, for the registry's crash test.
         .executableTarget(name: "appex-registry-crash-helper", dependencies: ["AppexRegistry"]),
         .testTarget(
             name: "AppexRegistryTests",
-            dependencies: ["AppexRegistry", "AppexKillReason", "AppexStateDirectory", "appex-registry-crash-helper", "AppexTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "AppexRegistry", "AppexKillReason", "AppexStateDirectory", "appex-registry-crash-helper", "AppexTestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
         ),
-
 
         // The supervisor core (Docs/architecture.md): catalog, admission, the life cycle of
         // each instance (launch deadline, request timeout, liveness, warm reuse, idle exit)
@@ -238,7 +259,8 @@ let package = Package(
         .target(
             name: "AppexSupervisor",
             dependencies: [
-                "AppexBundle", "AppexKillReason", "AppexPolicy", "AppexActivation", "AppexSandbox", "AppexStateDirectory", "AppexCgroups", "AppexRegistry",
+                "AppexBundle", "AppexKillReason", "AppexPolicy", "AppexActivation", "AppexSandbox", "AppexStateDirectory", "AppexCgroups",
+                "AppexRegistry",
                 "AppexWire", "AppexWireIO", "AppexWireListener", "CAppexLauncher", "CAppexLinux", "AppexTransferPlan",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -247,21 +269,30 @@ let package = Package(
         ),
         .testTarget(
             name: "AppexSupervisorTests",
-            dependencies: ["AppexSupervisor", "AppexWire", "AppexCgroups", "AppexRegistry", "AppexTestSupport", "AppexTransferPlan",
-                           "appex-probe-extension"]
+            dependencies: [
+                "AppexSupervisor", "AppexWire", "AppexCgroups", "AppexRegistry", "AppexTestSupport", "AppexTransferPlan",
+                "appex-probe-extension",
+            ]
         ),
         // appexd's pieces beside the supervisor (h-host). AppexHostClient: what a host links to
         // talk to appexd over the control socket; no Foundation (the appex CLI links it and
         // must start fast). AppexDaemon: the configuration file and sd_notify.
         .target(name: "AppexHostClient", dependencies: ["AppexWire", "AppexWireIO"]),
-        .testTarget(name: "AppexHostClientTests", dependencies: ["AppexHostClient", "AppexWire", "AppexWireIO", "AppexWireListener", "AppexTestSupport"]),
+        .testTarget(
+            name: "AppexHostClientTests", dependencies: ["AppexHostClient", "AppexWire", "AppexWireIO", "AppexWireListener", "AppexTestSupport"]),
         .target(
             name: "AppexDaemon",
-            dependencies: ["AppexPolicy", "AppexSystem", "AppexWire", "AppexWireIO", "AppexWireListener", .product(name: "Yams", package: "Yams"),
-                           .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "AppexPolicy", "AppexSystem", "AppexWire", "AppexWireIO", "AppexWireListener", .product(name: "Yams", package: "Yams"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
-        .testTarget(name: "AppexDaemonTests", dependencies: ["AppexDaemon", "AppexPolicy", "AppexWireIO", "AppexWireListener", "AppexTestSupport",
-                                                             .product(name: "Logging", package: "swift-log")]),
+        .testTarget(
+            name: "AppexDaemonTests",
+            dependencies: [
+                "AppexDaemon", "AppexPolicy", "AppexWireIO", "AppexWireListener", "AppexTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
 
         // appexd's metrics endpoint (Docs/metrics.md): the Prometheus backend behind
         // swift-metrics, the gauges read at scrape time, and `GET /metrics` on NIO's HTTP/1
@@ -320,8 +351,11 @@ let package = Package(
         .target(name: "AppexTransferPlan"),
         .testTarget(
             name: "AppexdTests",
-            dependencies: ["appexd", "appex", "appex-probe-extension", "appex-example-lib", "appex-host-c", "appex-lib-test-extension", "appex-transfer", "AppexExampleShare", "AppexHostClient", "AppexCgroups", "AppexWire", "AppexWireIO", "CAppexLinux",
-                           "AppexRegistry", "AppexSupervisor", "AppexTestSupport"]
+            dependencies: [
+                "appexd", "appex", "appex-probe-extension", "appex-example-lib", "appex-host-c", "appex-lib-test-extension", "appex-transfer",
+                "AppexExampleShare", "AppexHostClient", "AppexCgroups", "AppexWire", "AppexWireIO", "CAppexLinux",
+                "AppexRegistry", "AppexSupervisor", "AppexTestSupport",
+            ]
         ),
         // C extensions, written from Docs/protocol.md with no Appex code: the example
         // (HelloC.appex, executable hello-c) and the probe that misbehaves on instruction
@@ -335,8 +369,9 @@ let package = Package(
         .executableTarget(name: "appex-example-lib", dependencies: ["CAppex"], linkerSettings: cExtensionLinking),
         .executableTarget(name: "appex-host-c", dependencies: ["CAppex"], linkerSettings: cExtensionLinking),
         // Sleeps on request, pings answered on libappex's thread or not; only the tests run it.
-        .executableTarget(name: "appex-lib-test-extension", dependencies: ["CAppex"], path: "Tests/LibAppexTestExtension",
-                          linkerSettings: cExtensionLinking),
+        .executableTarget(
+            name: "appex-lib-test-extension", dependencies: ["CAppex"], path: "Tests/LibAppexTestExtension",
+            linkerSettings: cExtensionLinking),
         .executableTarget(name: "appex-probe-extension", linkerSettings: cExtensionLinking),
         .testTarget(
             name: "AppexCExtensionTests",
@@ -353,8 +388,9 @@ let package = Package(
         .executableTarget(name: "AppexExampleAction", dependencies: ["AppexExtensionKit"]),
         .executableTarget(name: "AppexExampleWidget", dependencies: ["AppexExtensionKit"]),
         // Reports the callbacks it sees through its answers; only the SDK tests run it.
-        .executableTarget(name: "appex-sdk-test-extension", dependencies: ["AppexExtensionKit"],
-                          path: "Tests/AppexSDKTestExtension"),
+        .executableTarget(
+            name: "appex-sdk-test-extension", dependencies: ["AppexExtensionKit"],
+            path: "Tests/AppexSDKTestExtension"),
         .testTarget(
             name: "AppexExtensionKitTests",
             dependencies: [
@@ -375,9 +411,13 @@ let package = Package(
 //   each question scans every conformance record of the executable (~7,300 in appex; ~0.3 ms
 //   of CPU per `appex run`, on the paths that matter).
 for target in package.targets where target.type == .regular || target.type == .executable {
-    target.swiftSettings = (target.swiftSettings ?? []) + [
-        .unsafeFlags(["-Xfrontend", "-function-sections",
-                      "-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors"],
-                     .when(configuration: .release)),
-    ]
+    target.swiftSettings =
+        (target.swiftSettings ?? []) + [
+            .unsafeFlags(
+                [
+                    "-Xfrontend", "-function-sections",
+                    "-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors",
+                ],
+                .when(configuration: .release))
+        ]
 }

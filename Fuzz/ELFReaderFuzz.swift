@@ -19,18 +19,18 @@ func sharedObject(bigEndian: Bool) -> [UInt8] {
         }
     }
     b[0...6] = [0x7f, 0x45, 0x4c, 0x46, 2, bigEndian ? 2 : 1, 1]
-    put(3, at: 16, size: 2)            // ET_DYN
-    put(62, at: 18, size: 2)           // EM_X86_64
-    put(1, at: 20, size: 4)            // EV_CURRENT
-    put(64, at: 32, size: 8)           // e_phoff
-    put(64, at: 52, size: 2)           // e_ehsize
-    put(56, at: 54, size: 2)           // e_phentsize
-    put(2, at: 56, size: 2)            // e_phnum
+    put(3, at: 16, size: 2)  // ET_DYN
+    put(62, at: 18, size: 2)  // EM_X86_64
+    put(1, at: 20, size: 4)  // EV_CURRENT
+    put(64, at: 32, size: 8)  // e_phoff
+    put(64, at: 52, size: 2)  // e_ehsize
+    put(56, at: 54, size: 2)  // e_phentsize
+    put(2, at: 56, size: 2)  // e_phnum
     let segments: [(type: UInt64, offset: Int, size: Int)] = [(1, 0, total), (2, dynamicAt, dynamicEntries * 16)]
     for (i, s) in segments.enumerated() {
         let ph = 64 + i * 56
         put(s.type, at: ph, size: 4)
-        put(4, at: ph + 4, size: 4)     // PF_R
+        put(4, at: ph + 4, size: 4)  // PF_R
         put(UInt64(s.offset), at: ph + 8, size: 8)
         put(UInt64(s.offset), at: ph + 16, size: 8)
         put(UInt64(s.size), at: ph + 32, size: 8)

@@ -7,7 +7,9 @@ import Glibc
 /// Writes the harness's seeds as files `seed-N` into the corpus directory named by
 /// APPEX_FUZZ_SEEDS, if set: libFuzzer starts from them.
 @_cdecl("LLVMFuzzerInitialize")
-public func fuzzInitialize(_ argc: UnsafeMutablePointer<Int32>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>) -> Int32 {
+public func fuzzInitialize(_ argc: UnsafeMutablePointer<Int32>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>)
+    -> Int32
+{
     guard let dir = getenv("APPEX_FUZZ_SEEDS") else { return 0 }
     let base = String(cString: dir)
     for (i, input) in fuzzSeeds().enumerated() {

@@ -7,7 +7,8 @@
 #include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    static const enum appex_role roles[] = { APPEX_ROLE_EXTENSION, APPEX_ROLE_HOST, (enum appex_role)APPEX_ROLE_SUPERVISOR_ };
+    static const enum appex_role roles[] = {APPEX_ROLE_EXTENSION, APPEX_ROLE_HOST,
+                                            (enum appex_role)APPEX_ROLE_SUPERVISOR_};
     for (size_t r = 0; r < 3; r++)
         for (int fds = 0; fds <= 2; fds++) {
             appex_message *m = NULL;

@@ -38,8 +38,9 @@ func fuzzInput(_ bytes: [UInt8]) {
     do {
         let value = try PropertyListReader.parse(bytes, budget: budget)
         let cost = PropertyListBudget.cost(of: value)
-        precondition(cost.values <= budget.maximumValues && cost.bytes <= budget.maximumBytes,
-                     "a value past the budget was accepted: \(cost)")
+        precondition(
+            cost.values <= budget.maximumValues && cost.bytes <= budget.maximumBytes,
+            "a value past the budget was accepted: \(cost)")
     } catch {
         precondition(!error.message.isEmpty)
     }

@@ -11,8 +11,10 @@ import Glibc
 func fuzzSeeds() -> [[UInt8]] {
     let item = ExtensionItem(
         attributedTitle: "t", attributedContentText: "text",
-        attachments: [Attachment(typeIdentifiers: ["public.url"], content: .inline(Array("https://e.x".utf8))),
-                      Attachment(typeIdentifiers: ["public.data"], content: .descriptor(index: 0), suggestedName: "n")],
+        attachments: [
+            Attachment(typeIdentifiers: ["public.url"], content: .inline(Array("https://e.x".utf8))),
+            Attachment(typeIdentifiers: ["public.data"], content: .descriptor(index: 0), suggestedName: "n"),
+        ],
         userInfo: ["s": .string("v"), "i": .integer(1), "b": .bool(true), "d": .double(1.5), "x": .data([1])])
     let messages: [Message] = [
         .hello(Hello(bundleIdentifier: "com.example.c", pid: 1)),
@@ -20,8 +22,10 @@ func fuzzSeeds() -> [[UInt8]] {
         .ping(sequence: 1),
         .beginRequest(BeginRequest(requestID: 1, items: [item])),
         .cancelRequest(CancelRequest(requestID: 1, error: RequestError(domain: "d", code: 1, message: "m"))),
-        .requestOutcome(RequestOutcome(requestID: 1, outcome: .completed, items: [item], reason: .crashed, cold: true,
-                                       phases: [.init("spawn", microseconds: 1)])),
+        .requestOutcome(
+            RequestOutcome(
+                requestID: 1, outcome: .completed, items: [item], reason: .crashed, cold: true,
+                phases: [.init("spawn", microseconds: 1)])),
         .admin(AdminRequest(requestID: 2, command: .uninstall(bundleIdentifier: "b", removeData: true))),
         .adminResult(AdminResult(requestID: 2, extensions: [ExtensionInfo(bundleIdentifier: "b", extensionPoint: "p", enabled: true, version: "1")])),
     ]

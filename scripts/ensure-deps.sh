@@ -20,6 +20,9 @@ if [ "${APPEX_REQUIRE_CHROMIUM:-}" = 1 ] && ! command -v chromium >/dev/null 2>&
 # their tests; only CI (and whoever sets APPEX_REQUIRE_PROMTOOL=1) needs it, elsewhere skipped.
 if [ "${APPEX_REQUIRE_PROMTOOL:-}" = 1 ] && ! command -v promtool >/dev/null 2>&1; then missing+=(prometheus); fi
 
+# `make lint` checks the C with clang-format (swift-format ships with the toolchain).
+if [ "${APPEX_LINT:-}" = 1 ] && ! command -v clang-format >/dev/null 2>&1; then missing+=(clang-format); fi
+
 # The cgroup v2 guest of `make test-cgroup-v2` (QEMU, a kernel, virtme-ng): only with
 # APPEX_CGROUP_V2=1 (CI sets it); the target itself asks for it too.
 if [ "${APPEX_CGROUP_V2:-}" = 1 ]; then "$(dirname "$0")/ensure-v2-guest.sh"; fi

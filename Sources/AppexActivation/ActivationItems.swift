@@ -69,12 +69,16 @@ public struct ActivationItems: Sendable, Hashable, Codable {
             for (j, a) in item.attachments.enumerated() {
                 func ap() -> String { "\(ip()).attachments[\(j)]" }
                 guard a.registeredTypeIdentifiers.count <= Limits.maximumTypeIdentifiersPerAttachment else {
-                    throw ItemsError(path: "\(ap()).registeredTypeIdentifiers", message: "\(a.registeredTypeIdentifiers.count) identifiers; the limit is \(Limits.maximumTypeIdentifiersPerAttachment)")
+                    throw ItemsError(
+                        path: "\(ap()).registeredTypeIdentifiers",
+                        message: "\(a.registeredTypeIdentifiers.count) identifiers; the limit is \(Limits.maximumTypeIdentifiersPerAttachment)")
                 }
                 for (k, t) in a.registeredTypeIdentifiers.enumerated() {
                     let length = t.utf8.count
                     guard length > 0, length <= Limits.maximumTypeIdentifierLength else {
-                        throw ItemsError(path: "\(ap()).registeredTypeIdentifiers[\(k)]", message: "a type identifier must be 1 to \(Limits.maximumTypeIdentifierLength) bytes")
+                        throw ItemsError(
+                            path: "\(ap()).registeredTypeIdentifiers[\(k)]",
+                            message: "a type identifier must be 1 to \(Limits.maximumTypeIdentifierLength) bytes")
                     }
                 }
                 if let n = a.suggestedName, n.utf8.count > Limits.maximumTextLength {
@@ -154,8 +158,10 @@ private struct AnyKey: CodingKey {
 private func rejectUnknownKeys(_ decoder: any Decoder, allowed: [String]) throws {
     let c = try decoder.container(keyedBy: AnyKey.self)
     for key in c.allKeys where !allowed.contains(key.stringValue) {
-        throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath + [key],
-            debugDescription: "unknown key \"\(key.stringValue)\"; expected one of: \(allowed.joined(separator: ", "))"))
+        throw DecodingError.dataCorrupted(
+            .init(
+                codingPath: decoder.codingPath + [key],
+                debugDescription: "unknown key \"\(key.stringValue)\"; expected one of: \(allowed.joined(separator: ", "))"))
     }
 }
 
@@ -186,7 +192,8 @@ public struct ItemsError: Error, Sendable, Hashable, CustomStringConvertible {
         case .keyNotFound(let key, let ctx):
             self.init(path: render(ctx.codingPath + [key]), message: "missing required key \"\(key.stringValue)\"")
         case .dataCorrupted(let ctx):
-            let detail = ctx.codingPath.isEmpty ? "not valid JSON" + (ctx.underlyingError.map { ": \($0.localizedDescription)" } ?? "") : ctx.debugDescription
+            let detail =
+                ctx.codingPath.isEmpty ? "not valid JSON" + (ctx.underlyingError.map { ": \($0.localizedDescription)" } ?? "") : ctx.debugDescription
             self.init(path: render(ctx.codingPath), message: detail)
         @unknown default:
             self.init(path: "$", message: "\(error)")
@@ -197,7 +204,7 @@ public struct ItemsError: Error, Sendable, Hashable, CustomStringConvertible {
         switch type {
         case is String.Type: "a string"
         case is [String].Type: "an array of strings"
-        case is Array<Any>.Type: "an array"
+        case is [Any].Type: "an array"
         default:
             String(describing: type).hasPrefix("Array") ? "an array" : "an object"
         }

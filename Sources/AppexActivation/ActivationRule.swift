@@ -34,8 +34,10 @@ public struct ActivationRule: Sendable {
     /// give `rule == nil`; warnings (TRUEPREDICATE, numeric string count, unknown dictionary
     /// key, undeclared UTI literal) leave a usable rule. `keyPath` is where the rule lives, used
     /// in every finding (normally `ActivationRuleSpec.keyPath`).
-    public static func compile(_ spec: ActivationRuleSpec, at keyPath: PlistKeyPath = ActivationRuleSpec.keyPath,
-                               types: UTTypeGraph = .system) -> (rule: ActivationRule?, findings: [Finding]) {
+    public static func compile(
+        _ spec: ActivationRuleSpec, at keyPath: PlistKeyPath = ActivationRuleSpec.keyPath,
+        types: UTTypeGraph = .system
+    ) -> (rule: ActivationRule?, findings: [Finding]) {
         switch spec {
         case .none:
             return (ActivationRule(form: .none, program: nil, types: types), [])
@@ -49,13 +51,22 @@ public struct ActivationRule: Sendable {
                     Finding.warning("activation.unknown-type", at: keyPath, "at \(loc.line):\(loc.column): \(message)")
                 }
                 if case .constant(true) = parsed.ast {
-                    findings.append(.warning("activation.truepredicate", at: keyPath,
-                        "TRUEPREDICATE activates for every request; it is for development only and App Store review rejects it"))
+                    findings.append(
+                        .warning(
+                            "activation.truepredicate", at: keyPath,
+                            "TRUEPREDICATE activates for every request; it is for development only and App Store review rejects it"))
                 }
                 let rule = ActivationRule(form: .predicate(parsed.ast), program: Program(parsed.node, slotCount: parsed.slotCount), types: types)
                 return (rule, findings)
             } catch {
-                return (nil, [.error(error.code, at: keyPath, "\(error.location.line):\(error.location.column) (offset \(error.location.offset)): \(error.message)")])
+                return (
+                    nil,
+                    [
+                        .error(
+                            error.code, at: keyPath,
+                            "\(error.location.line):\(error.location.column) (offset \(error.location.offset)): \(error.message)")
+                    ]
+                )
             }
         }
     }

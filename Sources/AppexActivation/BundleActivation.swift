@@ -9,8 +9,10 @@ public enum Activation {
     /// Findings about `NSExtensionActivation…` keys placed in `NSExtensionAttributes` that Apple
     /// does not define (corpus 058's `NSExtensionActivationSupportsMultipleAttachments`).
     /// Warning, not error: Apple ignores unknown keys, so the bundle still works there.
-    public static func checkAttributes(_ attributes: [String: PlistValue],
-                                       at keyPath: PlistKeyPath = "NSExtension:NSExtensionAttributes") -> [Finding] {
+    public static func checkAttributes(
+        _ attributes: [String: PlistValue],
+        at keyPath: PlistKeyPath = "NSExtension:NSExtensionAttributes"
+    ) -> [Finding] {
         attributes.keys.sorted().filter { $0.hasPrefix("NSExtensionActivation") && !knownAttributeKeys.contains($0) }.map { key in
             let hint = DictionaryRule.knownKeys.contains(key) ? "; it belongs inside NSExtensionActivationRule" : ""
             return .warning("activation.unknown-key", at: keyPath.appending(key), "unknown key \"\(key)\" is ignored\(hint)")

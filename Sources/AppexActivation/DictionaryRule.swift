@@ -132,7 +132,9 @@ public struct DictionaryRule: Sendable, Hashable {
             }
         }
         if let v = dict[strictKey] {
-            if let b = v.boolValue { rule.usesStrictMatching = b } else {
+            if let b = v.boolValue {
+                rule.usesStrictMatching = b
+            } else {
                 findings.append(.error("activation.value-type", at: keyPath.appending(strictKey), "expected a boolean, found \(v.typeName)"))
                 ok = false
             }
@@ -141,18 +143,29 @@ public struct DictionaryRule: Sendable, Hashable {
             if let n = v.integerValue, n == 1 || n == 2 {
                 rule.version = Int(n)
             } else {
-                findings.append(.error("activation.version", at: keyPath.appending(versionKey), "expected <integer>1</integer> or <integer>2</integer>, found \(v.typeName == "integer" ? String(v.integerValue ?? 0) : v.typeName)"))
+                findings.append(
+                    .error(
+                        "activation.version", at: keyPath.appending(versionKey),
+                        "expected <integer>1</integer> or <integer>2</integer>, found \(v.typeName == "integer" ? String(v.integerValue ?? 0) : v.typeName)"
+                    ))
                 ok = false
             }
         }
         if rule.usesStrictMatching && rule.version < 2 {
-            findings.append(.warning("activation.strict-needs-v2", at: keyPath.appending(strictKey), "strict matching applies only with \(versionKey) 2; it is ignored here"))
+            findings.append(
+                .warning(
+                    "activation.strict-needs-v2", at: keyPath.appending(strictKey),
+                    "strict matching applies only with \(versionKey) 2; it is ignored here"))
         }
         for key in dict.keys.sorted() where !knownKeys.contains(key) {
-            findings.append(.warning("activation.unknown-key", at: keyPath.appending(key), "unknown activation key \"\(key)\" is ignored (Apple ignores it too)"))
+            findings.append(
+                .warning("activation.unknown-key", at: keyPath.appending(key), "unknown activation key \"\(key)\" is ignored (Apple ignores it too)"))
         }
         if let lo = rule.attachmentsMinCount, let hi = rule.attachmentsMaxCount, lo > hi {
-            findings.append(.warning("activation.accepts-nothing", at: keyPath.appending(attachmentsMinKey), "AttachmentsWithMinCount \(lo) exceeds AttachmentsWithMaxCount \(hi): no request with attachments can activate"))
+            findings.append(
+                .warning(
+                    "activation.accepts-nothing", at: keyPath.appending(attachmentsMinKey),
+                    "AttachmentsWithMinCount \(lo) exceeds AttachmentsWithMaxCount \(hi): no request with attachments can activate"))
         }
         if ok && !Category.allCases.contains(where: rule.supports) {
             findings.append(.warning("activation.accepts-nothing", at: keyPath, "the rule supports no content type, so no request activates it"))
@@ -207,10 +220,12 @@ public struct DictionaryRule: Sendable, Hashable {
                     let record = items.attachmentRecords[a]
                     let ids = items.typeIdentifiers[Int(record.firstType)..<Int(record.endType)].joined(separator: ", ")
                     let nouns = Category.allCases.filter { mask & $0.bit != 0 }.map(\.noun)
-                    let what = nouns.isEmpty
+                    let what =
+                        nouns.isEmpty
                         ? "is no image, movie, web page, web URL, text or file"
                         : "counts as " + nouns.joined(separator: " and ") + ", which the rule does not support"
-                    return .notActivated("attachment \(a - Int(item.firstAttachment)) of item \(i) (\(ids.isEmpty ? "no type identifiers" : ids)) \(what)")
+                    return .notActivated(
+                        "attachment \(a - Int(item.firstAttachment)) of item \(i) (\(ids.isEmpty ? "no type identifiers" : ids)) \(what)")
                 }
                 for c in Category.ordered where mask & c.bit != 0 { counts[c.ordinal] += 1 }
             }
@@ -226,7 +241,9 @@ public struct DictionaryRule: Sendable, Hashable {
             let n = counts[c.ordinal]
             let max = maxCounts[c] ?? 0
             if n > max {
-                return .notActivated("\(n) attachments count as \(c.noun)\(n == 1 ? "" : "s") but \(c.key) is \(max)\(strict ? "" : " (non-strict counting: an attachment counts toward every category it conforms to)")")
+                return .notActivated(
+                    "\(n) attachments count as \(c.noun)\(n == 1 ? "" : "s") but \(c.key) is \(max)\(strict ? "" : " (non-strict counting: an attachment counts toward every category it conforms to)")"
+                )
             }
         }
         if let max = attachmentsMaxCount, total > max {

@@ -46,11 +46,15 @@ public struct PreparedItems: Sendable {
                     typeIdentifiers.append(t)
                     typeNodes.append(Int32(types.node(t) ?? -1))
                 }
-                attachmentRecords.append(AttachmentRecord(firstType: firstType, endType: Int32(typeIdentifiers.count),
-                                                          suggestedName: text(a.suggestedName)))
+                attachmentRecords.append(
+                    AttachmentRecord(
+                        firstType: firstType, endType: Int32(typeIdentifiers.count),
+                        suggestedName: text(a.suggestedName)))
             }
-            itemRecords.append(ItemRecord(firstAttachment: first, endAttachment: Int32(attachmentRecords.count),
-                                          contentText: text(item.attributedContentText), title: text(item.attributedTitle)))
+            itemRecords.append(
+                ItemRecord(
+                    firstAttachment: first, endAttachment: Int32(attachmentRecords.count),
+                    contentText: text(item.attributedContentText), title: text(item.attributedTitle)))
         }
         self.texts = texts
     }
@@ -152,9 +156,12 @@ final class PredicateEvaluator {
         mutating func visit(_ v: RValue, _ e: PredicateEvaluator) throws(EvaluationLimitError) -> Bool {
             try e.tick()
             let ok = e.holds(v, op, rhs, rNode)
-            if aggregate == 1 {   // ALL stops at the first miss
-                if !ok { allHold = false; return false }
-            } else if ok {        // ANY, SOME, NONE stop at the first match
+            if aggregate == 1 {  // ALL stops at the first miss
+                if !ok {
+                    allHold = false
+                    return false
+                }
+            } else if ok {  // ANY, SOME, NONE stop at the first match
                 found = true
                 return false
             }

@@ -60,9 +60,9 @@ enum TokenKind: Sendable, Hashable {
     case number(Double)
     case keyword(Keyword)
     case op(ComparisonOperator)
-    case and, or, not          // symbolic && || !
+    case and, or, not  // symbolic && || !
     case lparen, rparen, comma, dot
-    case at(String)            // @count and other collection operators
+    case at(String)  // @count and other collection operators
     case end
 }
 
@@ -106,9 +106,15 @@ struct Lexer {
     private mutating func skipSpace() {
         while pos < bytes.count {
             let b = bytes[pos]
-            if b == 0x0A { pos += 1; line += 1; lineStart = pos }
-            else if b == 0x20 || b == 0x09 || b == 0x0D || b == 0x0B || b == 0x0C { pos += 1 }
-            else { return }
+            if b == 0x0A {
+                pos += 1
+                line += 1
+                lineStart = pos
+            } else if b == 0x20 || b == 0x09 || b == 0x0D || b == 0x0B || b == 0x0C {
+                pos += 1
+            } else {
+                return
+            }
         }
     }
 
@@ -196,8 +202,9 @@ struct Lexer {
         for kw in [Keyword.utiConformsTo, .utiEquals] {
             let kb = Array(kw.rawValue.utf8)
             if start.offset + kb.count <= bytes.count,
-               zip(bytes[start.offset..<(start.offset + kb.count)], kb).allSatisfy({ Self.upper($0) == $1 }),
-               start.offset + kb.count == bytes.count || !Self.isIdentPart(bytes[start.offset + kb.count]) {
+                zip(bytes[start.offset..<(start.offset + kb.count)], kb).allSatisfy({ Self.upper($0) == $1 }),
+                start.offset + kb.count == bytes.count || !Self.isIdentPart(bytes[start.offset + kb.count])
+            {
                 pos = start.offset + kb.count
                 text = kw.rawValue
                 return Token(kind: .keyword(kw), location: start, length: kb.count)
@@ -256,8 +263,14 @@ struct Lexer {
             guard let c = peek() else {
                 throw RuleError(.syntax, at: start, "unterminated string: expected a closing \(quote == 0x22 ? "\"" : "'")")
             }
-            if c == quote { pos += 1; break }
-            if c == 0x0A { line += 1; lineStart = pos + 1 }
+            if c == quote {
+                pos += 1
+                break
+            }
+            if c == 0x0A {
+                line += 1
+                lineStart = pos + 1
+            }
             if c == UInt8(ascii: "\\") {
                 let escAt = location
                 guard let e = peek(1) else {
@@ -285,7 +298,9 @@ struct Lexer {
                     }
                     out.append(contentsOf: Array(String(Character(scalar)).utf8))
                 default:
-                    throw RuleError(.syntax, at: escAt, "unknown escape \"\\\(Character(UnicodeScalar(e)))\"; expected one of \\\" \\' \\\\ \\n \\t \\r \\0 \\x \\u")
+                    throw RuleError(
+                        .syntax, at: escAt,
+                        "unknown escape \"\\\(Character(UnicodeScalar(e)))\"; expected one of \\\" \\' \\\\ \\n \\t \\r \\0 \\x \\u")
                 }
                 continue
             }

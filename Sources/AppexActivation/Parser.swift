@@ -40,14 +40,16 @@ struct Parser {
     static func parse(_ source: String, types: UTTypeGraph) throws(RuleError) -> ParsedPredicate {
         let length = source.utf8.count
         guard length <= PredicateLimits.maximumLength else {
-            throw RuleError(.limit, at: RuleLocation(offset: PredicateLimits.maximumLength, line: 1, column: 1),
-                                 "predicate is \(length) bytes; the limit is \(PredicateLimits.maximumLength)")
+            throw RuleError(
+                .limit, at: RuleLocation(offset: PredicateLimits.maximumLength, line: 1, column: 1),
+                "predicate is \(length) bytes; the limit is \(PredicateLimits.maximumLength)")
         }
         var lexer = Lexer(source)
         let tokens = try lexer.tokenize()
         if case .end = tokens.first?.kind {
-            throw RuleError(.syntax, at: RuleLocation(offset: 0, line: 1, column: 1),
-                                 "empty predicate: expected a comparison, TRUEPREDICATE or FALSEPREDICATE")
+            throw RuleError(
+                .syntax, at: RuleLocation(offset: 0, line: 1, column: 1),
+                "empty predicate: expected a comparison, TRUEPREDICATE or FALSEPREDICATE")
         }
         var parser = Parser(tokens: tokens, types: types)
         let (ast, node, _) = try parser.predicate()
@@ -100,7 +102,9 @@ struct Parser {
 
     private func checkDepth(_ depth: Int, _ at: RuleLocation) throws(RuleError) {
         if depth > PredicateLimits.maximumDepth {
-            throw RuleError(.limit, at: at, "predicate nests deeper than \(PredicateLimits.maximumDepth) levels (long AND/OR chains count one level per operator)")
+            throw RuleError(
+                .limit, at: at, "predicate nests deeper than \(PredicateLimits.maximumDepth) levels (long AND/OR chains count one level per operator)"
+            )
         }
     }
 
@@ -186,7 +190,8 @@ struct Parser {
         if aggregate != nil { advance() }
         let lhsTok = current
         let (lexpr, lop, ltype, ldepth) = try expression(
-            expecting: aggregate == nil ? "a comparison, NOT, \"(\", TRUEPREDICATE or FALSEPREDICATE" : "a collection key path after \(aggregate!.rawValue)")
+            expecting: aggregate == nil
+                ? "a comparison, NOT, \"(\", TRUEPREDICATE or FALSEPREDICATE" : "a collection key path after \(aggregate!.rawValue)")
         let opTok = current
         let op: ComparisonOperator
         switch opTok.kind {
@@ -220,7 +225,8 @@ struct Parser {
             let node = types.node(uti)
             rhsOperand = .string(uti, node: node)
             if node == nil {
-                warnings.append((rhsTok.location, "\"\(uti)\" is not a declared type: only attachments registered with exactly this identifier match it"))
+                warnings.append(
+                    (rhsTok.location, "\"\(uti)\" is not a declared type: only attachments registered with exactly this identifier match it"))
             }
         }
         let cmp = RuleComparison(aggregate, lexpr, op, rexpr)
@@ -229,8 +235,10 @@ struct Parser {
         return (.comparison(cmp), .compare(CompareNode(aggregate: aggregate, lhs: lop, op: op, rhs: rhsOperand)), depth)
     }
 
-    private static func checkOperands(_ l: ValueType, _ op: ComparisonOperator, _ r: ValueType,
-                                      _ la: RuleLocation, _ ra: RuleLocation) throws(RuleError) {
+    private static func checkOperands(
+        _ l: ValueType, _ op: ComparisonOperator, _ r: ValueType,
+        _ la: RuleLocation, _ ra: RuleLocation
+    ) throws(RuleError) {
         if case .object = l {
             throw RuleError(.type, at: la, "cannot compare \(l.name); name one of its keys")
         }
@@ -240,7 +248,9 @@ struct Parser {
         switch op {
         case .utiConformsTo, .utiEquals:
             guard l == .string else { throw RuleError(.type, at: la, "\(op.rawValue) needs a type identifier string on its left; this is \(l.name)") }
-            guard r == .string else { throw RuleError(.type, at: ra, "\(op.rawValue) needs a type identifier string on its right; this is \(r.name)") }
+            guard r == .string else {
+                throw RuleError(.type, at: ra, "\(op.rawValue) needs a type identifier string on its right; this is \(r.name)")
+            }
         case .equal, .notEqual:
             switch (l, r) {
             case (.number, .number), (.string, .string), (.string, .null), (.null, .string), (.null, .null): break
@@ -282,7 +292,8 @@ struct Parser {
         case .identifier(let key):
             advance()
             guard let (step, ty) = Schema.property(key, of: .request) else {
-                throw RuleError(.unknownKey, at: t.location, "unknown key \"\(key)\"; the request has: \(Schema.keys(of: .request).joined(separator: ", "))")
+                throw RuleError(
+                    .unknownKey, at: t.location, "unknown key \"\(key)\"; the request has: \(Schema.keys(of: .request).joined(separator: ", "))")
             }
             pathSteps = [step]
             pathKeys = [key]
@@ -293,7 +304,8 @@ struct Parser {
         case .variable(let name):
             advance()
             guard let bound = scope.last(where: { $0.name == name }) else {
-                throw RuleError(.unboundVariable, at: t.location, "$\(name) is not bound here; variables are bound by SUBQUERY(collection, $\(name), …)")
+                throw RuleError(
+                    .unboundVariable, at: t.location, "$\(name) is not bound here; variables are bound by SUBQUERY(collection, $\(name), …)")
             }
             pathSlot = bound.slot
             pathVariable = name
@@ -329,7 +341,9 @@ struct Parser {
                     throw RuleError(.unknownKey, at: k.location, "unknown key \"\(key)\": \(type.name) has no keys")
                 }
                 guard let (step, ty) = Schema.property(key, of: kind) else {
-                    throw RuleError(.unknownKey, at: k.location, "unknown key \"\(key)\"; \(Self.article(kind)) \(kind.rawValue) has: \(Schema.keys(of: kind).joined(separator: ", "))")
+                    throw RuleError(
+                        .unknownKey, at: k.location,
+                        "unknown key \"\(key)\"; \(Self.article(kind)) \(kind.rawValue) has: \(Schema.keys(of: kind).joined(separator: ", "))")
                 }
                 pathSteps.append(step)
                 pathKeys.append(key)
@@ -353,7 +367,9 @@ struct Parser {
                     throw RuleError(.type, at: k.location, "@count needs a collection; this is \(type.name)")
                 }
                 if flattened {
-                    throw RuleError(.type, at: k.location, "@count after a path through a collection is ambiguous (Foundation counts the outer collection); count with SUBQUERY instead")
+                    throw RuleError(
+                        .type, at: k.location,
+                        "@count after a path through a collection is ambiguous (Foundation counts the outer collection); count with SUBQUERY instead")
                 }
                 switch operand {
                 case .path(let p): operand = .count(.path(p))
@@ -413,9 +429,11 @@ struct Parser {
         scope.removeLast()
         guard case .rparen = current.kind else { throw fail("\")\" to close SUBQUERY") }
         advance()
-        return (.subquery(collection: cexpr, variable: name, predicate: past),
-                .count(.subquery(cpath, slot: slot, pnode)),
-                .collection(element, flattened: false), pdepth + 1)
+        return (
+            .subquery(collection: cexpr, variable: name, predicate: past),
+            .count(.subquery(cpath, slot: slot, pnode)),
+            .collection(element, flattened: false), pdepth + 1
+        )
     }
 }
 

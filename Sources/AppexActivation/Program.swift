@@ -59,13 +59,14 @@ struct Program: Sendable {
             instr = Instr(kind: .or, a: a, b: b)
         case .compare(let c):
             let a = lower(c.lhs), b = lower(c.rhs)
-            let agg: Int8 = switch c.aggregate {
-            case nil: -1
-            case .any?: 0
-            case .all?: 1
-            case .none?: 2
-            case .some?: 3
-            }
+            let agg: Int8 =
+                switch c.aggregate {
+                case nil: -1
+                case .any?: 0
+                case .all?: 1
+                case .none?: 2
+                case .some?: 3
+                }
             instr = Instr(kind: .compare, a: a, b: b, op: c.op, aggregate: agg)
         }
         instrs.append(instr)

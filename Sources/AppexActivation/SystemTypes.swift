@@ -36,15 +36,21 @@ enum SystemTypes {
         D("public.utf16-plain-text", conformsTo: ["public.plain-text"]),
         D("public.utf16-external-plain-text", conformsTo: ["public.plain-text"]),
         D("public.delimited-values-text", conformsTo: ["public.text"]),
-        D("public.comma-separated-values-text", conformsTo: ["public.delimited-values-text"], extensions: ["csv"], mimeTypes: ["text/csv", "text/comma-separated-values"]),
-        D("public.tab-separated-values-text", conformsTo: ["public.delimited-values-text"], extensions: ["tsv"], mimeTypes: ["text/tab-separated-values"]),
+        D(
+            "public.comma-separated-values-text", conformsTo: ["public.delimited-values-text"], extensions: ["csv"],
+            mimeTypes: ["text/csv", "text/comma-separated-values"]),
+        D(
+            "public.tab-separated-values-text", conformsTo: ["public.delimited-values-text"], extensions: ["tsv"],
+            mimeTypes: ["text/tab-separated-values"]),
         D("public.utf8-tab-separated-values-text", conformsTo: ["public.tab-separated-values-text"]),
         D("public.rtf", conformsTo: ["public.text"], extensions: ["rtf"], mimeTypes: ["text/rtf", "application/rtf"]),
         D("public.html", conformsTo: ["public.text"], extensions: ["html", "htm", "shtml"], mimeTypes: ["text/html"]),
         D("public.xml", conformsTo: ["public.text"], extensions: ["xml"], mimeTypes: ["application/xml", "text/xml"]),
         D("public.xhtml", conformsTo: ["public.xml", "public.html"], extensions: ["xhtml", "xht"], mimeTypes: ["application/xhtml+xml"]),
         D("public.json", conformsTo: ["public.text"], extensions: ["json"], mimeTypes: ["application/json"]),
-        D("public.yaml", conformsTo: ["public.text"], extensions: ["yaml", "yml"], mimeTypes: ["application/yaml", "application/x-yaml", "text/yaml"]),
+        D(
+            "public.yaml", conformsTo: ["public.text"], extensions: ["yaml", "yml"],
+            mimeTypes: ["application/yaml", "application/x-yaml", "text/yaml"]),
         D("public.css", conformsTo: ["public.text"], extensions: ["css"], mimeTypes: ["text/css"]),
         D("public.log", conformsTo: ["public.text"], extensions: ["log"]),
         D("net.daringfireball.markdown", conformsTo: ["public.plain-text"], extensions: ["md", "markdown"], mimeTypes: ["text/markdown"]),
@@ -61,11 +67,15 @@ enum SystemTypes {
         D("public.ruby-script", conformsTo: ["public.script"], extensions: ["rb"]),
         D("public.perl-script", conformsTo: ["public.script"], extensions: ["pl", "pm"]),
         D("public.php-script", conformsTo: ["public.script"], extensions: ["php"]),
-        D("com.netscape.javascript-source", conformsTo: ["public.script"], extensions: ["js", "mjs"], mimeTypes: ["text/javascript", "application/javascript"]),
+        D(
+            "com.netscape.javascript-source", conformsTo: ["public.script"], extensions: ["js", "mjs"],
+            mimeTypes: ["text/javascript", "application/javascript"]),
 
         // Contacts, calendars.
         D("public.contact", conformsTo: ["public.content"]),
-        D("public.vcard", conformsTo: ["public.text", "public.contact"], extensions: ["vcf", "vcard"], mimeTypes: ["text/vcard", "text/x-vcard", "text/directory"]),
+        D(
+            "public.vcard", conformsTo: ["public.text", "public.contact"], extensions: ["vcf", "vcard"],
+            mimeTypes: ["text/vcard", "text/x-vcard", "text/directory"]),
         D("public.calendar-event", conformsTo: ["public.content"]),
         D("com.apple.ical.ics", conformsTo: ["public.data", "public.calendar-event"], extensions: ["ics"], mimeTypes: ["text/calendar"]),
         D("public.to-do-item", conformsTo: ["public.content"]),
@@ -109,30 +119,42 @@ enum SystemTypes {
         D("public.mpeg-4-audio", conformsTo: ["public.mpeg-4", "public.audio"], extensions: ["m4a"], mimeTypes: ["audio/mp4", "audio/x-m4a"]),
         D("public.aifc-audio", conformsTo: ["public.audio"], extensions: ["aifc"], mimeTypes: ["audio/x-aifc"]),
         D("public.aiff-audio", conformsTo: ["public.aifc-audio"], extensions: ["aiff", "aif"], mimeTypes: ["audio/aiff", "audio/x-aiff"]),
-        D("com.microsoft.waveform-audio", conformsTo: ["public.audio"], extensions: ["wav", "wave"], mimeTypes: ["audio/wav", "audio/x-wav", "audio/vnd.wave"]),
+        D(
+            "com.microsoft.waveform-audio", conformsTo: ["public.audio"], extensions: ["wav", "wave"],
+            mimeTypes: ["audio/wav", "audio/x-wav", "audio/vnd.wave"]),
         D("public.midi-audio", conformsTo: ["public.audio"], extensions: ["mid", "midi"], mimeTypes: ["audio/midi", "audio/x-midi"]),
         D("org.xiph.flac", conformsTo: ["public.audio"], extensions: ["flac"], mimeTypes: ["audio/flac"]),
         D("com.apple.coreaudio-format", conformsTo: ["public.audio"], extensions: ["caf"], mimeTypes: ["audio/x-caf"]),
         D("public.playlist", conformsTo: ["public.content"]),
-        D("public.m3u-playlist", conformsTo: ["public.text", "public.playlist"], extensions: ["m3u", "m3u8"], mimeTypes: ["audio/mpegurl", "audio/x-mpegurl", "application/vnd.apple.mpegurl"]),
+        D(
+            "public.m3u-playlist", conformsTo: ["public.text", "public.playlist"], extensions: ["m3u", "m3u8"],
+            mimeTypes: ["audio/mpegurl", "audio/x-mpegurl", "application/vnd.apple.mpegurl"]),
 
         // Documents.
         D("com.adobe.pdf", conformsTo: ["public.data", "public.composite-content"], extensions: ["pdf"], mimeTypes: ["application/pdf"]),
         D("com.apple.rtfd", conformsTo: ["com.apple.package", "public.composite-content"], extensions: ["rtfd"]),
         D("com.apple.flat-rtfd", conformsTo: ["public.data", "public.composite-content"]),
-        D("com.apple.webarchive", conformsTo: ["public.data", "public.composite-content"], extensions: ["webarchive"], mimeTypes: ["application/x-webarchive"]),
+        D(
+            "com.apple.webarchive", conformsTo: ["public.data", "public.composite-content"], extensions: ["webarchive"],
+            mimeTypes: ["application/x-webarchive"]),
         D("public.presentation", conformsTo: ["public.composite-content"]),
         D("public.spreadsheet", conformsTo: ["public.content"]),
         D("com.microsoft.word.doc", conformsTo: ["public.data", "public.composite-content"], extensions: ["doc"], mimeTypes: ["application/msword"]),
-        D("com.microsoft.excel.xls", conformsTo: ["public.data", "public.spreadsheet"], extensions: ["xls"], mimeTypes: ["application/vnd.ms-excel"]),
-        D("com.microsoft.powerpoint.ppt", conformsTo: ["public.data", "public.presentation"], extensions: ["ppt"], mimeTypes: ["application/vnd.ms-powerpoint"]),
+        D(
+            "com.microsoft.excel.xls", conformsTo: ["public.data", "public.spreadsheet"], extensions: ["xls"], mimeTypes: ["application/vnd.ms-excel"]
+        ),
+        D(
+            "com.microsoft.powerpoint.ppt", conformsTo: ["public.data", "public.presentation"], extensions: ["ppt"],
+            mimeTypes: ["application/vnd.ms-powerpoint"]),
 
         // Archives (after the documents that are zip containers would be wrong: declared here,
         // forward references below are fine).
         D("public.archive", conformsTo: ["public.data"]),
         D("com.pkware.zip-archive", conformsTo: ["public.data", "public.archive"], extensions: ["zip"], mimeTypes: ["application/zip"]),
         D("public.zip-archive", conformsTo: ["com.pkware.zip-archive"]),
-        D("org.gnu.gnu-zip-archive", conformsTo: ["public.data", "public.archive"], extensions: ["gz", "gzip"], mimeTypes: ["application/gzip", "application/x-gzip"]),
+        D(
+            "org.gnu.gnu-zip-archive", conformsTo: ["public.data", "public.archive"], extensions: ["gz", "gzip"],
+            mimeTypes: ["application/gzip", "application/x-gzip"]),
         D("public.tar-archive", conformsTo: ["public.data", "public.archive"], extensions: ["tar"], mimeTypes: ["application/x-tar"]),
         D("org.gnu.gnu-tar-archive", conformsTo: ["public.tar-archive"], extensions: ["gtar"]),
         D("public.bzip2-archive", conformsTo: ["public.data", "public.archive"], extensions: ["bz2"], mimeTypes: ["application/x-bzip2"]),
@@ -140,10 +162,18 @@ enum SystemTypes {
         D("public.disk-image", conformsTo: ["public.archive"]),
         D("com.apple.disk-image", conformsTo: ["public.disk-image"], extensions: ["dmg"]),
         D("org.openxmlformats.openxml", conformsTo: ["public.zip-archive"]),
-        D("org.openxmlformats.wordprocessingml.document", conformsTo: ["org.openxmlformats.openxml", "public.composite-content"], extensions: ["docx"], mimeTypes: ["application/vnd.openxmlformats-officedocument.wordprocessingml.document"]),
-        D("org.openxmlformats.spreadsheetml.sheet", conformsTo: ["org.openxmlformats.openxml", "public.spreadsheet"], extensions: ["xlsx"], mimeTypes: ["application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"]),
-        D("org.openxmlformats.presentationml.presentation", conformsTo: ["org.openxmlformats.openxml", "public.presentation"], extensions: ["pptx"], mimeTypes: ["application/vnd.openxmlformats-officedocument.presentationml.presentation"]),
-        D("org.idpf.epub-container", conformsTo: ["public.zip-archive", "public.composite-content"], extensions: ["epub"], mimeTypes: ["application/epub+zip"]),
+        D(
+            "org.openxmlformats.wordprocessingml.document", conformsTo: ["org.openxmlformats.openxml", "public.composite-content"],
+            extensions: ["docx"], mimeTypes: ["application/vnd.openxmlformats-officedocument.wordprocessingml.document"]),
+        D(
+            "org.openxmlformats.spreadsheetml.sheet", conformsTo: ["org.openxmlformats.openxml", "public.spreadsheet"], extensions: ["xlsx"],
+            mimeTypes: ["application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"]),
+        D(
+            "org.openxmlformats.presentationml.presentation", conformsTo: ["org.openxmlformats.openxml", "public.presentation"], extensions: ["pptx"],
+            mimeTypes: ["application/vnd.openxmlformats-officedocument.presentationml.presentation"]),
+        D(
+            "org.idpf.epub-container", conformsTo: ["public.zip-archive", "public.composite-content"], extensions: ["epub"],
+            mimeTypes: ["application/epub+zip"]),
 
         // Apple data formats.
         D("com.apple.property-list", conformsTo: ["public.data"], extensions: ["plist"], mimeTypes: ["application/x-plist"]),

@@ -206,8 +206,10 @@ public struct UTTypeGraph: Sendable {
         for (i, entry) in entries.enumerated() {
             let at = keyPath.appending(index: i)
             guard let id = entry["UTTypeIdentifier"]?.stringValue, !id.isEmpty else {
-                findings.append(.error("types.identifier", at: at.appending("UTTypeIdentifier"),
-                                       "a type declaration needs a UTTypeIdentifier string"))
+                findings.append(
+                    .error(
+                        "types.identifier", at: at.appending("UTTypeIdentifier"),
+                        "a type declaration needs a UTTypeIdentifier string"))
                 continue
             }
             let conforms = Self.strings(entry["UTTypeConformsTo"], at: at.appending("UTTypeConformsTo"), &findings)
@@ -239,7 +241,9 @@ public struct UTTypeGraph: Sendable {
         case .array(let a):
             var out: [String] = []
             for (i, v) in a.enumerated() {
-                if let s = v.stringValue { out.append(s) } else {
+                if let s = v.stringValue {
+                    out.append(s)
+                } else {
                     findings.append(.error("types.value-type", at: at.appending(index: i), "expected string, found \(v.typeName)"))
                 }
             }
@@ -304,9 +308,10 @@ public struct UTTypeGraph: Sendable {
         ancestorStride = stride
         let idx = index
         let n = { (id: String) in idx[id] ?? -1 }
-        wellKnown = WellKnownNodes(image: n("public.image"), movie: n("public.movie"), html: n("public.html"),
-                                   propertyList: n("com.apple.property-list"), text: n("public.text"),
-                                   fileURL: n("public.file-url"), url: n("public.url"), data: n("public.data"))
+        wellKnown = WellKnownNodes(
+            image: n("public.image"), movie: n("public.movie"), html: n("public.html"),
+            propertyList: n("com.apple.property-list"), text: n("public.text"),
+            fileURL: n("public.file-url"), url: n("public.url"), data: n("public.data"))
     }
 }
 

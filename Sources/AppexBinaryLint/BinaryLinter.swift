@@ -1,6 +1,7 @@
 import AppexBundle
 import AppexELF
 import AppexPolicy
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -14,13 +15,17 @@ public enum BinaryLinter {
     public static let maxObjects = 256
 
     /// Checks `executable` (one file name) inside the bundle directory `bundle`.
-    public static func lint(bundle: String, executable: String, policy: BinaryLintPolicy,
-                            limits: ELFLimits = ELFLimits()) -> BinaryLintReport {
+    public static func lint(
+        bundle: String, executable: String, policy: BinaryLintPolicy,
+        limits: ELFLimits = ELFLimits()
+    ) -> BinaryLintReport {
         lint(root: bundle, scope: "the bundle", executable: executable, policy: policy, limits: limits)
     }
 
-    static func lint(root bundle: String, scope: String, executable: String, policy: BinaryLintPolicy,
-                     limits: ELFLimits) -> BinaryLintReport {
+    static func lint(
+        root bundle: String, scope: String, executable: String, policy: BinaryLintPolicy,
+        limits: ELFLimits
+    ) -> BinaryLintReport {
         var report = BinaryLintReport(policy: policy)
         let tree: BundleTree
         do { tree = try BundleTree(path: bundle) } catch {
@@ -73,22 +78,27 @@ public enum BinaryLinter {
                 defer { close(object.file.fd) }
                 info = try ELFDynamicInfo.read(FileDescriptorSource(fd: object.file.fd, size: UInt64(object.file.size)), limits: limits)
             } catch {
-                report.errors.append(error.notELF
-                    ? BinaryLintError(object: name, kind: .notELF, message: "not an ELF file")
-                    : BinaryLintError(object: name, kind: .malformed, message: "malformed ELF: \(error)"))
+                report.errors.append(
+                    error.notELF
+                        ? BinaryLintError(object: name, kind: .notELF, message: "not an ELF file")
+                        : BinaryLintError(object: name, kind: .malformed, message: "malformed ELF: \(error)"))
                 continue
             }
             if let exe, exe.header.layout != info.header.layout || exe.header.machine != info.header.machine {
-                report.findings.append(BinaryFinding(code: .libraryUnchecked, object: name,
-                    message: "\(name) is built for another machine or word size than the executable; the loader would not use it"))
+                report.findings.append(
+                    BinaryFinding(
+                        code: .libraryUnchecked, object: name,
+                        message: "\(name) is built for another machine or word size than the executable; the loader would not use it"))
                 continue
             }
             report.objects.append(name)
             if exe == nil {
                 exe = info
                 if info.isStaticallyLinked {
-                    report.findings.append(BinaryFinding(code: .staticExecutable, object: name,
-                        message: "\(name) is statically linked: it makes its system calls without importing them, so none could be checked"))
+                    report.findings.append(
+                        BinaryFinding(
+                            code: .staticExecutable, object: name,
+                            message: "\(name) is statically linked: it makes its system calls without importing them, so none could be checked"))
                 }
             }
             report.findings += findings(info.imports, in: name, policy: report.policy)
@@ -105,8 +115,10 @@ public enum BinaryLinter {
                 case .refused(let path, let why):
                     let p = display(path)
                     report.libraries.append(LibraryLink(name: shown, neededBy: name, path: p, checked: false, note: why))
-                    report.findings.append(BinaryFinding(code: .libraryUnchecked, object: p,
-                        message: "\(p), which \(name) needs, is in \(scope) but was not checked: \(why)"))
+                    report.findings.append(
+                        BinaryFinding(
+                            code: .libraryUnchecked, object: p,
+                            message: "\(p), which \(name) needs, is in \(scope) but was not checked: \(why)"))
                 case .found(let path, let file):
                     let p = display(path)
                     report.libraries.append(LibraryLink(name: shown, neededBy: name, path: p, checked: true, note: nil))
@@ -116,7 +128,10 @@ public enum BinaryLinter {
                         close(file.fd)
                         if !overflowReported {
                             overflowReported = true
-                            report.errors.append(BinaryLintError(object: p, kind: .tooManyLibraries, message: "more than \(maxObjects) libraries in \(scope); from this one on, none was checked"))
+                            report.errors.append(
+                                BinaryLintError(
+                                    object: p, kind: .tooManyLibraries,
+                                    message: "more than \(maxObjects) libraries in \(scope); from this one on, none was checked"))
                         }
                     } else {
                         queue.append(Object(path: path, file: file))
@@ -139,16 +154,22 @@ public enum BinaryLinter {
             switch SyscallWrappers.meaning(of: symbol) {
             case .rawSyscall:
                 guard reported.insert(symbol).inserted else { continue }
-                out.append(BinaryFinding(code: .rawSyscall, object: object, symbol: symbol,
-                    message: "\(object) imports \(symbol): the system calls it makes are chosen at run time and cannot be checked here"))
+                out.append(
+                    BinaryFinding(
+                        code: .rawSyscall, object: object, symbol: symbol,
+                        message: "\(object) imports \(symbol): the system calls it makes are chosen at run time and cannot be checked here"))
             case .syscalls(let calls):
                 for call in calls {
                     guard let rule = policy.denied[call], reported.insert(symbol + "\u{0}" + call).inserted else { continue }
                     let shown = Printable.escape(imported.nameBytes)
                     let via = shown == call ? "" : ", which makes the \(call) system call"
-                    out.append(BinaryFinding(code: .unavailableAPI, object: object, symbol: shown, syscall: call,
-                        group: rule.group, action: rule.action.name,
-                        message: "\(object) imports \(shown)\(via): the \(policy.title) policy denies it (syscall group \(rule.group)); \(BinaryLintPolicy.consequence(rule.action))"))
+                    out.append(
+                        BinaryFinding(
+                            code: .unavailableAPI, object: object, symbol: shown, syscall: call,
+                            group: rule.group, action: rule.action.name,
+                            message:
+                                "\(object) imports \(shown)\(via): the \(policy.title) policy denies it (syscall group \(rule.group)); \(BinaryLintPolicy.consequence(rule.action))"
+                        ))
                 }
             }
         }

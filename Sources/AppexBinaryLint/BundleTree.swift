@@ -1,4 +1,5 @@
 import AppexBundle
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -34,7 +35,8 @@ final class BundleTree {
     /// names) for reading. The caller closes the descriptor.
     func open(_ components: [String]) -> Opened {
         guard !components.isEmpty, components.count <= Self.maxDepth,
-              components.allSatisfy({ !$0.isEmpty && $0 != "." && $0 != ".." && !$0.contains("/") }) else {
+            components.allSatisfy({ !$0.isEmpty && $0 != "." && $0 != ".." && !$0.contains("/") })
+        else {
             return .refused("not a path inside the bundle")
         }
         var dir = rootFD

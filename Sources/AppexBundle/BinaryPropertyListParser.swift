@@ -31,7 +31,8 @@ struct BinaryPropertyListParser {
             throw PropertyListSyntaxError("binary property list: trailer sizes \(offsetSize)/\(referenceSize) out of range")
         }
         guard count >= 1, count <= UInt64(b.count), top < count, table >= 8, table < UInt64(trailer),
-              count * UInt64(offsetSize) <= UInt64(trailer) - table else {
+            count * UInt64(offsetSize) <= UInt64(trailer) - table
+        else {
             throw PropertyListSyntaxError("binary property list: trailer (objects \(count), top \(top), table at \(table)) does not fit the file")
         }
         objectCount = Int(count)

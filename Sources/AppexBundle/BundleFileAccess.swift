@@ -85,8 +85,9 @@ public enum BundleFileAccess {
             close(fd)
             throw .notRegularFile(kind: kindName(type))
         }
-        return OpenFile(fd: fd, size: Int(st.st_size), mode: UInt32(st.st_mode & 0o7777),
-                        device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
+        return OpenFile(
+            fd: fd, size: Int(st.st_size), mode: UInt32(st.st_mode & 0o7777),
+            device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
     }
 
     /// Reads the whole file from `fd`, refusing more than `limit` bytes.

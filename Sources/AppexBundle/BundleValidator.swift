@@ -1,4 +1,5 @@
 import AppexELF
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -25,29 +26,42 @@ public enum BundleValidator {
             guard let s = value.stringValue else { continue }  // type finding already recorded
             let vars = BuildVariables.references(in: s)
             if !vars.isEmpty {
-                out.append(.error("bundle.build-variable", at: path,
-                                  "unresolved build variable \(describe(vars)) in \"\(s)\": this is an Xcode source Info.plist; pass --define NAME=VALUE as Xcode would"))
+                out.append(
+                    .error(
+                        "bundle.build-variable", at: path,
+                        "unresolved build variable \(describe(vars)) in \"\(s)\": this is an Xcode source Info.plist; pass --define NAME=VALUE as Xcode would"
+                    ))
             } else if s.isEmpty {
                 out.append(.error("bundle.empty-value", at: path, "value is empty"))
             }
         }
         if let id = info.bundleIdentifier, BuildVariables.references(in: id).isEmpty, !id.isEmpty,
-           let problem = BundleIdentifierRules.pathSafetyProblem(id) {
-            out.append(.error("bundle.identifier-unsafe", at: root.appending("CFBundleIdentifier"),
-                              "bundle identifier \"\(id)\" \(problem); it names the extension's data directory"))
+            let problem = BundleIdentifierRules.pathSafetyProblem(id)
+        {
+            out.append(
+                .error(
+                    "bundle.identifier-unsafe", at: root.appending("CFBundleIdentifier"),
+                    "bundle identifier \"\(id)\" \(problem); it names the extension's data directory"))
         }
         if let executable = info.executable, BuildVariables.references(in: executable).isEmpty,
-           executable.contains("/") || executable == ".." || executable == "." {
-            out.append(.error("bundle.executable-name", at: root.appending("CFBundleExecutable"),
-                              "\"\(executable)\" must be a file name inside the bundle, not a path"))
+            executable.contains("/") || executable == ".." || executable == "."
+        {
+            out.append(
+                .error(
+                    "bundle.executable-name", at: root.appending("CFBundleExecutable"),
+                    "\"\(executable)\" must be a file name inside the bundle, not a path"))
         }
         switch info.packageType {
         case nil where info.raw["CFBundlePackageType"] == nil:
-            out.append(.warning("bundle.missing-key", at: root.appending("CFBundlePackageType"),
-                                "missing; an app extension's package type is \"XPC!\""))
+            out.append(
+                .warning(
+                    "bundle.missing-key", at: root.appending("CFBundlePackageType"),
+                    "missing; an app extension's package type is \"XPC!\""))
         case let type? where type != "XPC!" && BuildVariables.references(in: type).isEmpty:
-            out.append(.warning("bundle.package-type", at: root.appending("CFBundlePackageType"),
-                                "\"\(type)\" is not \"XPC!\", the package type of an app extension"))
+            out.append(
+                .warning(
+                    "bundle.package-type", at: root.appending("CFBundlePackageType"),
+                    "\"\(type)\" is not \"XPC!\", the package type of an app extension"))
         default:
             break
         }
@@ -55,12 +69,16 @@ public enum BundleValidator {
             out.append(.warning("bundle.missing-key", at: root.appending("CFBundleVersion"), "missing; launch history cannot tell builds apart"))
         }
         if info.backgroundModes != nil {
-            out.append(.error("bundle.background-modes", at: root.appending("UIBackgroundModes"),
-                              "app extensions cannot declare background modes (App Review rejects them)"))
+            out.append(
+                .error(
+                    "bundle.background-modes", at: root.appending("UIBackgroundModes"),
+                    "app extensions cannot declare background modes (App Review rejects them)"))
         }
 
         out += validateExtension(info, extraExtensionPoints: extraExtensionPoints)
-        out += placeholderWarnings(info.raw, skipping: Set(identityKeys.map { root.appending($0) } + [NSExtensionDictionary.keyPath.appending("NSExtensionPointIdentifier")]))
+        out += placeholderWarnings(
+            info.raw, skipping: Set(identityKeys.map { root.appending($0) } + [NSExtensionDictionary.keyPath.appending("NSExtensionPointIdentifier")])
+        )
         return out
     }
 
@@ -84,14 +102,21 @@ public enum BundleValidator {
         } else if let entry = ExtensionPointCatalog.entry(for: point) {
             let hasRule = ext.activationRule != .none
             if hasRule && !entry.usesActivationRule {
-                out.append(.warning("activation.unused", at: ActivationRuleSpec.keyPath,
-                                    "\(entry.title) extensions are not chosen by activation rule; the rule is ignored"))
+                out.append(
+                    .warning(
+                        "activation.unused", at: ActivationRuleSpec.keyPath,
+                        "\(entry.title) extensions are not chosen by activation rule; the rule is ignored"))
             } else if !hasRule && entry.usesActivationRule && ext.attributes["NSExtensionActivationRule"] == nil {
-                out.append(.warning("activation.missing", at: ActivationRuleSpec.keyPath,
-                                    "\(entry.title) extension without an activation rule is never offered for any item"))
+                out.append(
+                    .warning(
+                        "activation.missing", at: ActivationRuleSpec.keyPath,
+                        "\(entry.title) extension without an activation rule is never offered for any item"))
             }
         } else if !extraExtensionPoints.contains(point) {
-            out.append(.error("extension.unknown-point", at: pointPath, "\"\(point)\" is neither an extension point Apple defines nor one a policy in Policies/ covers"))
+            out.append(
+                .error(
+                    "extension.unknown-point", at: pointPath,
+                    "\"\(point)\" is neither an extension point Apple defines nor one a policy in Policies/ covers"))
         }
         return out
     }
@@ -121,14 +146,19 @@ public enum BundleValidator {
     /// Checks of a bundle on disk: the plist checks, then files, containment and entitlements.
     /// `systemPaths`: the host directories the extension's policy shows read-only; an absolute
     /// RUNPATH entry outside them is an error.
-    public static func validate(bundle: ExtensionBundle, extraExtensionPoints: Set<String> = [],
-                                systemPaths: [String] = RunpathCheck.defaultSystemPaths) -> [Finding] {
+    public static func validate(
+        bundle: ExtensionBundle, extraExtensionPoints: Set<String> = [],
+        systemPaths: [String] = RunpathCheck.defaultSystemPaths
+    ) -> [Finding] {
         var out = validate(info: bundle.info, extraExtensionPoints: extraExtensionPoints)
         out += validateExecutable(bundle, systemPaths: systemPaths)
         if let appID = bundle.containingAppIdentifier, let id = bundle.info.bundleIdentifier,
-           BuildVariables.references(in: id).isEmpty, !id.hasPrefix(appID + ".") {
-            out.append(.error("bundle.identifier-prefix", at: PlistKeyPath.root.appending("CFBundleIdentifier"),
-                              "\"\(id)\" must start with the containing app's identifier \"\(appID).\""))
+            BuildVariables.references(in: id).isEmpty, !id.hasPrefix(appID + ".")
+        {
+            out.append(
+                .error(
+                    "bundle.identifier-prefix", at: PlistKeyPath.root.appending("CFBundleIdentifier"),
+                    "\"\(id)\" must start with the containing app's identifier \"\(appID).\""))
         }
         out += bundle.entitlements.validate()
         return out
@@ -139,7 +169,8 @@ public enum BundleValidator {
     static func validateExecutable(_ bundle: ExtensionBundle, systemPaths: [String]) -> [Finding] {
         let keyPath = PlistKeyPath.root.appending("CFBundleExecutable")
         guard let name = bundle.info.executable, BuildVariables.references(in: name).isEmpty,
-              bundle.executablePath != nil else { return [] }  // reported by the plist checks
+            bundle.executablePath != nil
+        else { return [] }  // reported by the plist checks
         let file: BundleFileAccess.OpenFile
         do {
             file = try BundleFileAccess.openRegularFile(named: name, in: bundle.path)
@@ -160,12 +191,18 @@ public enum BundleValidator {
             out.append(.error("executable.architecture", at: keyPath, "\"\(name)\" is a Mach-O binary, built for Apple platforms, not Linux"))
         } else if let elf = ELFHeader.parse(head) {
             if elf.machine != ELFHeader.hostMachine {
-                out.append(.error("executable.architecture", at: keyPath,
-                                  "\"\(name)\" is built for \(ELFHeader.machineName(elf.machine)); this machine is \(ELFHeader.machineName(ELFHeader.hostMachine))"))
+                out.append(
+                    .error(
+                        "executable.architecture", at: keyPath,
+                        "\"\(name)\" is built for \(ELFHeader.machineName(elf.machine)); this machine is \(ELFHeader.machineName(ELFHeader.hostMachine))"
+                    ))
             }
             for entry in RunpathCheck.refused(ELFRunpath.entries(fd: file.fd), systemPaths: systemPaths) {
-                out.append(.error("executable.runpath", at: keyPath,
-                                  "\"\(name)\" has RUNPATH entry \"\(entry)\", outside the bundle and the policy's system paths (\(systemPaths.joined(separator: ", "))); the sandbox would not show it. Use $ORIGIN-relative entries or link statically"))
+                out.append(
+                    .error(
+                        "executable.runpath", at: keyPath,
+                        "\"\(name)\" has RUNPATH entry \"\(entry)\", outside the bundle and the policy's system paths (\(systemPaths.joined(separator: ", "))); the sandbox would not show it. Use $ORIGIN-relative entries or link statically"
+                    ))
             }
         }
         return out

@@ -8,8 +8,9 @@ public struct ContainingApp: Sendable {
 
     public static func load(path: String, buildSettings: [String: String] = [:]) throws -> ContainingApp {
         let standardized = BundlePath.standardized(path)
-        let info = try InfoPlist.load(path: BundlePath.join(standardized, "Info.plist"),
-                                      buildSettings: buildSettings)
+        let info = try InfoPlist.load(
+            path: BundlePath.join(standardized, "Info.plist"),
+            buildSettings: buildSettings)
         let plugInsDir = BundlePath.join(standardized, "PlugIns")
         let names = BundlePath.entries(of: plugInsDir)
             .filter { $0.hasSuffix(".appex") }.sorted()
@@ -17,8 +18,9 @@ public struct ContainingApp: Sendable {
         for name in names {
             let bundlePath = BundlePath.join(plugInsDir, name)
             do {
-                let bundle = try ExtensionBundle.load(path: bundlePath, buildSettings: buildSettings,
-                                                      containingAppIdentifier: info.bundleIdentifier)
+                let bundle = try ExtensionBundle.load(
+                    path: bundlePath, buildSettings: buildSettings,
+                    containingAppIdentifier: info.bundleIdentifier)
                 plugIns.append((bundlePath, .success(bundle)))
             } catch let error as PropertyListFileError {
                 plugIns.append((bundlePath, .failure(error)))

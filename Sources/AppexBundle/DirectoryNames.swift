@@ -12,9 +12,10 @@ package func directoryNames(_ dir: String) -> [String]? {
     while let entry = readdir(d) {
         // The name as a C string (strlen), not a byte-by-byte prefix of the 256-byte field:
         // this lists the policy directories on every `appex run`.
-        names.append(withUnsafeBytes(of: entry.pointee.d_name) { raw in
-            String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
-        })
+        names.append(
+            withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
+            })
     }
     return names
 }

@@ -43,14 +43,19 @@ public struct Entitlements: Sendable, Equatable {
             let path = PlistKeyPath([Self.applicationGroupsKey, String(index)])
             let vars = BuildVariables.references(in: group)
             if !vars.isEmpty {
-                out.append(.error("entitlements.build-variable", at: path,
-                                  "unresolved build variable \(vars.map { "$(\($0))" }.joined(separator: ", ")) in app group \"\(group)\"; pass --define NAME=VALUE as Xcode would"))
+                out.append(
+                    .error(
+                        "entitlements.build-variable", at: path,
+                        "unresolved build variable \(vars.map { "$(\($0))" }.joined(separator: ", ")) in app group \"\(group)\"; pass --define NAME=VALUE as Xcode would"
+                    ))
             } else if let problem = BundleIdentifierRules.pathSafetyProblem(group) {
                 out.append(.error("entitlements.group-unsafe", at: path, "app group \"\(group)\" \(problem); it names a directory"))
             } else if !group.hasPrefix("group.") {
                 // macOS uses a team-ID prefix instead of `group.`; both are accepted.
-                out.append(.warning("entitlements.group-prefix", at: path,
-                                    "app group \"\(group)\" does not start with \"group.\" (iOS form); read as a macOS team-prefixed group"))
+                out.append(
+                    .warning(
+                        "entitlements.group-prefix", at: path,
+                        "app group \"\(group)\" does not start with \"group.\" (iOS form); read as a macOS team-prefixed group"))
             }
         }
         return out

@@ -19,8 +19,10 @@ public struct ExtensionBundle: Sendable {
         return BundlePath.join(path, name)
     }
 
-    public init(path: String, info: InfoPlist, entitlements: Entitlements = Entitlements(),
-                entitlementsPath: String? = nil, containingAppIdentifier: String? = nil) {
+    public init(
+        path: String, info: InfoPlist, entitlements: Entitlements = Entitlements(),
+        entitlementsPath: String? = nil, containingAppIdentifier: String? = nil
+    ) {
         self.path = path
         self.info = info
         self.entitlements = entitlements
@@ -30,18 +32,22 @@ public struct ExtensionBundle: Sendable {
 
     /// Loads a bundle directory. Throws only when `Info.plist` cannot be read or parsed;
     /// everything else is a validation finding.
-    public static func load(path: String, buildSettings: [String: String] = [:],
-                            containingAppIdentifier: String? = nil) throws -> ExtensionBundle {
+    public static func load(
+        path: String, buildSettings: [String: String] = [:],
+        containingAppIdentifier: String? = nil
+    ) throws -> ExtensionBundle {
         let standardized = BundlePath.standardized(path)
-        let info = try InfoPlist.load(path: BundlePath.join(standardized, "Info.plist"),
-                                      buildSettings: buildSettings)
+        let info = try InfoPlist.load(
+            path: BundlePath.join(standardized, "Info.plist"),
+            buildSettings: buildSettings)
         var entitlements = Entitlements()
         let entitlementsPath = findEntitlements(in: standardized)
         if let entitlementsPath {
             entitlements = try Entitlements.load(path: entitlementsPath, buildSettings: buildSettings)
         }
-        return ExtensionBundle(path: standardized, info: info, entitlements: entitlements,
-                               entitlementsPath: entitlementsPath, containingAppIdentifier: containingAppIdentifier)
+        return ExtensionBundle(
+            path: standardized, info: info, entitlements: entitlements,
+            entitlementsPath: entitlementsPath, containingAppIdentifier: containingAppIdentifier)
     }
 
     static func findEntitlements(in bundle: String) -> String? {

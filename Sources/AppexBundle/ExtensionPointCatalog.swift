@@ -42,8 +42,11 @@ public enum ExtensionPointCatalog {
         .init(identifier: "com.apple.broadcast-services-setupui", title: "Broadcast setup UI", usesActivationRule: false),
         .init(identifier: "com.apple.message-payload-provider", title: "iMessage", usesActivationRule: false),
         .init(identifier: "com.apple.callkit.call-directory", title: "Call directory", usesActivationRule: false),
-        .init(identifier: "com.apple.authentication-services-credential-provider-ui", title: "AutoFill credential provider", usesActivationRule: false),
-        .init(identifier: "com.apple.authentication-services-account-authentication-modification-ui", title: "Account authentication modification", usesActivationRule: false),
+        .init(
+            identifier: "com.apple.authentication-services-credential-provider-ui", title: "AutoFill credential provider", usesActivationRule: false),
+        .init(
+            identifier: "com.apple.authentication-services-account-authentication-modification-ui", title: "Account authentication modification",
+            usesActivationRule: false),
         .init(identifier: "com.apple.spotlight.index", title: "Spotlight index", usesActivationRule: false),
         .init(identifier: "com.apple.quicklook.preview", title: "Quick Look preview", usesActivationRule: false),
         .init(identifier: "com.apple.quicklook.thumbnail", title: "Thumbnail", usesActivationRule: false),

@@ -83,9 +83,10 @@ public struct NSExtensionDictionary: Sendable, Equatable {
             activationRule = .predicate(s)
         case let other?:
             activationRule = .none
-            reader.appendFinding(.error(
-                "activation.rule-type", at: ActivationRuleSpec.keyPath,
-                "expected dictionary or predicate string, found \(other.typeName)"))
+            reader.appendFinding(
+                .error(
+                    "activation.rule-type", at: ActivationRuleSpec.keyPath,
+                    "expected dictionary or predicate string, found \(other.typeName)"))
         }
     }
 }

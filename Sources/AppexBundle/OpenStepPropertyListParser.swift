@@ -51,16 +51,25 @@ struct OpenStepPropertyListParser {
             defer { depth -= 1 }
             var out: [PlistValue] = []
             try skipSpace()
-            if i < b.count, b[i] == UInt8(ascii: ")") { i += 1; return .array(out) }
+            if i < b.count, b[i] == UInt8(ascii: ")") {
+                i += 1
+                return .array(out)
+            }
             while true {
                 out.append(try value())
                 try skipSpace()
                 guard i < b.count else { throw fault("array is not closed with ')'") }
-                if b[i] == UInt8(ascii: ")") { i += 1; return .array(out) }
+                if b[i] == UInt8(ascii: ")") {
+                    i += 1
+                    return .array(out)
+                }
                 guard b[i] == UInt8(ascii: ",") else { throw fault("expected ',' or ')' in an array") }
                 i += 1
                 try skipSpace()
-                if i < b.count, b[i] == UInt8(ascii: ")") { i += 1; return .array(out) }
+                if i < b.count, b[i] == UInt8(ascii: ")") {
+                    i += 1
+                    return .array(out)
+                }
             }
         case UInt8(ascii: "<"):
             let bytes = try data()
@@ -83,7 +92,10 @@ struct OpenStepPropertyListParser {
         var out: [String: PlistValue] = [:]
         while true {
             try skipSpace()
-            if let closing, i < b.count, b[i] == closing { i += 1; return .dictionary(out) }
+            if let closing, i < b.count, b[i] == closing {
+                i += 1
+                return .dictionary(out)
+            }
             if closing == nil, i == b.count { return .dictionary(out) }
             guard i < b.count else { throw fault("dictionary is not closed with '}'") }
             guard case .string(let key) = try value() else { throw fault("a dictionary key must be a string") }
@@ -114,7 +126,10 @@ struct OpenStepPropertyListParser {
             let c = b[i]
             i += 1
             if c == quote { break }
-            guard c == UInt8(ascii: "\\") else { run.append(c); continue }
+            guard c == UInt8(ascii: "\\") else {
+                run.append(c)
+                continue
+            }
             guard i < b.count else { throw fault("string is not closed", at: start) }
             let e = b[i]
             i += 1
@@ -129,7 +144,11 @@ struct OpenStepPropertyListParser {
             case UInt8(ascii: "U"), UInt8(ascii: "u"):
                 var v: UInt32 = 0
                 var digits = 0
-                while digits < 4, i < b.count, let d = Self.hex(b[i]) { v = v << 4 | UInt32(d); i += 1; digits += 1 }
+                while digits < 4, i < b.count, let d = Self.hex(b[i]) {
+                    v = v << 4 | UInt32(d)
+                    i += 1
+                    digits += 1
+                }
                 guard digits > 0, let s = Unicode.Scalar(v) else { throw fault("bad \\U escape") }
                 try flush(&run)
                 scalars.append(s)
@@ -137,7 +156,9 @@ struct OpenStepPropertyListParser {
                 var v = UInt32(e - UInt8(ascii: "0"))
                 var digits = 1
                 while digits < 3, i < b.count, b[i] >= UInt8(ascii: "0"), b[i] <= UInt8(ascii: "7") {
-                    v = v * 8 + UInt32(b[i] - UInt8(ascii: "0")); i += 1; digits += 1
+                    v = v * 8 + UInt32(b[i] - UInt8(ascii: "0"))
+                    i += 1
+                    digits += 1
                 }
                 try flush(&run)
                 scalars.append(Unicode.Scalar(UInt8(truncatingIfNeeded: v)))
@@ -161,7 +182,12 @@ struct OpenStepPropertyListParser {
             i += 1
             if c == UInt8(ascii: ">") { break }
             guard let d = Self.hex(c) else { throw fault("data holds '\(Character(Unicode.Scalar(c)))', not a hex digit") }
-            if let h = high { out.append(h << 4 | d); high = nil } else { high = d }
+            if let h = high {
+                out.append(h << 4 | d)
+                high = nil
+            } else {
+                high = d
+            }
         }
         guard high == nil else { throw fault("data has an odd number of hex digits", at: start) }
         return out

@@ -19,7 +19,8 @@ public struct PlistDate: Sendable, Hashable, Comparable, CustomStringConvertible
     public init?(iso8601 text: Substring) {
         let b = Array(text.utf8)
         guard b.count == 20, b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-"), b[10] == UInt8(ascii: "T"),
-              b[13] == UInt8(ascii: ":"), b[16] == UInt8(ascii: ":"), b[19] == UInt8(ascii: "Z") else { return nil }
+            b[13] == UInt8(ascii: ":"), b[16] == UInt8(ascii: ":"), b[19] == UInt8(ascii: "Z")
+        else { return nil }
         func number(_ from: Int, _ count: Int) -> Int64? {
             var n: Int64 = 0
             for c in b[from..<from + count] {
@@ -29,8 +30,9 @@ public struct PlistDate: Sendable, Hashable, Comparable, CustomStringConvertible
             return n
         }
         guard let year = number(0, 4), let month = number(5, 2), let day = number(8, 2),
-              let hour = number(11, 2), let minute = number(14, 2), let second = number(17, 2),
-              (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61 else { return nil }
+            let hour = number(11, 2), let minute = number(14, 2), let second = number(17, 2),
+            (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+        else { return nil }
         let days = Self.daysFromCivil(year: year, month: month, day: day) - Self.referenceDay
         secondsSinceReferenceDate = Double(days * 86_400 + hour * 3_600 + minute * 60 + second)
     }
@@ -40,7 +42,10 @@ public struct PlistDate: Sendable, Hashable, Comparable, CustomStringConvertible
         let whole = Int64(secondsSinceReferenceDate.rounded(.down))
         var days = whole / 86_400
         var seconds = whole % 86_400
-        if seconds < 0 { seconds += 86_400; days -= 1 }
+        if seconds < 0 {
+            seconds += 86_400
+            days -= 1
+        }
         let (y, m, d) = Self.civil(fromDays: days + Self.referenceDay)
         func two(_ n: Int64) -> String { n < 10 ? "0\(n)" : "\(n)" }
         var year = "\(y)"

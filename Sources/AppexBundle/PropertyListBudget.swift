@@ -14,8 +14,10 @@ public struct PropertyListBudget: Sendable {
     public private(set) var values = 0
     public private(set) var bytes = 0
 
-    public init(maximumValues: Int = PropertyListReader.maximumValues,
-                maximumBytes: Int = PropertyListReader.maximumExpandedBytes) {
+    public init(
+        maximumValues: Int = PropertyListReader.maximumValues,
+        maximumBytes: Int = PropertyListReader.maximumExpandedBytes
+    ) {
         self.maximumValues = maximumValues
         self.maximumBytes = maximumBytes
     }

@@ -40,7 +40,8 @@ public enum PropertyListReader {
     public static let maximumExpandedBytes = 8 << 20
 
     public static func parse(_ bytes: [UInt8], budget: PropertyListBudget = PropertyListBudget())
-        throws(PropertyListSyntaxError) -> PlistValue {
+        throws(PropertyListSyntaxError) -> PlistValue
+    {
         if bytes.starts(with: Array("bplist".utf8)) {
             var parser = BinaryPropertyListParser(bytes, budget: budget)
             return try parser.parse()

@@ -47,7 +47,8 @@ struct TypedReader {
             if case .dictionary(let d) = element {
                 out.append(d)
             } else {
-                findings.append(.error("plist.type", at: path.appending(key).appending(index: index), "expected dictionary, found \(element.typeName)"))
+                findings.append(
+                    .error("plist.type", at: path.appending(key).appending(index: index), "expected dictionary, found \(element.typeName)"))
             }
         }
         return out

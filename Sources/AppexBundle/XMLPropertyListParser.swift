@@ -182,7 +182,8 @@ struct XMLPropertyListParser {
         let start = i
         guard i < b.count else { throw fault("the property list ends where a value was expected") }
         guard b[i] == UInt8(ascii: "<"), i + 1 < b.count, b[i + 1] != UInt8(ascii: "/"),
-              b[i + 1] != UInt8(ascii: "!") else {
+            b[i + 1] != UInt8(ascii: "!")
+        else {
             if lookingAt("<![CDATA[") { throw fault("character data where an element was expected") }
             throw fault("text where an element was expected")
         }
@@ -309,9 +310,17 @@ struct XMLPropertyListParser {
     static func integer(_ text: String) -> Int64? {
         var t = leadingSpaceDropped(text)
         var negative = false
-        if t.first == "-" { negative = true; t = t.dropFirst() } else if t.first == "+" { t = t.dropFirst() }
+        if t.first == "-" {
+            negative = true
+            t = t.dropFirst()
+        } else if t.first == "+" {
+            t = t.dropFirst()
+        }
         var radix = 10
-        if t.hasPrefix("0x") || t.hasPrefix("0X") { radix = 16; t = t.dropFirst(2) }
+        if t.hasPrefix("0x") || t.hasPrefix("0X") {
+            radix = 16
+            t = t.dropFirst(2)
+        }
         guard !t.isEmpty, let magnitude = UInt64(t, radix: radix) else { return nil }
         if negative {
             guard magnitude <= UInt64(Int64.max) + 1 else { return nil }

@@ -1,4 +1,5 @@
 import SystemPackage
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -25,9 +26,11 @@ public struct CgroupManager: Sendable, CustomStringConvertible {
         try self.init(version: version, roots: roots, parentName: parentName, didMakeDirectory: nil, removeDirectory: nil)
     }
 
-    init(version: CgroupVersion, roots: CgroupRoots, parentName: String,
-         didMakeDirectory: (@Sendable (String) throws -> Void)?,
-         removeDirectory: (@Sendable (String) throws -> Bool)?) throws {
+    init(
+        version: CgroupVersion, roots: CgroupRoots, parentName: String,
+        didMakeDirectory: (@Sendable (String) throws -> Void)?,
+        removeDirectory: (@Sendable (String) throws -> Bool)?
+    ) throws {
         for part in parentName.split(separator: "/", omittingEmptySubsequences: false) {
             try Self.validate(name: String(part))
         }
@@ -64,15 +67,25 @@ public struct CgroupManager: Sendable, CustomStringConvertible {
             previous = b
         }
         let bad: String?
-        if name.isEmpty { bad = "empty" }
-        else if name == "." || name == ".." { bad = "a dot path" }
-        else if slash { bad = "contains '/'" }
-        else if nul { bad = "contains NUL" }
-        else if dots { bad = "contains '..'" }
-        else if name.utf8.count > 200 { bad = "longer than 200 bytes" }
-        else if name.hasPrefix("cgroup.") { bad = "reserved cgroup. prefix" }
-        else if newline { bad = "contains a newline" }
-        else { bad = nil }
+        if name.isEmpty {
+            bad = "empty"
+        } else if name == "." || name == ".." {
+            bad = "a dot path"
+        } else if slash {
+            bad = "contains '/'"
+        } else if nul {
+            bad = "contains NUL"
+        } else if dots {
+            bad = "contains '..'"
+        } else if name.utf8.count > 200 {
+            bad = "longer than 200 bytes"
+        } else if name.hasPrefix("cgroup.") {
+            bad = "reserved cgroup. prefix"
+        } else if newline {
+            bad = "contains a newline"
+        } else {
+            bad = nil
+        }
         if let bad {
             throw CgroupError("validate cgroup name", path: name, errno: .invalidArgument, message: bad)
         }
@@ -115,8 +128,9 @@ public struct CgroupManager: Sendable, CustomStringConvertible {
             // "<id> <parent> <maj:min> <root> <mount point> <opts> [optional...] - <fstype> <source> <super opts>"
             let fields = line.split(separator: UInt8(ascii: " "))
             guard fields.count > 4,
-                  let dash = fields.firstIndex(where: { $0.count == 1 && $0.first == UInt8(ascii: "-") }),
-                  dash > 4, dash + 1 < fields.count else { continue }
+                let dash = fields.firstIndex(where: { $0.count == 1 && $0.first == UInt8(ascii: "-") }),
+                dash > 4, dash + 1 < fields.count
+            else { continue }
             let fstype = fields[dash + 1]
             let isV2 = fstype.elementsEqual("cgroup2".utf8)
             guard isV2 || fstype.elementsEqual("cgroup".utf8) else { continue }
@@ -149,7 +163,8 @@ public struct CgroupManager: Sendable, CustomStringConvertible {
         while i < field.endIndex {
             let c = field[i]
             if c == UInt8(ascii: "\\"), field.endIndex - i >= 4,
-               let v = octal(field[(i + 1)...(i + 3)]) {
+                let v = octal(field[(i + 1)...(i + 3)])
+            {
                 out.append(v)
                 i += 4
             } else {
@@ -183,8 +198,9 @@ public struct CgroupManager: Sendable, CustomStringConvertible {
         if let memory = p.memoryMount {
             return try CgroupManager(version: .v1, roots: .v1(memory: memory, pids: p.pidsMount), parentName: parentName)
         }
-        throw CgroupError("detect cgroups", path: "/proc/self/mountinfo", errno: .noSuchFileOrDirectory,
-                          message: "no cgroup memory controller (v1 or v2) is mounted")
+        throw CgroupError(
+            "detect cgroups", path: "/proc/self/mountinfo", errno: .noSuchFileOrDirectory,
+            message: "no cgroup memory controller (v1 or v2) is mounted")
     }
 
     /// The v2 base: a delegated subtree (systemd `Delegate=yes`), i.e. our own cgroup when we
@@ -215,18 +231,22 @@ public struct CgroupManager: Sendable, CustomStringConvertible {
     }
 
     /// A handle on the cgroup at `relativePath` below each hierarchy's root.
-    func handle(relativePath: String, name: String, limits: CgroupLimits,
-                removeDirectory: (@Sendable (String) throws -> Bool)?) -> ExtensionCgroup {
+    func handle(
+        relativePath: String, name: String, limits: CgroupLimits,
+        removeDirectory: (@Sendable (String) throws -> Bool)?
+    ) -> ExtensionCgroup {
         switch version {
         case .v1:
-            return ExtensionCgroup(name: name, version: .v1, limits: limits,
-                                   memoryDir: roots.memory! + "/" + relativePath,
-                                   pidsDir: roots.pids.map { $0 + "/" + relativePath },
-                                   removeDirectory: removeDirectory)
+            return ExtensionCgroup(
+                name: name, version: .v1, limits: limits,
+                memoryDir: roots.memory! + "/" + relativePath,
+                pidsDir: roots.pids.map { $0 + "/" + relativePath },
+                removeDirectory: removeDirectory)
         case .v2:
             let dir = roots.unified! + "/" + relativePath
-            return ExtensionCgroup(name: name, version: .v2, limits: limits, memoryDir: dir, pidsDir: dir,
-                                   removeDirectory: removeDirectory)
+            return ExtensionCgroup(
+                name: name, version: .v2, limits: limits, memoryDir: dir, pidsDir: dir,
+                removeDirectory: removeDirectory)
         }
     }
 

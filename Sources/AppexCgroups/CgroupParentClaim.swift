@@ -1,4 +1,5 @@
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -32,8 +33,9 @@ public final class CgroupParentClaim: Sendable {
     static func claim(_ manager: CgroupManager) throws -> CgroupParentClaim {
         try manager.prepare()
         guard let claim = try tryClaim(manager) else {
-            throw CgroupError("claim", path: manager.parentPaths[0], errno: .resourceTemporarilyUnavailable,
-                              message: "another supervisor uses this cgroup parent")
+            throw CgroupError(
+                "claim", path: manager.parentPaths[0], errno: .resourceTemporarilyUnavailable,
+                message: "another supervisor uses this cgroup parent")
         }
         return claim
     }

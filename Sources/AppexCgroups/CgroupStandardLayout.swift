@@ -1,4 +1,5 @@
 import CAppexLinux
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -18,7 +19,8 @@ extension CgroupManager {
     static func standardV1Roots(parentName: String, base: String = "/sys/fs/cgroup") -> CgroupRoots? {
         let memory = base + "/memory", pids = base + "/pids"
         guard isV1Hierarchy(memory, offering: "memory.limit_in_bytes"),
-              isV1Hierarchy(pids, offering: parentName + "/pids.max") else { return nil }
+            isV1Hierarchy(pids, offering: parentName + "/pids.max")
+        else { return nil }
         return .v1(memory: memory, pids: pids)
     }
 

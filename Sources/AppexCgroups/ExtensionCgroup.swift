@@ -1,5 +1,6 @@
 import Synchronization
 import SystemPackage
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -25,8 +26,10 @@ public final class ExtensionCgroup: Sendable, CustomStringConvertible {
     /// rmdir, or a fake tree's stand-in (tests).
     let removeDirectory: @Sendable (String) throws -> Bool
 
-    init(name: String, version: CgroupVersion, limits: CgroupLimits, memoryDir: String, pidsDir: String?,
-         removeDirectory: (@Sendable (String) throws -> Bool)? = nil) {
+    init(
+        name: String, version: CgroupVersion, limits: CgroupLimits, memoryDir: String, pidsDir: String?,
+        removeDirectory: (@Sendable (String) throws -> Bool)? = nil
+    ) {
         self.removeDirectory = removeDirectory ?? { try Sys.rmdir($0) }
         self.name = name
         self.version = version
@@ -220,8 +223,9 @@ public final class ExtensionCgroup: Sendable, CustomStringConvertible {
         }
         switch version {
         case .v1:
-            let source = try EventSource.v1Events(dir: memoryDir, control: "memory.usage_in_bytes",
-                                                  arguments: lines.map { String($0) })
+            let source = try EventSource.v1Events(
+                dir: memoryDir, control: "memory.usage_in_bytes",
+                arguments: lines.map { String($0) })
             return ThresholdWatcher(cgroup: self, source: source, bytes: lowest)
         case .v2:
             let poller = try UsagePoller(path: file("memory.current"), lines: lines)
@@ -232,8 +236,10 @@ public final class ExtensionCgroup: Sendable, CustomStringConvertible {
     /// v2: a PSI trigger on this cgroup's own `memory.pressure` (its tasks stalled on memory,
     /// reclaim at its limits included), with the window rounded up to the kernel's 2 s
     /// granularity when the first is refused. v1 has no per-cgroup PSI: nil.
-    public func makePressureMonitor(kind: MemoryPressureMonitor.Kind, stall: Duration,
-                                    window: Duration) throws -> MemoryPressureMonitor? {
+    public func makePressureMonitor(
+        kind: MemoryPressureMonitor.Kind, stall: Duration,
+        window: Duration
+    ) throws -> MemoryPressureMonitor? {
         guard version == .v2 else { return nil }
         return try MemoryPressureMonitor.firstAccepted(paths: [file("memory.pressure")], kind: kind, stall: stall, window: window)
     }
@@ -272,8 +278,9 @@ public final class ExtensionCgroup: Sendable, CustomStringConvertible {
                 _ = Glibc.kill(pid, SIGKILL)
             }
             if MonotonicTime.now > deadline {
-                throw CgroupError("kill all processes in", path: memoryDir, errno: .resourceBusy,
-                                  message: "still populated after 5 s: \(pids)")
+                throw CgroupError(
+                    "kill all processes in", path: memoryDir, errno: .resourceBusy,
+                    message: "still populated after 5 s: \(pids)")
             }
             Sys.sleep(milliseconds: delay)
             delay = min(delay * 2, 50)

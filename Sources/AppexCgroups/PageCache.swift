@@ -1,4 +1,5 @@
 import SystemPackage
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -79,11 +80,14 @@ extension CgroupLimits {
     /// `footprint + fileAllowance` and the footprint budget itself is enforced by Appex from
     /// `memory.stat` (`ExtensionCgroup.footprint()`), woken by a usage threshold at `footprint`.
     /// The soft limit likewise gets the allowance added.
-    public static func forFootprint(_ footprint: Int64, warnAt: Int64? = nil,
-                                    fileAllowance: Int64 = defaultFileAllowance,
-                                    pidsMax: Int? = nil, swapOff: Bool = true) -> CgroupLimits {
-        CgroupLimits(memoryMax: footprint + fileAllowance,
-                     memoryHigh: warnAt.map { $0 + fileAllowance },
-                     pidsMax: pidsMax, swapOff: swapOff)
+    public static func forFootprint(
+        _ footprint: Int64, warnAt: Int64? = nil,
+        fileAllowance: Int64 = defaultFileAllowance,
+        pidsMax: Int? = nil, swapOff: Bool = true
+    ) -> CgroupLimits {
+        CgroupLimits(
+            memoryMax: footprint + fileAllowance,
+            memoryHigh: warnAt.map { $0 + fileAllowance },
+            pidsMax: pidsMax, swapOff: swapOff)
     }
 }

@@ -10,8 +10,9 @@ extension CgroupManager {
     /// A handle on the parent cgroup (memory hierarchy on v1), for reading and watching the
     /// total. Not for removal: `removeParent` does that.
     public func parentCgroup() -> ExtensionCgroup {
-        handle(relativePath: parentName, name: parentName, limits: CgroupLimits(swapOff: false),
-               removeDirectory: { _ in false })
+        handle(
+            relativePath: parentName, name: parentName, limits: CgroupLimits(swapOff: false),
+            removeDirectory: { _ in false })
     }
 
     /// Sets the kernel's limits on all extensions together (nil: unlimited). Creates the parent
@@ -49,8 +50,9 @@ extension ExtensionCgroup {
     /// Kernels without the mode suffix get the plain level.
     public func makeVMPressureWatcher(level: String) throws -> CgroupEvent {
         guard version == .v1 else {
-            throw CgroupError("watch vmpressure of", path: memoryDir, errno: .notSupported,
-                              message: "memory.pressure_level is cgroup v1; on v2 use PSI (memory.pressure)")
+            throw CgroupError(
+                "watch vmpressure of", path: memoryDir, errno: .notSupported,
+                message: "memory.pressure_level is cgroup v1; on v2 use PSI (memory.pressure)")
         }
         let source: EventSource
         do {

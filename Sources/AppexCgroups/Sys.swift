@@ -1,4 +1,5 @@
 import AppexSystem
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -8,4 +9,3 @@ import Musl
 /// The system calls cgroupfs needs (AppexSystem), each failure a CgroupError naming the
 /// operation and the path.
 typealias Sys = SystemCalls<CgroupError>
-

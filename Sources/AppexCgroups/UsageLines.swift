@@ -34,7 +34,10 @@ public struct UsageLines: Sendable, Equatable {
     /// did (the first reading sets where it is, silently: the caller looks itself at start).
     public mutating func observe(_ usage: Int64) -> Bool {
         let now = count(at: usage)
-        defer { reached = now; last = usage }
+        defer {
+            reached = now
+            last = usage
+        }
         return last != nil && now != reached
     }
 

@@ -1,5 +1,6 @@
 import CAppexLinux
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -2,6 +2,7 @@ import CAppexLinux
 import Dispatch
 import Synchronization
 import SystemPackage
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -158,8 +159,10 @@ func deadline(after timeout: Duration?) -> UInt64? {
 }
 
 /// Runs a blocking wait off the cooperative pool; task cancellation cancels the watcher.
-func blockingAsync<T: Sendable>(cancel: @escaping @Sendable () -> Void,
-                                _ body: @escaping @Sendable () throws -> T) async throws -> T {
+func blockingAsync<T: Sendable>(
+    cancel: @escaping @Sendable () -> Void,
+    _ body: @escaping @Sendable () throws -> T
+) async throws -> T {
     try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { (c: CheckedContinuation<T, Error>) in
             DispatchQueue.global().async { c.resume(with: Result { try body() }) }
@@ -345,8 +348,10 @@ public final class MemoryPressureMonitor: Sendable {
 
     /// `stall` within `window` on one PSI file. The kernel wants a window of 500 ms…10 s and,
     /// without CAP_SYS_RESOURCE, a window that is a multiple of 2 s (EINVAL otherwise).
-    public init(path: String, kind: Kind = .some,
-                stall: Duration = .milliseconds(150), window: Duration = .seconds(1)) throws {
+    public init(
+        path: String, kind: Kind = .some,
+        stall: Duration = .milliseconds(150), window: Duration = .seconds(1)
+    ) throws {
         self.path = path
         self.kind = kind
         self.stall = stall
@@ -366,8 +371,10 @@ public final class MemoryPressureMonitor: Sendable {
     /// `memory.pressure` on the cgroup2 mount (the same system-wide numbers); on EINVAL it
     /// retries with the window rounded up to the unprivileged 2 s granularity. `window`
     /// of the result tells which window the kernel accepted.
-    public static func system(kind: Kind = .some, stall: Duration = .milliseconds(150),
-                              window: Duration = .seconds(1)) throws -> MemoryPressureMonitor {
+    public static func system(
+        kind: Kind = .some, stall: Duration = .milliseconds(150),
+        window: Duration = .seconds(1)
+    ) throws -> MemoryPressureMonitor {
         var paths = ["/proc/pressure/memory"]
         if let unified = try? CgroupManager.probe().unifiedMount { paths.append(unified + "/memory.pressure") }
         return try firstAccepted(paths: paths, kind: kind, stall: stall, window: window)
@@ -512,11 +519,14 @@ extension ExtensionCgroup {
 extension ExtensionCgroup {
     /// A PSI trigger on this cgroup's own `memory.pressure` (v2 only: v1 has per-cgroup
     /// vmpressure levels, not PSI; use `MemoryPressureMonitor.system()` there).
-    public func makePressureMonitor(kind: MemoryPressureMonitor.Kind = .some, stall: Duration = .milliseconds(150),
-                                    window: Duration = .seconds(2)) throws -> MemoryPressureMonitor {
+    public func makePressureMonitor(
+        kind: MemoryPressureMonitor.Kind = .some, stall: Duration = .milliseconds(150),
+        window: Duration = .seconds(2)
+    ) throws -> MemoryPressureMonitor {
         guard version == .v2 else {
-            throw CgroupError("watch pressure of", path: memoryDir, errno: .notSupported,
-                              message: "per-cgroup PSI needs cgroup v2")
+            throw CgroupError(
+                "watch pressure of", path: memoryDir, errno: .notSupported,
+                message: "per-cgroup PSI needs cgroup v2")
         }
         return try MemoryPressureMonitor(path: file("memory.pressure"), kind: kind, stall: stall, window: window)
     }

@@ -1,5 +1,6 @@
 import AppexPolicy
 import AppexSystem
+
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -6,8 +6,10 @@ public struct ConfigurationReload: Equatable, Sendable {
     /// client limits, the app groups (at each extension's next launch) and the log level.
     public static let liveKeys = ["hosts", "admins", "clients", "appGroups", "apps", "logLevel"]
     /// Keys fixed for the life of the process: what it bound, locked, claimed and sized at start.
-    public static let restartKeys = ["stateDirectory", "socket", "shutdownGrace", "memoryBudget", "budgetHeadroom",
-                                     "metrics", "prebuildSandboxes", "killsByBundle"]
+    public static let restartKeys = [
+        "stateDirectory", "socket", "shutdownGrace", "memoryBudget", "budgetHeadroom",
+        "metrics", "prebuildSandboxes", "killsByBundle",
+    ]
 
     /// Live keys whose value changed, applied now.
     public var applied: [String]

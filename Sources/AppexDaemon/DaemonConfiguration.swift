@@ -72,11 +72,13 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// The file this was read from; nil when no file was read (defaults).
     public var file: String?
 
-    public init(hosts: Set<UInt32> = [], admins: Set<UInt32> = [],
-                stateDirectory: String = defaultStateDirectory,
-                socketPath: String = WireProtocol.defaultControlSocketPath,
-                shutdownGrace: Duration = defaultShutdownGrace,
-                memoryBudget: ByteSize? = nil, file: String? = nil) {
+    public init(
+        hosts: Set<UInt32> = [], admins: Set<UInt32> = [],
+        stateDirectory: String = defaultStateDirectory,
+        socketPath: String = WireProtocol.defaultControlSocketPath,
+        shutdownGrace: Duration = defaultShutdownGrace,
+        memoryBudget: ByteSize? = nil, file: String? = nil
+    ) {
         self.hosts = hosts
         self.admins = admins
         self.stateDirectory = stateDirectory
@@ -118,8 +120,10 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public static func parse(_ text: String, file: String) throws -> DaemonConfiguration {
         var configuration = DaemonConfiguration(file: file)
         guard let root = try YAMLNode.parseDocument(text, file: file) else { return configuration }
-        let keys: Set<String> = ["hosts", "admins", "stateDirectory", "socket", "shutdownGrace", "memoryBudget", "metrics",
-                                "prebuildSandboxes", "clients", "appGroups", "apps", "budgetHeadroom", "killsByBundle", "logLevel"]
+        let keys: Set<String> = [
+            "hosts", "admins", "stateDirectory", "socket", "shutdownGrace", "memoryBudget", "metrics",
+            "prebuildSandboxes", "clients", "appGroups", "apps", "budgetHeadroom", "killsByBundle", "logLevel",
+        ]
         for (key, node) in try root.mapping(allowed: keys) {
             switch key {
             case "hosts": configuration.hosts = try ConfigurationValues.uids(node)
@@ -144,8 +148,10 @@ public struct DaemonConfiguration: Sendable, Equatable {
 
     private static func clientLimits(_ node: YAMLNode) throws -> ClientLimits {
         var limits = ClientLimits()
-        let keys: Set<String> = ["helloTimeout", "connections", "connectionsPerUser", "requestsPerConnection",
-                                 "descriptorsPerConnection"]
+        let keys: Set<String> = [
+            "helloTimeout", "connections", "connectionsPerUser", "requestsPerConnection",
+            "descriptorsPerConnection",
+        ]
         for (key, value) in try node.mapping(allowed: keys) {
             switch key {
             case "helloTimeout":

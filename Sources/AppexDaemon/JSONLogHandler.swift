@@ -1,7 +1,8 @@
+import Logging
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Logging
 
 /// One JSON object per line: `time` (RFC 3339, UTC, microseconds), `level`, `logger`,
 /// `message`, `source`, then the metadata's keys (a key that would overwrite one of those
@@ -39,15 +40,18 @@ public struct JSONLogHandler: LogHandler {
     }
 
     public func log(event: LogEvent) {
-        var line = Self.line(time: LogTime.now(), level: event.level, label: label, message: event.message.description,
-                             source: event.source, metadata: event.metadata.map { metadata.merging($0) { _, new in new } } ?? metadata)
+        var line = Self.line(
+            time: LogTime.now(), level: event.level, label: label, message: event.message.description,
+            source: event.source, metadata: event.metadata.map { metadata.merging($0) { _, new in new } } ?? metadata)
         line.append(UInt8(ascii: "\n"))
         line.withUnsafeBytes { _ = write(output.fd, $0.baseAddress, $0.count) }
     }
 
     /// The object, without its newline.
-    static func line(time: String, level: Logger.Level, label: String, message: String, source: String,
-                     metadata: Logger.Metadata) -> [UInt8] {
+    static func line(
+        time: String, level: Logger.Level, label: String, message: String, source: String,
+        metadata: Logger.Metadata
+    ) -> [UInt8] {
         var out: [UInt8] = Array("{\"time\":".utf8)
         JSONText.string(time, into: &out)
         for (key, value) in [("level", level.rawValue), ("logger", label), ("message", message), ("source", source)] {

@@ -1,7 +1,8 @@
+import Logging
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Logging
 
 /// Log records sent to the systemd journal in its native protocol (systemd.journal-fields(7),
 /// "Native protocol"): one datagram per record on journald's socket, `MESSAGE`, `PRIORITY`,
@@ -76,8 +77,9 @@ public struct JournalLogHandler: LogHandler {
 
     public func log(event: LogEvent) {
         let all = event.metadata.map { metadata.merging($0) { _, new in new } } ?? metadata
-        let record = Self.datagram(level: event.level, label: label, message: event.message.description, metadata: all,
-                                   file: event.file, function: event.function, line: event.line)
+        let record = Self.datagram(
+            level: event.level, label: label, message: event.message.description, metadata: all,
+            file: event.file, function: event.function, line: event.line)
         if socket.send(record) { return }
         var text = Array("\(LogTime.now()) \(event.level) \(label): \(event.message)\n".utf8)
         text.withUnsafeMutableBytes { _ = write(2, $0.baseAddress, $0.count) }
@@ -98,15 +100,18 @@ public struct JournalLogHandler: LogHandler {
     /// A journal field name: upper-case letters, digits and `_`, not starting with `_` or a
     /// digit (those are the journal's own), at most 64 characters.
     static func fieldName(_ key: String) -> String {
-        var name = String(key.uppercased().map { c -> Character in
-            (c.isASCII && (c.isLetter || c.isNumber)) ? c : "_"
-        }.prefix(64))
+        var name = String(
+            key.uppercased().map { c -> Character in
+                (c.isASCII && (c.isLetter || c.isNumber)) ? c : "_"
+            }.prefix(64))
         if let first = name.first, first == "_" || first.isNumber { name = "X" + name.dropFirst() }
         return name.isEmpty ? "X" : name
     }
 
-    static func datagram(level: Logger.Level, label: String, message: String, metadata: Logger.Metadata,
-                         file: String, function: String, line: UInt) -> [UInt8] {
+    static func datagram(
+        level: Logger.Level, label: String, message: String, metadata: Logger.Metadata,
+        file: String, function: String, line: UInt
+    ) -> [UInt8] {
         var out: [UInt8] = []
         var text = Array(message.utf8)
         if text.count > maximumMessageBytes { text = Array(text.prefix(maximumMessageBytes)) + Array(" […]".utf8) }

@@ -19,7 +19,8 @@ public enum MetricsEndpoint: Sendable, Equatable, CustomStringConvertible {
         var host = String(text[..<colon])
         let portText = text[text.index(after: colon)...]
         guard !portText.isEmpty, portText.allSatisfy(\.isASCII), portText.allSatisfy(\.isNumber),
-              portText.count <= 5, let port = Int(portText), port <= 65535 else { return nil }
+            portText.count <= 5, let port = Int(portText), port <= 65535
+        else { return nil }
         if host.hasPrefix("[") {
             // An IPv6 literal: hex digits, colons and the dots of an embedded IPv4 address.
             guard host.hasSuffix("]"), host.count > 2 else { return nil }
@@ -28,7 +29,8 @@ public enum MetricsEndpoint: Sendable, Equatable, CustomStringConvertible {
         } else {
             // An IPv4 literal or a host name.
             guard !host.isEmpty, host.count <= 253,
-                  host.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-") }) else { return nil }
+                host.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-") })
+            else { return nil }
         }
         self = .listen(host: host, port: port)
     }

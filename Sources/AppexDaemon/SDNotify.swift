@@ -1,4 +1,5 @@
 import AppexWireIO
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -56,8 +57,10 @@ public enum SDNotify {
     /// A sockaddr_un for a path (`/run/systemd/notify`) or an abstract name (`@name`: a NUL
     /// first, and a length that counts only the name's bytes, which is how the kernel tells
     /// abstract names apart).
-    private static func withNotifyAddress<R>(_ address: String, context: String,
-                                             _ body: (UnsafePointer<sockaddr>, socklen_t) -> R) throws(SocketError) -> R {
+    private static func withNotifyAddress<R>(
+        _ address: String, context: String,
+        _ body: (UnsafePointer<sockaddr>, socklen_t) -> R
+    ) throws(SocketError) -> R {
         var name = Array(address.utf8)
         let abstract = name.first == UInt8(ascii: "@")
         guard abstract || name.first == UInt8(ascii: "/") else {

@@ -1,4 +1,5 @@
 import AppexPolicy
+
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -9,7 +9,10 @@ struct ELFAddressMap {
         for s in loads where address >= s.vaddr && address - s.vaddr < s.memorySize {
             let into = address - s.vaddr
             guard into <= s.fileSize, count <= s.fileSize - into else {
-                throw ELFError(part, "address range \(hex(address))+\(count) runs past the file contents of the PT_LOAD of program header \(s.index) (into zero-filled memory or beyond)")
+                throw ELFError(
+                    part,
+                    "address range \(hex(address))+\(count) runs past the file contents of the PT_LOAD of program header \(s.index) (into zero-filled memory or beyond)"
+                )
             }
             return s.offset + into
         }

@@ -25,8 +25,9 @@ public struct ELFDynamicInfo: Sendable {
         let header = try ELFFileHeader.read(source, limits: limits)
         let reader = ELFReader(source: source, layout: header.layout, limits: limits)
         let programs = try ELFProgramHeaders.read(reader, header: header)
-        var info = ELFDynamicInfo(header: header, interpreter: nil, hasDynamicSection: programs.dynamic != nil,
-                                  needed: [], runpath: [], rpath: [], imports: [])
+        var info = ELFDynamicInfo(
+            header: header, interpreter: nil, hasDynamicSection: programs.dynamic != nil,
+            needed: [], runpath: [], rpath: [], imports: [])
         if let interp = programs.interpreter {
             info.interpreter = try interpreterPath(reader, interp)
         }
@@ -36,7 +37,9 @@ public struct ELFDynamicInfo: Sendable {
         let strings = try ELFStringTable.read(reader, dynamic: dynamic, map: map)
         typealias D = ELFDynamicSection
         if strings.bytes.isEmpty && (!dynamic.needed.isEmpty || dynamic.value(D.dtRunpath) != nil || dynamic.value(D.dtRpath) != nil) {
-            throw ELFError("dynamic section (program header \(segment.index))", at: segment.offset, "names libraries or search paths but has no string table (DT_STRTAB)")
+            throw ELFError(
+                "dynamic section (program header \(segment.index))", at: segment.offset,
+                "names libraries or search paths but has no string table (DT_STRTAB)")
         }
         for (i, offset) in dynamic.needed.enumerated() {
             let name = try strings.name(at: offset, part: "DT_NEEDED \(i)")

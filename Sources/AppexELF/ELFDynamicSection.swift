@@ -29,7 +29,10 @@ struct ELFDynamicSection {
         if segment.fileSize > 0 {
             let mapped = try map.fileOffset(of: segment.vaddr, count: segment.fileSize, part: part)
             guard mapped == segment.offset else {
-                throw ELFError(part, at: segment.offset, "p_offset \(hex(segment.offset)) disagrees with p_vaddr \(hex(segment.vaddr)), which the PT_LOAD segments place at file offset \(hex(mapped))")
+                throw ELFError(
+                    part, at: segment.offset,
+                    "p_offset \(hex(segment.offset)) disagrees with p_vaddr \(hex(segment.vaddr)), which the PT_LOAD segments place at file offset \(hex(mapped))"
+                )
             }
         }
         let entrySize = reader.layout.dynamicEntrySize
@@ -44,15 +47,20 @@ struct ELFDynamicSection {
             let at = i * entrySize
             let tag = try bytes.signedWord(at)
             let value = try bytes.word(at + reader.layout.word)
-            if tag == dtNull { terminated = true; break }
+            if tag == dtNull {
+                terminated = true
+                break
+            }
             if tag == dtNeeded {
                 guard out.needed.count < reader.limits.maxNeeded else {
-                    throw ELFError("dynamic entry \(i) (DT_NEEDED)", at: segment.offset + UInt64(at), "more than \(reader.limits.maxNeeded) needed libraries")
+                    throw ELFError(
+                        "dynamic entry \(i) (DT_NEEDED)", at: segment.offset + UInt64(at), "more than \(reader.limits.maxNeeded) needed libraries")
                 }
                 out.needed.append(value)
             } else if let name = singleTags[tag] {
                 if let first = out.singles[tag] {
-                    throw ELFError("dynamic entry \(i) (\(name))", at: segment.offset + UInt64(at), "\(name) appears again (first in entry \(first.entry))")
+                    throw ELFError(
+                        "dynamic entry \(i) (\(name))", at: segment.offset + UInt64(at), "\(name) appears again (first in entry \(first.entry))")
                 }
                 out.singles[tag] = (value, i)
             }

@@ -13,8 +13,10 @@ enum ELFDynamicSymbols {
     static let bindGlobal: UInt8 = 1, bindWeak: UInt8 = 2, bindUnique: UInt8 = 10
     static let typeObject: UInt8 = 1, typeSection: UInt8 = 3, typeFile: UInt8 = 4, typeTLS: UInt8 = 6
 
-    static func imports(_ reader: ELFReader, dynamic: ELFDynamicSection, strings: ELFStringTable,
-                        map: ELFAddressMap) throws(ELFError) -> [ELFImport] {
+    static func imports(
+        _ reader: ELFReader, dynamic: ELFDynamicSection, strings: ELFStringTable,
+        map: ELFAddressMap
+    ) throws(ELFError) -> [ELFImport] {
         let layout = reader.layout
         guard let address = dynamic.value(ELFDynamicSection.dtSymTab) else { return [] }
         if let ent = dynamic.value(ELFDynamicSection.dtSymEnt), ent != UInt64(layout.symbolSize) {
@@ -35,8 +37,9 @@ enum ELFDynamicSymbols {
             let section = try table.u16(layout.is64Bit ? at + 6 : at + 14)
             let binding = info >> 4, type = info & 0xf
             guard section == undefinedSection, nameOffset != 0,
-                  binding == bindGlobal || binding == bindWeak || binding == bindUnique,
-                  type != typeObject, type != typeSection, type != typeFile, type != typeTLS else { continue }
+                binding == bindGlobal || binding == bindWeak || binding == bindUnique,
+                type != typeObject, type != typeSection, type != typeFile, type != typeTLS
+            else { continue }
             let name = try strings.name(at: nameOffset, part: "symbol \(i) (file offset \(hex(offset + UInt64(at))))")
             guard !name.isEmpty else { continue }
             out.append(ELFImport(nameBytes: name, isWeak: binding == bindWeak))

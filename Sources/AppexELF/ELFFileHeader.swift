@@ -59,7 +59,8 @@ public struct ELFFileHeader: Sendable, Equatable {
         let phentsize = Int(try h.u16(phentsizeAt))
         let phnum = Int(try h.u16(phentsizeAt + 2))
         guard phentsize == layout.programHeaderSize else {
-            throw ELFError(part, at: UInt64(phentsizeAt), "e_phentsize is \(phentsize), not \(layout.programHeaderSize) (the size of a program header)")
+            throw ELFError(
+                part, at: UInt64(phentsizeAt), "e_phentsize is \(phentsize), not \(layout.programHeaderSize) (the size of a program header)")
         }
         guard phnum != 0xffff else {
             throw ELFError(part, at: UInt64(phentsizeAt + 2), "e_phnum is PN_XNUM (the count is in a section header); refused")
@@ -69,7 +70,9 @@ public struct ELFFileHeader: Sendable, Equatable {
         }
         let tableBytes = UInt64(phnum * phentsize)
         guard tableBytes <= limits.maxProgramHeaderBytes else {
-            throw ELFError(part, at: UInt64(phentsizeAt + 2), "\(phnum) program headers (\(tableBytes) bytes) exceed the kernel's \(limits.maxProgramHeaderBytes)-byte limit")
+            throw ELFError(
+                part, at: UInt64(phentsizeAt + 2),
+                "\(phnum) program headers (\(tableBytes) bytes) exceed the kernel's \(limits.maxProgramHeaderBytes)-byte limit")
         }
         try reader.checkRange("program header table (e_phoff)", at: phoff, count: tableBytes)
         return ELFFileHeader(layout: layout, type: type, machine: machine, programHeaderOffset: phoff, programHeaderCount: phnum)

@@ -19,8 +19,9 @@ struct ELFProgramHeaders {
     static func read(_ reader: ELFReader, header: ELFFileHeader) throws(ELFError) -> ELFProgramHeaders {
         let layout = reader.layout
         let size = UInt64(layout.programHeaderSize)
-        let table = try reader.read("program header table", at: header.programHeaderOffset,
-                                    count: size * UInt64(header.programHeaderCount))
+        let table = try reader.read(
+            "program header table", at: header.programHeaderOffset,
+            count: size * UInt64(header.programHeaderCount))
         var out = ELFProgramHeaders()
         for i in 0..<header.programHeaderCount {
             let at = i * layout.programHeaderSize
@@ -30,8 +31,9 @@ struct ELFProgramHeaders {
             let w = layout.word
             // ELF64 puts p_flags second; ELF32 puts it after p_memsz.
             let first = layout.is64Bit ? at + 8 : at + 4
-            let segment = ELFSegment(index: i, offset: try table.word(first), vaddr: try table.word(first + w),
-                                     fileSize: try table.word(first + 3 * w), memorySize: try table.word(first + 4 * w))
+            let segment = ELFSegment(
+                index: i, offset: try table.word(first), vaddr: try table.word(first + w),
+                fileSize: try table.word(first + 3 * w), memorySize: try table.word(first + 4 * w))
             switch type {
             case ptLoad:
                 guard segment.fileSize <= segment.memorySize else {
@@ -42,7 +44,8 @@ struct ELFProgramHeaders {
                 out.loads.append(segment)
             case ptDynamic:
                 if let other = out.dynamic {
-                    throw ELFError(part, at: where_, "a second PT_DYNAMIC (the first is program header \(other.index)); which one the loader uses is ambiguous")
+                    throw ELFError(
+                        part, at: where_, "a second PT_DYNAMIC (the first is program header \(other.index)); which one the loader uses is ambiguous")
                 }
                 try reader.checkRange(part + " (PT_DYNAMIC contents)", at: segment.offset, count: segment.fileSize)
                 out.dynamic = segment
@@ -59,8 +62,9 @@ struct ELFProgramHeaders {
         // Overlapping PT_LOADs would make an address mean two different file bytes.
         let sorted = out.loads.sorted { $0.vaddr < $1.vaddr }
         for (a, b) in zip(sorted, sorted.dropFirst()) where a.vaddr + a.memorySize > b.vaddr {
-            throw ELFError("program header \(b.index)", at: header.programHeaderOffset + UInt64(b.index * layout.programHeaderSize),
-                           "PT_LOAD at \(hex(b.vaddr)) overlaps the PT_LOAD of program header \(a.index) (\(hex(a.vaddr))–\(hex(a.vaddr + a.memorySize)))")
+            throw ELFError(
+                "program header \(b.index)", at: header.programHeaderOffset + UInt64(b.index * layout.programHeaderSize),
+                "PT_LOAD at \(hex(b.vaddr)) overlaps the PT_LOAD of program header \(a.index) (\(hex(a.vaddr))–\(hex(a.vaddr + a.memorySize)))")
         }
         return out
     }

@@ -15,8 +15,10 @@ struct ELFStringTable {
 
     /// Only the part of the table that can hold the name at `offset` (at most the longest
     /// name allowed, and its NUL): for a reader that needs one or two names of a large table.
-    static func read(_ reader: ELFReader, dynamic: ELFDynamicSection, map: ELFAddressMap,
-                     around offset: UInt64) throws(ELFError) -> ELFStringTable {
+    static func read(
+        _ reader: ELFReader, dynamic: ELFDynamicSection, map: ELFAddressMap,
+        around offset: UInt64
+    ) throws(ELFError) -> ELFStringTable {
         guard let table = try locate(reader, dynamic: dynamic, map: map) else { return .empty }
         guard offset < table.size else {
             throw ELFError(table.part, "name offset \(offset) lies outside the \(table.size)-byte string table")
@@ -28,8 +30,10 @@ struct ELFStringTable {
     }
 
     /// Where DT_STRTAB lies in the file and how long it is; nil when there is none or it is empty.
-    private static func locate(_ reader: ELFReader, dynamic: ELFDynamicSection,
-                               map: ELFAddressMap) throws(ELFError) -> (part: String, offset: UInt64, size: UInt64)? {
+    private static func locate(
+        _ reader: ELFReader, dynamic: ELFDynamicSection,
+        map: ELFAddressMap
+    ) throws(ELFError) -> (part: String, offset: UInt64, size: UInt64)? {
         guard let address = dynamic.value(ELFDynamicSection.dtStrTab) else { return nil }
         let part = "string table (DT_STRTAB \(hex(address)))"
         guard let size = dynamic.value(ELFDynamicSection.dtStrSize) else {
@@ -52,7 +56,8 @@ struct ELFStringTable {
         let start = Int(offset)
         let end = min(bytes.count, start + maxNameLength + 1)
         guard let nul = bytes[start..<end].firstIndex(of: 0) else {
-            let message = end == bytes.count
+            let message =
+                end == bytes.count
                 ? "the name at string-table offset \(offset) is not NUL-terminated before the table ends"
                 : "the name at string-table offset \(offset) is longer than \(maxNameLength) bytes"
             throw ELFError(part, at: fileOffset + offset, message)

@@ -59,7 +59,10 @@ enum ELFSymbolCount {
             var words = chunk
             var offset: UInt64 = 0
             while true {
-                do throws(ELFError) { offset = try map.fileOffset(of: at, count: words * 4, part: part + " chain"); break } catch {
+                do throws(ELFError) {
+                    offset = try map.fileOffset(of: at, count: words * 4, part: part + " chain")
+                    break
+                } catch {
                     if words == 1 { throw error }
                     words = max(1, words / 2)
                 }
@@ -69,7 +72,8 @@ enum ELFSymbolCount {
                 if try values.u32(i * 4) & 1 == 1 { return Int(index) + 1 }
                 index += 1
                 guard index < limits.maxSymbols else {
-                    throw ELFError(part + " chain", at: offset + UInt64(i * 4), "the last chain does not end before the limit of \(limits.maxSymbols) symbols")
+                    throw ELFError(
+                        part + " chain", at: offset + UInt64(i * 4), "the last chain does not end before the limit of \(limits.maxSymbols) symbols")
                 }
             }
         }

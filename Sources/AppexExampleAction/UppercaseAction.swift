@@ -12,8 +12,10 @@ struct UppercaseAction: ExtensionRequestHandler {
             ExtensionItem(attributedContentText: $0.uppercased())
         }
         if results.isEmpty {
-            context.cancelRequest(with: RequestError(domain: Self.errorDomain, code: Self.noTextCode,
-                                                     message: "no text to transform"))
+            context.cancelRequest(
+                with: RequestError(
+                    domain: Self.errorDomain, code: Self.noTextCode,
+                    message: "no text to transform"))
         } else {
             context.completeRequest(returningItems: results)
         }

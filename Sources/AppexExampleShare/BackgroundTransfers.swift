@@ -42,7 +42,8 @@ enum BackgroundTransfers {
         var text = (try? ExtensionContainer.read(path)).flatMap { $0 }.map { String(decoding: $0, as: UTF8.self) } ?? ""
         for r in results {
             let outcome = r.outcome == .completed ? "completed" : r.outcome == .cancelled ? "cancelled" : "failed"
-            text += "session=\(session) transfer=\(r.transferID) kind=\(r.kind.name) file=\(r.fileName) outcome=\(outcome)"
+            text +=
+                "session=\(session) transfer=\(r.transferID) kind=\(r.kind.name) file=\(r.fileName) outcome=\(outcome)"
                 + " bytes=\(r.bytes) status=\(r.httpStatus.map(String.init) ?? "-") reason=\(r.reason?.rawValue ?? "-")\n"
         }
         try? ExtensionContainer.write(Array(text.utf8), to: path)

@@ -38,11 +38,13 @@ struct ShareHandler: ExtensionRequestHandler {
                 case .refused(let reason, let message): info["transfer"] = .string("refused \(reason) \(message)")
                 }
             }
-            context.completeRequest(returningItems: [ExtensionItem(
-                attributedTitle: "Note \(saved.number)",
-                attributedContentText: note.summary(number: saved.number),
-                userInfo: info
-            )])
+            context.completeRequest(returningItems: [
+                ExtensionItem(
+                    attributedTitle: "Note \(saved.number)",
+                    attributedContentText: note.summary(number: saved.number),
+                    userInfo: info
+                )
+            ])
         } catch {
             context.cancelRequest(with: Self.error(.cannotSave, "\(error)"))
         }

@@ -17,15 +17,19 @@ actor SnapshotProvider: ExtensionRequestHandler {
         do {
             refreshed = try nextCount()
         } catch {
-            context.cancelRequest(with: RequestError(domain: "dev.appex.examples.widget", code: 1,
-                                                     message: "cannot keep the refresh count: \(error)"))
+            context.cancelRequest(
+                with: RequestError(
+                    domain: "dev.appex.examples.widget", code: 1,
+                    message: "cannot keep the refresh count: \(error)"))
             return
         }
-        context.completeRequest(returningItems: [ExtensionItem(
-            attributedTitle: Self.title,
-            attributedContentText: "refreshed \(refreshed) \(refreshed == 1 ? "time" : "times")",
-            userInfo: ["refreshCount": .integer(Int64(refreshed))]
-        )])
+        context.completeRequest(returningItems: [
+            ExtensionItem(
+                attributedTitle: Self.title,
+                attributedContentText: "refreshed \(refreshed) \(refreshed == 1 ? "time" : "times")",
+                userInfo: ["refreshCount": .integer(Int64(refreshed))]
+            )
+        ])
     }
 
     /// A memory warning costs the widget nothing to honour: the count is re-read when needed.

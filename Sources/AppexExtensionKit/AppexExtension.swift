@@ -1,5 +1,6 @@
 import AppexWire
 import AppexWireIO
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -32,7 +33,9 @@ public enum AppexExtension {
         do {
             socket = try WireSocket.inherited()
         } catch {
-            ExtensionLog.fail("no connection to appexd (\(error)); an extension is started by appexd, which passes its socket at fd \(WireProtocol.extensionSocketFD)")
+            ExtensionLog.fail(
+                "no connection to appexd (\(error)); an extension is started by appexd, which passes its socket at fd \(WireProtocol.extensionSocketFD)"
+            )
         }
         let connection = WireConnection(socket: socket, role: .extension)
         checkIn(connection, as: identifier)

@@ -15,8 +15,10 @@ extension TransferRequest {
         Self(kind: .download, url: url, appGroup: appGroup, fileName: fileName, headers: headers)
     }
 
-    public static func upload(_ fileName: String, inAppGroup appGroup: String, to url: String, method: String = "PUT",
-                              headers: [String] = []) -> Self {
+    public static func upload(
+        _ fileName: String, inAppGroup appGroup: String, to url: String, method: String = "PUT",
+        headers: [String] = []
+    ) -> Self {
         Self(kind: .upload, url: url, appGroup: appGroup, fileName: fileName, method: method, headers: headers)
     }
 }

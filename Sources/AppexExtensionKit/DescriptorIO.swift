@@ -17,8 +17,9 @@ enum DescriptorIO {
         var offset: off_t = 0
         while true {
             let n = chunk.withUnsafeMutableBytes { buffer in
-                isRegular ? pread(fd, buffer.baseAddress, buffer.count, offset)
-                          : read(fd, buffer.baseAddress, buffer.count)
+                isRegular
+                    ? pread(fd, buffer.baseAddress, buffer.count, offset)
+                    : read(fd, buffer.baseAddress, buffer.count)
             }
             if n > 0 {
                 out.append(contentsOf: chunk[0..<n])

@@ -93,7 +93,8 @@ public struct ContainerError: Error, Equatable, Sendable, CustomStringConvertibl
     public var errno: Int32
 
     public var description: String {
-        operation == "HOME" ? "HOME is not set: the container is unknown"
-                            : "\(operation) \(path): \(SystemError.text(errno))"
+        operation == "HOME"
+            ? "HOME is not set: the container is unknown"
+            : "\(operation) \(path): \(SystemError.text(errno))"
     }
 }

@@ -1,5 +1,6 @@
 import AppexWire
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -71,8 +72,9 @@ public final class ExtensionContext: Sendable {
         let message = Message.completeRequest(CompleteRequest(requestID: requestID, items: items))
         if let problem = Self.problem(sending: message, descriptors: descriptors) {
             ExtensionLog.write("request \(requestID): the returned items cannot be sent (\(problem)); cancelling it instead")
-            answer(.cancelRequest(CancelRequest(requestID: requestID, error: ExtensionKitError.error(.invalidReply, problem))),
-                   descriptors: [], by: "completeRequest")
+            answer(
+                .cancelRequest(CancelRequest(requestID: requestID, error: ExtensionKitError.error(.invalidReply, problem))),
+                descriptors: [], by: "completeRequest")
             return false
         }
         return answer(message, descriptors: descriptors, by: "completeRequest")
@@ -96,7 +98,10 @@ public final class ExtensionContext: Sendable {
         let claimed: (descriptors: [Int32], waiters: [Waiter])? = state.withLock { s in
             guard !s.answered else { return nil }
             s.answered = true
-            defer { s.descriptors = []; s.openURLWaiters = [] }
+            defer {
+                s.descriptors = []
+                s.openURLWaiters = []
+            }
             return (s.descriptors, s.openURLWaiters)
         }
         guard let claimed else {

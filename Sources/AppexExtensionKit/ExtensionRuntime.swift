@@ -1,6 +1,7 @@
 import AppexWire
 import AppexWireIO
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -48,11 +49,13 @@ final class ExtensionRuntime: Sendable {
     private func startStandbyReader() {
         let box = Unmanaged.passRetained(self).toOpaque()
         var thread = pthread_t()
-        let made = pthread_create(&thread, nil, { box in
-            let runtime = Unmanaged<ExtensionRuntime>.fromOpaque(box!).takeRetainedValue()
-            runtime.role.standBy()
-            runtime.read()
-        }, box)
+        let made = pthread_create(
+            &thread, nil,
+            { box in
+                let runtime = Unmanaged<ExtensionRuntime>.fromOpaque(box!).takeRetainedValue()
+                runtime.role.standBy()
+                runtime.read()
+            }, box)
         if made != 0 {
             // Without it every request goes to the cooperative pool, as with a busy standby.
             Unmanaged<ExtensionRuntime>.fromOpaque(box).release()
@@ -110,16 +113,18 @@ final class ExtensionRuntime: Sendable {
         case .cancelRequest(let cancel):
             context(cancel.requestID)?.hostDidCancel(cancel.error)
         case .transferScheduled(let answer):
-            let result: TransferScheduling = answer.transferID.map { .scheduled(transferID: $0) }
+            let result: TransferScheduling =
+                answer.transferID.map { .scheduled(transferID: $0) }
                 ?? .refused(answer.reason ?? "refused", answer.message ?? "")
             context(answer.requestID)?.transferWaiters.resume(answer.token, with: result)
         case .transferEvents(let events):
             let context = ExtensionContext(requestID: events.requestID, inputItems: [], descriptors: [], runtime: self)
             requests.withLock { $0[events.requestID] = context }
             let handler = self.handler
-            context.attach(Task.detached {
-                await handler.handleEvents(forBackgroundSession: events.sessionIdentifier, results: events.results, context: context)
-            })
+            context.attach(
+                Task.detached {
+                    await handler.handleEvents(forBackgroundSession: events.sessionIdentifier, results: events.results, context: context)
+                })
         case .openURLResult(let result):
             context(result.requestID)?.deliverOpenURLResult(accepted: result.accepted)
         case .memoryWarning(let warning):
@@ -140,8 +145,10 @@ final class ExtensionRuntime: Sendable {
             // The state machine lets through only what appexd may send an extension; anything
             // else here is a message the SDK does not know how to serve.
             frame.closeDescriptors()
-            protocolViolation(WireError(.wrongSender, field: frame.message.type.name,
-                                        "\(frame.message.type.name) is not served by this extension SDK"))
+            protocolViolation(
+                WireError(
+                    .wrongSender, field: frame.message.type.name,
+                    "\(frame.message.type.name) is not served by this extension SDK"))
         }
         return nil
     }
@@ -149,8 +156,9 @@ final class ExtensionRuntime: Sendable {
     /// Starts the request's handler in a task of its own: `here`, on this thread until the
     /// handler first suspends (the role handed off), else on the cooperative pool.
     private func begin(_ request: BeginRequest, descriptors: [Int32], here: Bool) {
-        let context = ExtensionContext(requestID: request.requestID, inputItems: request.items,
-                                       descriptors: descriptors, runtime: self)
+        let context = ExtensionContext(
+            requestID: request.requestID, inputItems: request.items,
+            descriptors: descriptors, runtime: self)
         requests.withLock { $0[request.requestID] = context }
         let handler = self.handler
         if here {
@@ -172,7 +180,8 @@ final class ExtensionRuntime: Sendable {
     private func cancelOpenRequests(because reason: Reason) {
         let open = requests.withLock { Array($0.values) }
         for context in open {
-            let error = ExtensionKitError.error(.terminated, "appexd terminated the extension (\(reason)) before request \(context.requestID) was answered")
+            let error = ExtensionKitError.error(
+                .terminated, "appexd terminated the extension (\(reason)) before request \(context.requestID) was answered")
             context.answer(.cancelRequest(CancelRequest(requestID: context.requestID, error: error)), descriptors: [], by: "termination")
         }
     }

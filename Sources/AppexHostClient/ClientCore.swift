@@ -1,6 +1,7 @@
 import AppexWire
 import AppexWireIO
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -43,9 +44,11 @@ final class ClientCore: @unchecked Sendable {
     /// in increasing order however many tasks begin requests at once.
     private let beginLock = Mutex(())
 
-    init(connection: WireConnection, openURL: @escaping HostClient.OpenURLHandler,
-         interruptionSink: AsyncStream<Interruption>.Continuation,
-         transferEventSink: AsyncStream<TransferEvents>.Continuation) {
+    init(
+        connection: WireConnection, openURL: @escaping HostClient.OpenURLHandler,
+        interruptionSink: AsyncStream<Interruption>.Continuation,
+        transferEventSink: AsyncStream<TransferEvents>.Continuation
+    ) {
         self.connection = connection
         self.openURL = openURL
         self.interruptionSink = interruptionSink
@@ -96,7 +99,8 @@ final class ClientCore: @unchecked Sendable {
         }
         let referenced = (try? FrameHeader.decode(frame))?.descriptorCount ?? 0
         guard referenced == descriptors else {
-            throw HostClientError(.invalidRequest, message: "\(message.type.name) not sent: its attachments refer to \(referenced) descriptors, \(descriptors) given")
+            throw HostClientError(
+                .invalidRequest, message: "\(message.type.name) not sent: its attachments refer to \(referenced) descriptors, \(descriptors) given")
         }
     }
 
@@ -108,8 +112,9 @@ final class ClientCore: @unchecked Sendable {
             throw HostClientError(.invalidRequest, message: "\(message.type.name) not sent: \(error)")
         } catch {
             if let ended = state.withLock({ $0.ended }) { throw ended }
-            throw HostClientError(.connectionLost, message: "sending \(message.type.name) to appexd failed: \(error)",
-                                  socketError: error as? SocketError)
+            throw HostClientError(
+                .connectionLost, message: "sending \(message.type.name) to appexd failed: \(error)",
+                socketError: error as? SocketError)
         }
     }
 
@@ -139,13 +144,16 @@ final class ClientCore: @unchecked Sendable {
                 if let frame = try? WireCodec.encode(refusal) {
                     _ = try? connection.socket.send(frame: frame, blocking: false)
                 }
-                end = HostClientError(.protocolError, reason: error.refusalReason,
-                                      message: "appexd sent a frame that breaks the protocol: \(error)")
+                end = HostClientError(
+                    .protocolError, reason: error.refusalReason,
+                    message: "appexd sent a frame that breaks the protocol: \(error)")
             } catch {
-                end = state.withLock { $0.closing }
+                end =
+                    state.withLock { $0.closing }
                     ? HostClientError(.connectionLost, message: "the host client was closed")
-                    : HostClientError(.connectionLost, message: "reading from appexd failed: \(error)",
-                                      socketError: error as? SocketError)
+                    : HostClientError(
+                        .connectionLost, message: "reading from appexd failed: \(error)",
+                        socketError: error as? SocketError)
             }
         }
         // No sender may block on a connection nobody reads any more.

@@ -10,8 +10,10 @@ extension HostClient {
     /// benchmark) that has just started it: a socket file alone may be a dead predecessor's.
     /// Tries every `interval` up to `attempts` times, and stops early once `keepWaiting` says
     /// there is no point (appexd has exited). Returns whether it answered.
-    public static func waitUntilServing(socketPath: String, attempts: Int = 250, interval: Duration = .milliseconds(20),
-                                        keepWaiting: () -> Bool = { true }) -> Bool {
+    public static func waitUntilServing(
+        socketPath: String, attempts: Int = 250, interval: Duration = .milliseconds(20),
+        keepWaiting: () -> Bool = { true }
+    ) -> Bool {
         for _ in 0..<attempts where keepWaiting() {
             if let client = try? connect(socketPath: socketPath, identifier: "readiness") {
                 client.close()

@@ -1,6 +1,7 @@
 import AppexWire
 import AppexWireIO
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -64,8 +65,10 @@ public final class HostClient: Sendable {
     private let reader: ReaderThread
     private let isClosed = Mutex(false)
 
-    private init(serviceHello: Hello, socketPath: String, interruptions: AsyncStream<Interruption>,
-                 transferEvents: AsyncStream<TransferEvents>, core: ClientCore, reader: ReaderThread) {
+    private init(
+        serviceHello: Hello, socketPath: String, interruptions: AsyncStream<Interruption>,
+        transferEvents: AsyncStream<TransferEvents>, core: ClientCore, reader: ReaderThread
+    ) {
         self.serviceHello = serviceHello
         self.socketPath = socketPath
         self.interruptions = interruptions
@@ -104,10 +107,16 @@ public final class HostClient: Sendable {
     /// Docs/extension-safe-api.md) a call is a compile-time error. An extension's sandbox
     /// cannot reach the control socket; its requests arrive through its `ExtensionContext`.
     #if APPEX_EXTENSION
-    @available(*, unavailable, message: "unavailable in app extensions: HostClient is for host applications; an extension is reached through appexd and answers through its ExtensionContext")
+    @available(
+        *, unavailable,
+        message:
+            "unavailable in app extensions: HostClient is for host applications; an extension is reached through appexd and answers through its ExtensionContext"
+    )
     #endif
-    public static func connect(socketPath: String? = nil, identifier: String,
-                               openURL: @escaping OpenURLHandler = refuseEveryURL) throws -> HostClient {
+    public static func connect(
+        socketPath: String? = nil, identifier: String,
+        openURL: @escaping OpenURLHandler = refuseEveryURL
+    ) throws -> HostClient {
         let path = Self.socketPath(explicit: socketPath)
         let socket: WireSocket
         do {
@@ -143,8 +152,9 @@ public final class HostClient: Sendable {
         } catch let error as WireError {
             throw HostClientError(.invalidRequest, message: "Hello not sent: \(error)")
         } catch {
-            throw HostClientError(.connectionLost, message: "sending Hello to appexd at \(path) failed: \(error)",
-                                  socketError: error as? SocketError)
+            throw HostClientError(
+                .connectionLost, message: "sending Hello to appexd at \(path) failed: \(error)",
+                socketError: error as? SocketError)
         }
         while true {
             let event: WireConnection.Event
@@ -152,11 +162,13 @@ public final class HostClient: Sendable {
                 event = try connection.receive()
             } catch let error as WireError {
                 connection.refuseAndClose(for: error)
-                throw HostClientError(.protocolError, reason: error.refusalReason,
-                                      message: "appexd at \(path) answered Hello with a frame that breaks the protocol: \(error)")
+                throw HostClientError(
+                    .protocolError, reason: error.refusalReason,
+                    message: "appexd at \(path) answered Hello with a frame that breaks the protocol: \(error)")
             } catch {
-                throw HostClientError(.connectionLost, message: "reading appexd's Hello from \(path) failed: \(error)",
-                                      socketError: error as? SocketError)
+                throw HostClientError(
+                    .connectionLost, message: "reading appexd's Hello from \(path) failed: \(error)",
+                    socketError: error as? SocketError)
             }
             switch event {
             case .message(let frame):
@@ -204,8 +216,10 @@ public final class HostClient: Sendable {
     ///     100, critical 190); nil: the extension point's policy decides.
     /// - Throws: `HostClientError` `.invalidRequest` (nothing sent) or the error that ended
     ///   the connection.
-    public func startRequest(bundleIdentifier: String, items: [ExtensionItem] = [], descriptors: [Int32] = [],
-                             band: UInt32? = nil) throws -> PendingRequest {
+    public func startRequest(
+        bundleIdentifier: String, items: [ExtensionItem] = [], descriptors: [Int32] = [],
+        band: UInt32? = nil
+    ) throws -> PendingRequest {
         let slot = OneShot<ReceivedOutcome>(discard: { $0.closeDescriptors() })
         let id = try core.begin(.request(slot), descriptors: descriptors) { id in
             .hostBeginRequest(HostBeginRequest(requestID: id, bundleIdentifier: bundleIdentifier, items: items, band: band))
@@ -223,8 +237,10 @@ public final class HostClient: Sendable {
     /// - Throws: `HostClientError` `.refused` when appexd refused the request before it reached
     ///   an extension (`unknown-extension`, `disabled`, `not-activated`, `not-authorized`,
     ///   `busy`; `details` may say more), or the error that ended the connection.
-    public func beginRequest(bundleIdentifier: String, items: [ExtensionItem] = [], descriptors: [Int32] = [],
-                             band: UInt32? = nil) async throws -> ReceivedOutcome {
+    public func beginRequest(
+        bundleIdentifier: String, items: [ExtensionItem] = [], descriptors: [Int32] = [],
+        band: UInt32? = nil
+    ) async throws -> ReceivedOutcome {
         let pending = try startRequest(bundleIdentifier: bundleIdentifier, items: items, descriptors: descriptors, band: band)
         return try await withTaskCancellationHandler {
             try await pending.outcome()

@@ -35,8 +35,10 @@ public struct HostClientError: Error, Sendable, Equatable, CustomStringConvertib
     /// The failed system call, for `.socket` and socket-level `.connectionLost` errors.
     public var socketError: SocketError?
 
-    public init(_ kind: Kind, reason: Reason? = nil, message: String, details: [String] = [],
-                requestID: UInt64? = nil, socketError: SocketError? = nil) {
+    public init(
+        _ kind: Kind, reason: Reason? = nil, message: String, details: [String] = [],
+        requestID: UInt64? = nil, socketError: SocketError? = nil
+    ) {
         self.kind = kind
         self.reason = reason
         self.message = message
@@ -48,11 +50,12 @@ public struct HostClientError: Error, Sendable, Equatable, CustomStringConvertib
     /// A Refusal from appexd, of the connection (no request id) or of one request.
     init(refusal: Refusal) {
         let what = refusal.requestID == nil ? "appexd refused the connection" : "appexd refused the request"
-        self.init(refusal.requestID == nil ? .connectionRefused : .refused,
-                  reason: refusal.reason,
-                  message: refusal.message.map { "\(what): \($0)" } ?? what,
-                  details: refusal.details,
-                  requestID: refusal.requestID)
+        self.init(
+            refusal.requestID == nil ? .connectionRefused : .refused,
+            reason: refusal.reason,
+            message: refusal.message.map { "\(what): \($0)" } ?? what,
+            details: refusal.details,
+            requestID: refusal.requestID)
     }
 
     public var description: String {

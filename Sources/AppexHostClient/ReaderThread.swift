@@ -1,4 +1,5 @@
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -18,11 +19,13 @@ final class ReaderThread: @unchecked Sendable {
     /// Starts `run` on a new thread.
     init(_ run: @escaping @Sendable () -> Void) throws(HostClientError) {
         let context = Unmanaged.passRetained(Body(run)).toOpaque()
-        let rc = pthread_create(&thread, nil, { raw in
-            let body = Unmanaged<Body>.fromOpaque(raw!).takeRetainedValue()
-            body.run()
-            return nil
-        }, context)
+        let rc = pthread_create(
+            &thread, nil,
+            { raw in
+                let body = Unmanaged<Body>.fromOpaque(raw!).takeRetainedValue()
+                body.run()
+                return nil
+            }, context)
         if rc != 0 {
             Unmanaged<Body>.fromOpaque(context).release()
             throw HostClientError(.socket, message: "pthread_create for the reader thread failed (errno \(rc))")

@@ -1,4 +1,5 @@
 import AppexWire
+
 #if canImport(Glibc)
 import Glibc
 #endif

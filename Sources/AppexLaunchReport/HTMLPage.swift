@@ -26,9 +26,11 @@ package struct HTMLPage {
         if let caption { html += "<caption>\(Self.escape(caption))</caption>" }
         html += "<thead><tr>" + headers.map { "<th>\(Self.escape($0))</th>" }.joined() + "</tr></thead><tbody>"
         for row in rows {
-            html += "<tr>" + row.enumerated().map { i, cell in
-                i == 0 ? "<th scope=\"row\">\(Self.escape(cell))</th>" : "<td>\(Self.escape(cell))</td>"
-            }.joined() + "</tr>"
+            html +=
+                "<tr>"
+                + row.enumerated().map { i, cell in
+                    i == 0 ? "<th scope=\"row\">\(Self.escape(cell))</th>" : "<td>\(Self.escape(cell))</td>"
+                }.joined() + "</tr>"
         }
         parts.append(html + "</tbody></table>")
     }

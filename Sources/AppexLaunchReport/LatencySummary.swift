@@ -32,8 +32,10 @@ struct LatencySummary: Equatable, Sendable {
 
     /// `{"count", "min", "p50", "p90", "p99", "max", "mean"}`, µs (mean rounded).
     var json: [String: Any] {
-        ["count": count, "min": Int(min), "p50": Int(p50), "p90": Int(p90), "p99": Int(p99), "max": Int(max),
-         "mean": Int(mean.rounded())]
+        [
+            "count": count, "min": Int(min), "p50": Int(p50), "p90": Int(p90), "p99": Int(p99), "max": Int(max),
+            "mean": Int(mean.rounded()),
+        ]
     }
 }
 

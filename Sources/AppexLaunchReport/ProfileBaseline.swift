@@ -42,13 +42,15 @@ package struct ProfileBaseline {
         var phases: [String: Phase] = [:]
         for (name, value) in phasesObject {
             guard let p = value as? [String: Any], let p50 = p["p50"] as? Int, let p99 = p["p99"] as? Int,
-                  let count = p["count"] as? Int, p50 >= 0, p99 >= 0 else {
+                let count = p["count"] as? Int, p50 >= 0, p99 >= 0
+            else {
                 throw Problem(description: "--baseline \(path): phases.\(name) needs p50, p99 and count (non-negative integers)")
             }
             phases[name] = Phase(p50: UInt64(p50), p99: UInt64(p99), count: count)
         }
-        return ProfileBaseline(file: path, bundleIdentifier: try want("bundleIdentifier", String.self),
-                               version: object["version"] as? String, mode: try want("mode", String.self), phases: phases)
+        return ProfileBaseline(
+            file: path, bundleIdentifier: try want("bundleIdentifier", String.self),
+            version: object["version"] as? String, mode: try want("mode", String.self), phases: phases)
     }
 
     struct Row {
@@ -82,11 +84,15 @@ package struct ProfileBaseline {
     var label: String { "\(file)" + (version.map { " (version \($0))" } ?? "") }
 
     func table(_ run: ProfileSamples) -> (headers: [String], rows: [[String]]) {
-        (["phase", "p50 before", "p50 now", "now/before", "p99 before", "p99 now", "now/before"],
-         rows(run).map { r in
-             [r.phase, Micros.format(r.before.p50), Micros.format(r.now.p50), Self.ratio(r.p50Ratio),
-              Micros.format(r.before.p99), Micros.format(r.now.p99), Self.ratio(r.p99Ratio)]
-         })
+        (
+            ["phase", "p50 before", "p50 now", "now/before", "p99 before", "p99 now", "now/before"],
+            rows(run).map { r in
+                [
+                    r.phase, Micros.format(r.before.p50), Micros.format(r.now.p50), Self.ratio(r.p50Ratio),
+                    Micros.format(r.before.p99), Micros.format(r.now.p99), Self.ratio(r.p99Ratio),
+                ]
+            }
+        )
     }
 
     func human(_ run: ProfileSamples) -> [String] {
@@ -100,11 +106,15 @@ package struct ProfileBaseline {
     func json(_ run: ProfileSamples) -> [String: Any] {
         var phases: [String: Any] = [:]
         for r in rows(run) {
-            phases[r.phase] = ["p50Before": Int(r.before.p50), "p50": Int(r.now.p50), "p50Ratio": r.p50Ratio,
-                               "p99Before": Int(r.before.p99), "p99": Int(r.now.p99), "p99Ratio": r.p99Ratio]
+            phases[r.phase] = [
+                "p50Before": Int(r.before.p50), "p50": Int(r.now.p50), "p50Ratio": r.p50Ratio,
+                "p99Before": Int(r.before.p99), "p99": Int(r.now.p99), "p99Ratio": r.p99Ratio,
+            ]
         }
-        return ["file": file, "bundleIdentifier": bundleIdentifier, "version": version.jsonOrNull, "mode": mode,
-                "caveats": caveats(run), "phases": phases]
+        return [
+            "file": file, "bundleIdentifier": bundleIdentifier, "version": version.jsonOrNull, "mode": mode,
+            "caveats": caveats(run), "phases": phases,
+        ]
     }
 
     func html(_ run: ProfileSamples, _ page: inout HTMLPage) {

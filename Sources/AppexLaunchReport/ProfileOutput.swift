@@ -26,7 +26,8 @@ package struct ProfileOutput {
     }
 
     var modeText: String {
-        run.warm ? "\(run.samples.count) warm requests to one instance"
+        run.warm
+            ? "\(run.samples.count) warm requests to one instance"
             : "\(run.samples.count) cold launch\(run.samples.count == 1 ? "" : "es")"
     }
 
@@ -57,11 +58,15 @@ package struct ProfileOutput {
             lines.append("")
             let checkIn = run.summary("checkIn")
             if !run.warm, !checkIn.isEmpty {
-                lines.append("Check-in p99 \(Micros.format(checkIn.p99)) is \(Micros.percent(Double(checkIn.p99), of: Double(deadline))) of the \(Micros.format(deadline)) launch deadline (max \(Micros.format(checkIn.max)), \(Micros.percent(Double(checkIn.max), of: Double(deadline)))).")
+                lines.append(
+                    "Check-in p99 \(Micros.format(checkIn.p99)) is \(Micros.percent(Double(checkIn.p99), of: Double(deadline))) of the \(Micros.format(deadline)) launch deadline (max \(Micros.format(checkIn.max)), \(Micros.percent(Double(checkIn.max), of: Double(deadline))))."
+                )
             }
             if let shares {
                 let total = shares.sandbox + shares.startup
-                lines.append("Where check-in time goes (mean \(Micros.format(total))): sandbox \(Micros.format(shares.sandbox)) (\(Micros.percent(shares.sandbox, of: total))), extension start-up \(Micros.format(shares.startup)) (\(Micros.percent(shares.startup, of: total))).")
+                lines.append(
+                    "Where check-in time goes (mean \(Micros.format(total))): sandbox \(Micros.format(shares.sandbox)) (\(Micros.percent(shares.sandbox, of: total))), extension start-up \(Micros.format(shares.startup)) (\(Micros.percent(shares.startup, of: total)))."
+                )
             }
         }
         for (reason, n) in run.failures.sorted(by: { $0.key < $1.key }) {
@@ -104,9 +109,11 @@ package struct ProfileOutput {
         ]
         if let baseline { o["baseline"] = baseline.json(run) }
         if let shares {
-            o["share"] = ["sandboxMicros": Int(shares.sandbox.rounded()), "startupMicros": Int(shares.startup.rounded()),
-                          "sandbox": shares.sandbox / (shares.sandbox + shares.startup),
-                          "startup": shares.startup / (shares.sandbox + shares.startup)]
+            o["share"] = [
+                "sandboxMicros": Int(shares.sandbox.rounded()), "startupMicros": Int(shares.startup.rounded()),
+                "sandbox": shares.sandbox / (shares.sandbox + shares.startup),
+                "startup": shares.startup / (shares.sandbox + shares.startup),
+            ]
         }
         return o
     }
@@ -117,34 +124,47 @@ package struct ProfileOutput {
         var page = HTMLPage(title: "appex profile: \(run.bundleIdentifier)")
         page.heading("Launch profile: \(run.bundleIdentifier)", level: 1)
         let version = run.version.map { "version \($0) · " } ?? ""
-        page.paragraph("\(version)\(modeText) · launch deadline \(Micros.format(deadline)) · \(Self.timestamp(generated))",
-                       cssClass: "meta")
+        page.paragraph(
+            "\(version)\(modeText) · launch deadline \(Micros.format(deadline)) · \(Self.timestamp(generated))",
+            cssClass: "meta")
         if run.samples.isEmpty {
             page.paragraph("Nothing was measured.")
         } else {
-            page.table(headers: ["phase", "p50", "p90", "p99", "max", "n", "p99 of deadline"], rows: run.phaseNames.map { name in
-                let s = run.summary(name)
-                return [name, Micros.format(s.p50), Micros.format(s.p90), Micros.format(s.p99), Micros.format(s.max),
-                        String(s.count), Micros.percent(Double(s.p99), of: Double(deadline))]
-            }, caption: "Per phase, µs to s; percentiles exact (nearest rank).")
+            page.table(
+                headers: ["phase", "p50", "p90", "p99", "max", "n", "p99 of deadline"],
+                rows: run.phaseNames.map { name in
+                    let s = run.summary(name)
+                    return [
+                        name, Micros.format(s.p50), Micros.format(s.p90), Micros.format(s.p99), Micros.format(s.max),
+                        String(s.count), Micros.percent(Double(s.p99), of: Double(deadline)),
+                    ]
+                }, caption: "Per phase, µs to s; percentiles exact (nearest rank).")
             if let segments = segments() {
-                page.figure(SVGChart.stackedBar(segments, title: "Where check-in time goes (mean per launch)"),
-                            caption: "Blue: the sandbox's share (appexd and the kernel, until the extension's image runs). Orange: the extension's own start-up, from exec to its Hello.")
+                page.figure(
+                    SVGChart.stackedBar(segments, title: "Where check-in time goes (mean per launch)"),
+                    caption:
+                        "Blue: the sandbox's share (appexd and the kernel, until the extension's image runs). Orange: the extension's own start-up, from exec to its Hello."
+                )
             }
             baseline?.html(run, &page)
             for name in run.phaseNames {
                 let s = run.summary(name)
                 let meaning = LaunchPhaseCatalog.phase(name)?.meaning ?? ""
                 page.heading(name, level: 3, id: "phase-\(name)")
-                page.figure(SVGChart.distribution(s, deadline: deadline, label: name),
-                            caption: "\(meaning). Logarithmic time axis; dashed: p50, p90, p99; red: the launch deadline (an arrow at the right edge when it is more than 4× the largest sample, off the axis).")
+                page.figure(
+                    SVGChart.distribution(s, deadline: deadline, label: name),
+                    caption:
+                        "\(meaning). Logarithmic time axis; dashed: p50, p90, p99; red: the launch deadline (an arrow at the right edge when it is more than 4× the largest sample, off the axis)."
+                )
             }
         }
         if !run.failures.isEmpty {
             page.heading("Not counted")
-            page.table(headers: ["reason", "launches", "first message"], rows: run.failures.sorted { $0.key < $1.key }.map {
-                [$0.key, String($0.value), run.failureMessages[$0.key] ?? ""]
-            })
+            page.table(
+                headers: ["reason", "launches", "first message"],
+                rows: run.failures.sorted { $0.key < $1.key }.map {
+                    [$0.key, String($0.value), run.failureMessages[$0.key] ?? ""]
+                })
         }
         page.paragraph("Made by appex profile. Phases: Docs/profiling.md.", cssClass: "note")
         return page

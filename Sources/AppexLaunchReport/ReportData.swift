@@ -58,7 +58,8 @@ package struct ExtensionHistory {
         var groups: [Date: [UInt64]] = [:]
         for launch in launches {
             guard let v = launch.phaseMicroseconds[Self.launchTime],
-                  let start = calendar.dateInterval(of: unit, for: launch.time)?.start else { continue }
+                let start = calendar.dateInterval(of: unit, for: launch.time)?.start
+            else { continue }
             groups[start, default: []].append(v)
         }
         return groups.keys.sorted().map { TimeBucket(start: $0, summary: LatencySummary(groups[$0]!)) }
@@ -87,8 +88,11 @@ package struct ExtensionHistory {
             rows[version]!.values.append(v)
             rows[version]!.last = launch.time
         }
-        return order.map { VersionRow(version: $0, summary: LatencySummary(rows[$0]!.values),
-                                      firstSeen: rows[$0]!.first, lastSeen: rows[$0]!.last) }
+        return order.map {
+            VersionRow(
+                version: $0, summary: LatencySummary(rows[$0]!.values),
+                firstSeen: rows[$0]!.first, lastSeen: rows[$0]!.last)
+        }
     }
 
     // MARK: terminations
@@ -109,8 +113,11 @@ package struct ExtensionHistory {
         var rows: [KillReason: ReasonRow] = [:]
         var footprints: [KillReason: [Int64]] = [:]
         for t in terminations {
-            var row = rows[t.reason] ?? ReasonRow(reason: t.reason, count: 0, last: t.time, bands: [:],
-                                                  medianFootprintBytes: nil, lastMessage: t.message)
+            var row =
+                rows[t.reason]
+                ?? ReasonRow(
+                    reason: t.reason, count: 0, last: t.time, bands: [:],
+                    medianFootprintBytes: nil, lastMessage: t.message)
             row.count += 1
             if t.time >= row.last {
                 row.last = t.time
@@ -142,12 +149,16 @@ package struct ExtensionHistory {
 
 /// Reads the history of a state directory: every extension in it, or one.
 package enum HistoryReader {
-    package static func read(_ registry: Registry, extension identifier: String?, limit: Int,
-                     policies: [String]) throws -> [ExtensionHistory] {
+    package static func read(
+        _ registry: Registry, extension identifier: String?, limit: Int,
+        policies: [String]
+    ) throws -> [ExtensionHistory] {
         // Oldest first by time (ids follow time too, unless the clock was set back).
         let launches = try registry.launches(of: identifier, limit: limit).sorted { ($0.time, $0.id ?? 0) < ($1.time, $1.id ?? 0) }
         let requests = try registry.requests(of: identifier, limit: limit).sorted { ($0.time, $0.id ?? 0) < ($1.time, $1.id ?? 0) }
-        let terminations = try registry.terminations(of: identifier, limit: limit).sorted { ($0.preciseTime, $0.id ?? 0) < ($1.preciseTime, $1.id ?? 0) }
+        let terminations = try registry.terminations(of: identifier, limit: limit).sorted {
+            ($0.preciseTime, $0.id ?? 0) < ($1.preciseTime, $1.id ?? 0)
+        }
         let deadlines = Self.deadlines(registry, policies: policies)
 
         var ids = Set(launches.map(\.bundleIdentifier))
@@ -155,10 +166,11 @@ package enum HistoryReader {
         ids.formUnion(terminations.map(\.bundleIdentifier))
         if let identifier { ids.insert(identifier) }
         return ids.sorted().map { id in
-            ExtensionHistory(bundleIdentifier: id, deadlineMicros: deadlines[id],
-                             launches: launches.filter { $0.bundleIdentifier == id },
-                             requests: requests.filter { $0.bundleIdentifier == id },
-                             terminations: terminations.filter { $0.bundleIdentifier == id })
+            ExtensionHistory(
+                bundleIdentifier: id, deadlineMicros: deadlines[id],
+                launches: launches.filter { $0.bundleIdentifier == id },
+                requests: requests.filter { $0.bundleIdentifier == id },
+                terminations: terminations.filter { $0.bundleIdentifier == id })
         }
     }
 
@@ -169,7 +181,8 @@ package enum HistoryReader {
         var out: [String: UInt64] = [:]
         for e in installed {
             guard let bundle = try? ExtensionBundle.load(path: e.bundlePath),
-                  let policy = EffectivePolicy(bundle: bundle, in: set) else { continue }
+                let policy = EffectivePolicy(bundle: bundle, in: set)
+            else { continue }
             out[e.bundleIdentifier] = policy.policy.launchDeadline.wholeMicroseconds
         }
         return out

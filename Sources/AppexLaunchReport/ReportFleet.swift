@@ -32,11 +32,12 @@ struct ReportFleet {
     static let rows = 5
 
     init(_ histories: [ExtensionHistory]) {
-        nearestDeadline = Array(histories.compactMap { h -> DeadlineRow? in
-            let s = LatencySummary(h.launches.compactMap { $0.phaseMicroseconds[ExtensionHistory.launchTime] })
-            guard !s.isEmpty, let deadline = h.deadlineMicros else { return nil }
-            return DeadlineRow(bundleIdentifier: h.bundleIdentifier, p99: s.p99, deadline: deadline, launches: s.count)
-        }.sorted { $0.ratio != $1.ratio ? $0.ratio > $1.ratio : $0.bundleIdentifier < $1.bundleIdentifier }.prefix(Self.rows))
+        nearestDeadline = Array(
+            histories.compactMap { h -> DeadlineRow? in
+                let s = LatencySummary(h.launches.compactMap { $0.phaseMicroseconds[ExtensionHistory.launchTime] })
+                guard !s.isEmpty, let deadline = h.deadlineMicros else { return nil }
+                return DeadlineRow(bundleIdentifier: h.bundleIdentifier, p99: s.p99, deadline: deadline, launches: s.count)
+            }.sorted { $0.ratio != $1.ratio ? $0.ratio > $1.ratio : $0.bundleIdentifier < $1.bundleIdentifier }.prefix(Self.rows))
         mostKilled = Self.worst(histories) { h in
             let kills = h.terminations.filter { !$0.reason.isGraceful }.map(\.reason.rawValue)
             return (kills, h.terminations.count)
@@ -61,24 +62,37 @@ struct ReportFleet {
             let top = counts.max { $0.value != $1.value ? $0.value < $1.value : $0.key > $1.key }!.key
             return CountRow(bundleIdentifier: h.bundleIdentifier, count: kinds.count, of: of, top: top)
         }
-        return Array(rows.sorted { $0.count != $1.count ? $0.count > $1.count : $0.bundleIdentifier < $1.bundleIdentifier }
-            .prefix(Self.rows))
+        return Array(
+            rows.sorted { $0.count != $1.count ? $0.count > $1.count : $0.bundleIdentifier < $1.bundleIdentifier }
+                .prefix(Self.rows))
     }
 
     // MARK: output
 
     var tables: [(title: String, headers: [String], rows: [[String]], empty: String)] {
         [
-            ("Nearest their launch deadline (check-in p99)", ["extension", "p99", "deadline", "p99 of deadline", "launches"],
-             nearestDeadline.map { [$0.bundleIdentifier, Micros.format($0.p99), Micros.format($0.deadline),
-                                    Micros.percent(Double($0.p99), of: Double($0.deadline)), String($0.launches)] },
-             "no launches of an installed extension"),
-            ("Most killed", ["extension", "kills", "of ends", "most often"],
-             mostKilled.map { [$0.bundleIdentifier, String($0.count), String($0.of), $0.top] }, "no kills"),
-            ("Most failed requests", ["extension", "failed", "of requests", "most often"],
-             mostFailed.map { [$0.bundleIdentifier, String($0.count), String($0.of), $0.top] }, "no failed requests"),
-            ("Most refused requests", ["extension", "refused", "of requests", "most often"],
-             mostRefused.map { [$0.bundleIdentifier, String($0.count), String($0.of), $0.top] }, "no refused requests"),
+            (
+                "Nearest their launch deadline (check-in p99)", ["extension", "p99", "deadline", "p99 of deadline", "launches"],
+                nearestDeadline.map {
+                    [
+                        $0.bundleIdentifier, Micros.format($0.p99), Micros.format($0.deadline),
+                        Micros.percent(Double($0.p99), of: Double($0.deadline)), String($0.launches),
+                    ]
+                },
+                "no launches of an installed extension"
+            ),
+            (
+                "Most killed", ["extension", "kills", "of ends", "most often"],
+                mostKilled.map { [$0.bundleIdentifier, String($0.count), String($0.of), $0.top] }, "no kills"
+            ),
+            (
+                "Most failed requests", ["extension", "failed", "of requests", "most often"],
+                mostFailed.map { [$0.bundleIdentifier, String($0.count), String($0.of), $0.top] }, "no failed requests"
+            ),
+            (
+                "Most refused requests", ["extension", "refused", "of requests", "most often"],
+                mostRefused.map { [$0.bundleIdentifier, String($0.count), String($0.of), $0.top] }, "no refused requests"
+            ),
         ]
     }
 
@@ -95,8 +109,10 @@ struct ReportFleet {
     var json: [String: Any] {
         [
             "nearestDeadline": nearestDeadline.map {
-                ["bundleIdentifier": $0.bundleIdentifier, "p99Micros": Int($0.p99), "deadlineMicros": Int($0.deadline),
-                 "ratio": $0.ratio, "launches": $0.launches] as [String: Any]
+                [
+                    "bundleIdentifier": $0.bundleIdentifier, "p99Micros": Int($0.p99), "deadlineMicros": Int($0.deadline),
+                    "ratio": $0.ratio, "launches": $0.launches,
+                ] as [String: Any]
             },
             "mostKilled": mostKilled.map(Self.json),
             "mostFailed": mostFailed.map(Self.json),

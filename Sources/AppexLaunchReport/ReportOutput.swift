@@ -35,30 +35,39 @@ package struct ReportOutput {
         if !h.launches.isEmpty {
             lines.append("")
             lines.append("Launch phases")
-            lines += TextTable.render(headers: ["phase", "p50", "p90", "p99", "max", "n"], rows: h.phaseNames.map { name in
-                let s = h.summary(name)
-                return [name] + [s.p50, s.p90, s.p99, s.max].map(Micros.format) + [String(s.count)]
-            })
+            lines += TextTable.render(
+                headers: ["phase", "p50", "p90", "p99", "max", "n"],
+                rows: h.phaseNames.map { name in
+                    let s = h.summary(name)
+                    return [name] + [s.p50, s.p90, s.p99, s.max].map(Micros.format) + [String(s.count)]
+                })
             let resolved = h.resolved(bucket)
             lines.append("")
             lines.append("Launch time (decision → check-in) by \(resolved.rawValue)" + deadlineNote(h))
-            lines += TextTable.render(headers: ["from", "n", "p50", "p90", "p99", "max"], rows: h.overTime(bucket).map { b in
-                [Self.bucketLabel(b.start, resolved)] + percentileCells(b.summary)
-            })
+            lines += TextTable.render(
+                headers: ["from", "n", "p50", "p90", "p99", "max"],
+                rows: h.overTime(bucket).map { b in
+                    [Self.bucketLabel(b.start, resolved)] + percentileCells(b.summary)
+                })
             lines.append("")
             lines.append("Launch time by version" + deadlineNote(h))
-            lines += TextTable.render(headers: ["version", "n", "p50", "p90", "p99", "max", "last launch"], rows: h.byVersion.map { v in
-                [v.version] + percentileCells(v.summary) + [Self.bucketLabel(v.lastSeen, nil)]
-            })
+            lines += TextTable.render(
+                headers: ["version", "n", "p50", "p90", "p99", "max", "last launch"],
+                rows: h.byVersion.map { v in
+                    [v.version] + percentileCells(v.summary) + [Self.bucketLabel(v.lastSeen, nil)]
+                })
         }
         if !h.terminations.isEmpty {
             lines.append("")
             lines.append("Terminations by reason")
-            lines += TextTable.render(headers: ["reason", "count", "share", "bands", "footprint p50", "last"],
-                                      rows: h.terminationsByReason.map { r in
-                [r.reason.rawValue, String(r.count), Micros.percent(Double(r.count), of: Double(h.terminations.count)),
-                 Self.bands(r.bands), r.medianFootprintBytes.map(Self.bytes) ?? "–", Self.bucketLabel(r.last, nil)]
-            })
+            lines += TextTable.render(
+                headers: ["reason", "count", "share", "bands", "footprint p50", "last"],
+                rows: h.terminationsByReason.map { r in
+                    [
+                        r.reason.rawValue, String(r.count), Micros.percent(Double(r.count), of: Double(h.terminations.count)),
+                        Self.bands(r.bands), r.medianFootprintBytes.map(Self.bytes) ?? "–", Self.bucketLabel(r.last, nil),
+                    ]
+                })
         }
         if !h.requests.isEmpty {
             lines.append("")
@@ -129,8 +138,10 @@ package struct ReportOutput {
     // MARK: JSON
 
     package var json: [String: Any] {
-        ["stateDirectory": stateDirectory, "percentiles": "exact-nearest-rank",
-         "fleet": ReportFleet(histories).json, "extensions": histories.map(extensionJSON)]
+        [
+            "stateDirectory": stateDirectory, "percentiles": "exact-nearest-rank",
+            "fleet": ReportFleet(histories).json, "extensions": histories.map(extensionJSON),
+        ]
     }
 
     private func extensionJSON(_ h: ExtensionHistory) -> [String: Any] {
@@ -163,9 +174,11 @@ package struct ReportOutput {
             "terminations": [
                 "total": h.terminations.count,
                 "byReason": h.terminationsByReason.map { r -> [String: Any] in
-                    ["reason": r.reason.rawValue, "count": r.count, "last": Self.iso(r.last), "lastMessage": r.lastMessage,
-                     "bands": Dictionary(uniqueKeysWithValues: r.bands.map { (String($0.key), $0.value) }),
-                     "medianFootprintBytes": r.medianFootprintBytes.map { Int($0) as Any } ?? NSNull()]
+                    [
+                        "reason": r.reason.rawValue, "count": r.count, "last": Self.iso(r.last), "lastMessage": r.lastMessage,
+                        "bands": Dictionary(uniqueKeysWithValues: r.bands.map { (String($0.key), $0.value) }),
+                        "medianFootprintBytes": r.medianFootprintBytes.map { Int($0) as Any } ?? NSNull(),
+                    ]
                 },
             ] as [String: Any],
             "requests": requests,
@@ -177,41 +190,57 @@ package struct ReportOutput {
     package func html(generated: Date = Date()) -> HTMLPage {
         var page = HTMLPage(title: "appex report")
         page.heading("Launch and termination report", level: 1)
-        page.paragraph("\(stateDirectory) · \(histories.count) extension\(histories.count == 1 ? "" : "s") · \(ProfileOutput.timestamp(generated))",
-                       cssClass: "meta")
+        page.paragraph(
+            "\(stateDirectory) · \(histories.count) extension\(histories.count == 1 ? "" : "s") · \(ProfileOutput.timestamp(generated))",
+            cssClass: "meta")
         if histories.isEmpty { page.paragraph("No history.") } else { ReportFleet(histories).html(&page) }
         for h in histories {
             page.heading(h.bundleIdentifier, level: 2, id: h.bundleIdentifier)
             page.paragraph(counts(h), cssClass: "meta")
             if !h.launches.isEmpty {
-                page.table(headers: ["phase", "p50", "p90", "p99", "max", "n"], rows: h.phaseNames.map { name in
-                    let s = h.summary(name)
-                    return [name] + [s.p50, s.p90, s.p99, s.max].map(Micros.format) + [String(s.count)]
-                }, caption: "Launch phases over the whole history (Docs/profiling.md).")
+                page.table(
+                    headers: ["phase", "p50", "p90", "p99", "max", "n"],
+                    rows: h.phaseNames.map { name in
+                        let s = h.summary(name)
+                        return [name] + [s.p50, s.p90, s.p99, s.max].map(Micros.format) + [String(s.count)]
+                    }, caption: "Launch phases over the whole history (Docs/profiling.md).")
                 let resolved = h.resolved(bucket)
                 let buckets = h.overTime(bucket)
                 page.heading("Launch time by \(resolved.rawValue)", level: 3)
-                page.figure(SVGChart.percentileLines(buckets.map { SVGChart.Point(label: Self.bucketLabel($0.start, resolved), summary: $0.summary) },
-                                                     deadline: h.deadlineMicros, title: "Launch time (decision → check-in) by \(resolved.rawValue)"),
-                            caption: "p50, p90 and p99 of the launches in each \(resolved.rawValue) (local time) that had any; logarithmic time axis; red: the launch deadline.")
+                page.figure(
+                    SVGChart.percentileLines(
+                        buckets.map { SVGChart.Point(label: Self.bucketLabel($0.start, resolved), summary: $0.summary) },
+                        deadline: h.deadlineMicros, title: "Launch time (decision → check-in) by \(resolved.rawValue)"),
+                    caption:
+                        "p50, p90 and p99 of the launches in each \(resolved.rawValue) (local time) that had any; logarithmic time axis; red: the launch deadline."
+                )
                 let versions = h.byVersion
                 page.heading("Launch time by version", level: 3)
-                page.figure(SVGChart.percentileBars(versions.map { SVGChart.Point(label: $0.version, summary: $0.summary) },
-                                                    deadline: h.deadlineMicros, title: "Launch time (decision → check-in) by bundle version"),
-                            caption: "Versions in the order they first launched.")
-                page.table(headers: ["version", "n", "p50", "p90", "p99", "max", "first launch", "last launch"], rows: versions.map { v in
-                    [v.version] + percentileCells(v.summary) + [Self.bucketLabel(v.firstSeen, nil), Self.bucketLabel(v.lastSeen, nil)]
-                })
+                page.figure(
+                    SVGChart.percentileBars(
+                        versions.map { SVGChart.Point(label: $0.version, summary: $0.summary) },
+                        deadline: h.deadlineMicros, title: "Launch time (decision → check-in) by bundle version"),
+                    caption: "Versions in the order they first launched.")
+                page.table(
+                    headers: ["version", "n", "p50", "p90", "p99", "max", "first launch", "last launch"],
+                    rows: versions.map { v in
+                        [v.version] + percentileCells(v.summary) + [Self.bucketLabel(v.firstSeen, nil), Self.bucketLabel(v.lastSeen, nil)]
+                    })
             }
             if !h.terminations.isEmpty {
                 let reasons = h.terminationsByReason
                 page.heading("Terminations by reason", level: 3)
-                page.figure(SVGChart.countBars(reasons.map { ($0.reason.rawValue, $0.count) }, title: "\(h.terminations.count) terminations"),
-                            caption: "How instances ended (Docs/supervisor.md has the reasons).")
-                page.table(headers: ["reason", "count", "share", "bands", "footprint p50", "last", "last message"], rows: reasons.map { r in
-                    [r.reason.rawValue, String(r.count), Micros.percent(Double(r.count), of: Double(h.terminations.count)),
-                     Self.bands(r.bands), r.medianFootprintBytes.map(Self.bytes) ?? "–", Self.bucketLabel(r.last, nil), r.lastMessage]
-                })
+                page.figure(
+                    SVGChart.countBars(reasons.map { ($0.reason.rawValue, $0.count) }, title: "\(h.terminations.count) terminations"),
+                    caption: "How instances ended (Docs/supervisor.md has the reasons).")
+                page.table(
+                    headers: ["reason", "count", "share", "bands", "footprint p50", "last", "last message"],
+                    rows: reasons.map { r in
+                        [
+                            r.reason.rawValue, String(r.count), Micros.percent(Double(r.count), of: Double(h.terminations.count)),
+                            Self.bands(r.bands), r.medianFootprintBytes.map(Self.bytes) ?? "–", Self.bucketLabel(r.last, nil), r.lastMessage,
+                        ]
+                    })
             }
             if !h.requests.isEmpty {
                 page.heading("Requests", level: 3)
@@ -221,8 +250,9 @@ package struct ReportOutput {
                     let s = h.requestTotals(cold: cold)
                     if !s.isEmpty { rows.append([label] + percentileCells(s)) }
                 }
-                page.table(headers: ["request time", "n", "p50", "p90", "p99", "max"], rows: rows,
-                           caption: "\(h.requests.count) requests: \(outcomes).")
+                page.table(
+                    headers: ["request time", "n", "p50", "p90", "p99", "max"], rows: rows,
+                    caption: "\(h.requests.count) requests: \(outcomes).")
             }
         }
         page.paragraph("Made by appex report from the history in the state database. Percentiles are exact (nearest rank).", cssClass: "note")

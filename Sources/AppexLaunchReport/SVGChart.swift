@@ -36,11 +36,13 @@ enum SVGChart {
         let y = CountScale(maximum: bins.max() ?? 1, from: bottom, to: top)
 
         var s = open(height: height, title: "\(label): distribution of \(summary.count) samples")
-        s += legend(at: top - 22, left: left, [
-            Mark(name: "p50", micros: summary.p50, cssClass: "p50"),
-            Mark(name: "p90", micros: summary.p90, cssClass: "p90"),
-            Mark(name: "p99", micros: summary.p99, cssClass: "p99"),
-        ] + (deadline.map { [Mark(name: "deadline", micros: $0, cssClass: "deadline")] } ?? []),
+        s += legend(
+            at: top - 22, left: left,
+            [
+                Mark(name: "p50", micros: summary.p50, cssClass: "p50"),
+                Mark(name: "p90", micros: summary.p90, cssClass: "p90"),
+                Mark(name: "p99", micros: summary.p99, cssClass: "p99"),
+            ] + (deadline.map { [Mark(name: "deadline", micros: $0, cssClass: "deadline")] } ?? []),
             extra: "max \(Micros.format(summary.max)) · n \(summary.count)")
         s += countAxis(y, left: left, right: right, label: "launches")
         s += logAxisX(x, y: bottom, top: top)
@@ -48,21 +50,26 @@ enum SVGChart {
             let x0 = x.lo * pow(10, Double(i) / binsPerDecade), x1 = x.lo * pow(10, Double(i + 1) / binsPerDecade)
             let px0 = x.position(x0), px1 = x.position(x1)
             let py = y.position(Double(count))
-            s += "<rect class=\"bar\" x=\"\(SVGText.n(px0))\" y=\"\(SVGText.n(py))\" width=\"\(SVGText.n(Swift.max(px1 - px0 - 0.6, 0.8)))\" height=\"\(SVGText.n(Swift.max(bottom - py, 0)))\"><title>\(SVGText.e("\(SVGText.tick(x0))–\(SVGText.tick(x1)): \(count)"))</title></rect>"
+            s +=
+                "<rect class=\"bar\" x=\"\(SVGText.n(px0))\" y=\"\(SVGText.n(py))\" width=\"\(SVGText.n(Swift.max(px1 - px0 - 0.6, 0.8)))\" height=\"\(SVGText.n(Swift.max(bottom - py, 0)))\"><title>\(SVGText.e("\(SVGText.tick(x0))–\(SVGText.tick(x1)): \(count)"))</title></rect>"
         }
         for mark in [("p50", summary.p50), ("p90", summary.p90), ("p99", summary.p99)] {
             let px = x.position(Double(mark.1))
-            s += "<line class=\"\(mark.0) marker\" x1=\"\(SVGText.n(px))\" y1=\"\(SVGText.n(top))\" x2=\"\(SVGText.n(px))\" y2=\"\(SVGText.n(bottom))\"/>"
+            s +=
+                "<line class=\"\(mark.0) marker\" x1=\"\(SVGText.n(px))\" y1=\"\(SVGText.n(top))\" x2=\"\(SVGText.n(px))\" y2=\"\(SVGText.n(bottom))\"/>"
         }
         if let deadline, onScale {
             let px = x.position(Double(deadline))
             s += "<line class=\"deadline\" x1=\"\(SVGText.n(px))\" y1=\"\(SVGText.n(top - 4))\" x2=\"\(SVGText.n(px))\" y2=\"\(SVGText.n(bottom))\"/>"
-            s += "<text class=\"deadline\" x=\"\(SVGText.n(px - 4))\" y=\"\(SVGText.n(top + 10))\" text-anchor=\"end\">deadline \(SVGText.e(Micros.format(deadline)))</text>"
+            s +=
+                "<text class=\"deadline\" x=\"\(SVGText.n(px - 4))\" y=\"\(SVGText.n(top + 10))\" text-anchor=\"end\">deadline \(SVGText.e(Micros.format(deadline)))</text>"
         } else if let deadline {
             // Off scale: an arrow at the right edge says how far beyond the axis it is.
             let times = Double(deadline) / Swift.max(Double(summary.max), 1)
-            s += "<path class=\"deadline off-scale\" d=\"M \(SVGText.n(right - 10)) \(SVGText.n(top + 2)) L \(SVGText.n(right)) \(SVGText.n(top + 6)) L \(SVGText.n(right - 10)) \(SVGText.n(top + 10)) Z\"/>"
-            s += "<text class=\"deadline off-scale\" x=\"\(SVGText.n(right - 14))\" y=\"\(SVGText.n(top + 10))\" text-anchor=\"end\">deadline \(SVGText.e(Micros.format(deadline))) → \(SVGText.e(Self.multiple(times))) the largest</text>"
+            s +=
+                "<path class=\"deadline off-scale\" d=\"M \(SVGText.n(right - 10)) \(SVGText.n(top + 2)) L \(SVGText.n(right)) \(SVGText.n(top + 6)) L \(SVGText.n(right - 10)) \(SVGText.n(top + 10)) Z\"/>"
+            s +=
+                "<text class=\"deadline off-scale\" x=\"\(SVGText.n(right - 14))\" y=\"\(SVGText.n(top + 10))\" text-anchor=\"end\">deadline \(SVGText.e(Micros.format(deadline))) → \(SVGText.e(Self.multiple(times))) the largest</text>"
         }
         return s + "</svg>"
     }
@@ -98,7 +105,8 @@ enum SVGChart {
             }
             for (i, p) in points.enumerated() {
                 let v = p.summary[keyPath: value]
-                s += "<circle class=\"\(name)\" cx=\"\(SVGText.n(px(i)))\" cy=\"\(SVGText.n(y.position(Double(v))))\" r=\"3\"><title>\(SVGText.e("\(p.label) \(name) \(Micros.format(v)) (n \(p.summary.count))"))</title></circle>"
+                s +=
+                    "<circle class=\"\(name)\" cx=\"\(SVGText.n(px(i)))\" cy=\"\(SVGText.n(y.position(Double(v))))\" r=\"3\"><title>\(SVGText.e("\(p.label) \(name) \(Micros.format(v)) (n \(p.summary.count))"))</title></circle>"
             }
         }
         if let deadline { s += deadlineLine(y.position(Double(deadline)), left: left, right: right, micros: deadline) }
@@ -117,7 +125,8 @@ enum SVGChart {
             for (j, (name, v)) in [("p50", p.summary.p50), ("p90", p.summary.p90), ("p99", p.summary.p99)].enumerated() {
                 let x0 = center + (Double(j) - 1.5) * barWidth
                 let top = y.position(Double(v))
-                s += "<rect class=\"\(name)\" x=\"\(SVGText.n(x0))\" y=\"\(SVGText.n(top))\" width=\"\(SVGText.n(barWidth - 2))\" height=\"\(SVGText.n(Swift.max(bottom - top, 0)))\"><title>\(SVGText.e("\(p.label) \(name) \(Micros.format(v)) (n \(p.summary.count))"))</title></rect>"
+                s +=
+                    "<rect class=\"\(name)\" x=\"\(SVGText.n(x0))\" y=\"\(SVGText.n(top))\" width=\"\(SVGText.n(barWidth - 2))\" height=\"\(SVGText.n(Swift.max(bottom - top, 0)))\"><title>\(SVGText.e("\(p.label) \(name) \(Micros.format(v)) (n \(p.summary.count))"))</title></rect>"
             }
         }
         if let deadline { s += deadlineLine(y.position(Double(deadline)), left: left, right: right, micros: deadline) }
@@ -143,10 +152,12 @@ enum SVGChart {
 
         func start(title: String) -> String {
             var s = SVGChart.open(height: height, title: title)
-            s += SVGChart.legend(at: top - 22, left: left, [
-                Mark(name: "p50", micros: 0, cssClass: "p50"), Mark(name: "p90", micros: 0, cssClass: "p90"),
-                Mark(name: "p99", micros: 0, cssClass: "p99"),
-            ] + (deadline.map { [Mark(name: "deadline", micros: $0, cssClass: "deadline")] } ?? []), extra: nil)
+            s += SVGChart.legend(
+                at: top - 22, left: left,
+                [
+                    Mark(name: "p50", micros: 0, cssClass: "p50"), Mark(name: "p90", micros: 0, cssClass: "p90"),
+                    Mark(name: "p99", micros: 0, cssClass: "p99"),
+                ] + (deadline.map { [Mark(name: "deadline", micros: $0, cssClass: "deadline")] } ?? []), extra: nil)
             s += SVGChart.logAxisY(y, left: left, right: right)
             s += SVGChart.categoryAxis(points.map(\.label), left: left, step: step, y: bottom)
             return s
@@ -172,7 +183,8 @@ enum SVGChart {
             let y0 = top + rowHeight * Double(i)
             let w = x.position(Double(row.count)) - left
             s += "<text x=\"\(SVGText.n(left - 8))\" y=\"\(SVGText.n(y0 + rowHeight / 2 + 4))\" text-anchor=\"end\">\(SVGText.e(row.label))</text>"
-            s += "<rect class=\"bar\" x=\"\(SVGText.n(left))\" y=\"\(SVGText.n(y0 + 4))\" width=\"\(SVGText.n(Swift.max(w, 1)))\" height=\"\(SVGText.n(rowHeight - 8))\"><title>\(SVGText.e("\(row.label): \(row.count)"))</title></rect>"
+            s +=
+                "<rect class=\"bar\" x=\"\(SVGText.n(left))\" y=\"\(SVGText.n(y0 + 4))\" width=\"\(SVGText.n(Swift.max(w, 1)))\" height=\"\(SVGText.n(rowHeight - 8))\"><title>\(SVGText.e("\(row.label): \(row.count)"))</title></rect>"
             s += "<text x=\"\(SVGText.n(left + w + 6))\" y=\"\(SVGText.n(y0 + rowHeight / 2 + 4))\">\(row.count)</text>"
         }
         s += "<line class=\"axis\" x1=\"\(SVGText.n(left))\" y1=\"\(SVGText.n(top))\" x2=\"\(SVGText.n(left))\" y2=\"\(SVGText.n(bottom))\"/>"
@@ -200,13 +212,15 @@ enum SVGChart {
         var x = left
         for seg in segments where seg.micros > 0 && total > 0 {
             let w = seg.micros / total * (right - left)
-            s += "<rect x=\"\(SVGText.n(x))\" y=\"\(SVGText.n(barTop))\" width=\"\(SVGText.n(w))\" height=\"\(SVGText.n(barHeight))\" fill=\"\(seg.color)\"><title>\(SVGText.e("\(seg.name): \(Micros.format(seg.micros)) (\(Micros.percent(seg.micros, of: total)))"))</title></rect>"
+            s +=
+                "<rect x=\"\(SVGText.n(x))\" y=\"\(SVGText.n(barTop))\" width=\"\(SVGText.n(w))\" height=\"\(SVGText.n(barHeight))\" fill=\"\(seg.color)\"><title>\(SVGText.e("\(seg.name): \(Micros.format(seg.micros)) (\(Micros.percent(seg.micros, of: total)))"))</title></rect>"
             x += w
         }
         for (i, seg) in segments.enumerated() {
             let lx = Double(i % 3) * 300, ly = barTop + barHeight + 18 + Double(i / 3) * 18
             s += "<rect x=\"\(SVGText.n(lx))\" y=\"\(SVGText.n(ly - 9))\" width=\"10\" height=\"10\" fill=\"\(seg.color)\"/>"
-            s += "<text x=\"\(SVGText.n(lx + 14))\" y=\"\(SVGText.n(ly))\">\(SVGText.e("\(seg.name) \(Micros.format(seg.micros)) (\(Micros.percent(seg.micros, of: total)))"))</text>"
+            s +=
+                "<text x=\"\(SVGText.n(lx + 14))\" y=\"\(SVGText.n(ly))\">\(SVGText.e("\(seg.name) \(Micros.format(seg.micros)) (\(Micros.percent(seg.micros, of: total)))"))</text>"
         }
         return s + "</svg>"
     }
@@ -228,7 +242,8 @@ enum SVGChart {
         var s = "", x = left
         for m in marks {
             let text = m.micros > 0 ? "\(m.name) \(Micros.format(m.micros))" : m.name
-            s += "<line class=\"legend \(m.cssClass)\" x1=\"\(SVGText.n(x))\" y1=\"\(SVGText.n(y - 4))\" x2=\"\(SVGText.n(x + 16))\" y2=\"\(SVGText.n(y - 4))\" stroke-width=\"2\"/>"
+            s +=
+                "<line class=\"legend \(m.cssClass)\" x1=\"\(SVGText.n(x))\" y1=\"\(SVGText.n(y - 4))\" x2=\"\(SVGText.n(x + 16))\" y2=\"\(SVGText.n(y - 4))\" stroke-width=\"2\"/>"
             s += "<text x=\"\(SVGText.n(x + 20))\" y=\"\(SVGText.n(y))\">\(SVGText.e(text))</text>"
             x += 30 + Double(text.count) * 6.4
         }
@@ -240,7 +255,8 @@ enum SVGChart {
         var s = "<line class=\"axis\" x1=\"\(SVGText.n(x.from))\" y1=\"\(SVGText.n(y))\" x2=\"\(SVGText.n(x.to))\" y2=\"\(SVGText.n(y))\"/>"
         for t in x.ticks {
             let px = x.position(t.value)
-            s += "<line class=\"axis\" x1=\"\(SVGText.n(px))\" y1=\"\(SVGText.n(y))\" x2=\"\(SVGText.n(px))\" y2=\"\(SVGText.n(y + (t.labelled ? 6 : 3)))\"/>"
+            s +=
+                "<line class=\"axis\" x1=\"\(SVGText.n(px))\" y1=\"\(SVGText.n(y))\" x2=\"\(SVGText.n(px))\" y2=\"\(SVGText.n(y + (t.labelled ? 6 : 3)))\"/>"
             if t.labelled {
                 s += "<text x=\"\(SVGText.n(px))\" y=\"\(SVGText.n(y + 18))\" text-anchor=\"middle\">\(SVGText.e(SVGText.tick(t.value)))</text>"
             }
@@ -276,7 +292,8 @@ enum SVGChart {
 
     /// Category labels under the x axis, thinned so that none overlaps the next.
     private static func categoryAxis(_ labels: [String], left: Double, step: Double, y: Double) -> String {
-        var s = "<line class=\"axis\" x1=\"\(SVGText.n(left))\" y1=\"\(SVGText.n(y))\" x2=\"\(SVGText.n(left + step * Double(labels.count)))\" y2=\"\(SVGText.n(y))\"/>"
+        var s =
+            "<line class=\"axis\" x1=\"\(SVGText.n(left))\" y1=\"\(SVGText.n(y))\" x2=\"\(SVGText.n(left + step * Double(labels.count)))\" y2=\"\(SVGText.n(y))\"/>"
         let widest = Double(labels.map(\.count).max() ?? 1) * 6.2 + 12
         let every = Swift.max(1, Int((widest / step).rounded(.up)))
         for (i, label) in labels.enumerated() where i % every == 0 {

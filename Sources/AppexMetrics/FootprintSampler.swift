@@ -45,7 +45,8 @@ public final class FootprintSampler: Sendable {
             var new: [String: Reading] = [:]
             for instance in snapshot.instances {
                 guard let cgroup = instance.cgroup, known[cgroup.memoryDir] == nil,
-                      let reading = Self.read(cgroup, previous: nil) else { continue }
+                    let reading = Self.read(cgroup, previous: nil)
+                else { continue }
                 new[cgroup.memoryDir] = reading
             }
             if !new.isEmpty {

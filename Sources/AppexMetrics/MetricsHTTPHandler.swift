@@ -26,8 +26,10 @@ final class MetricsHTTPHandler: ChannelInboundHandler {
     private var responding = false
     private var active = true
 
-    init(counters: MetricsServerCounters,
-         scrape: @escaping @Sendable (any NIOCore.EventLoop) -> EventLoopFuture<[UInt8]>) {
+    init(
+        counters: MetricsServerCounters,
+        scrape: @escaping @Sendable (any NIOCore.EventLoop) -> EventLoopFuture<[UInt8]>
+    ) {
         self.counters = counters
         self.scrape = scrape
     }
@@ -88,8 +90,9 @@ final class MetricsHTTPHandler: ChannelInboundHandler {
             return
         }
         guard head.method == .GET else {
-            send(.methodNotAllowed, Array("method not allowed: GET /metrics\n".utf8), for: head, context: context,
-                 extra: [("Allow", "GET")])
+            send(
+                .methodNotAllowed, Array("method not allowed: GET /metrics\n".utf8), for: head, context: context,
+                extra: [("Allow", "GET")])
             return
         }
         scrape(context.eventLoop).assumeIsolated().whenComplete { [self] result in
@@ -103,17 +106,20 @@ final class MetricsHTTPHandler: ChannelInboundHandler {
         }
     }
 
-    private func send(_ status: HTTPResponseStatus, _ body: [UInt8], for request: HTTPRequestHead,
-                      context: ChannelHandlerContext, contentType: String = "text/plain; charset=utf-8",
-                      extra: [(String, String)] = []) {
+    private func send(
+        _ status: HTTPResponseStatus, _ body: [UInt8], for request: HTTPRequestHead,
+        context: ChannelHandlerContext, contentType: String = "text/plain; charset=utf-8",
+        extra: [(String, String)] = []
+    ) {
         let keepAlive = request.isKeepAlive
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: contentType)
         headers.add(name: "Content-Length", value: String(body.count))
         for (name, value) in extra { headers.add(name: name, value: value) }
         if !keepAlive { headers.add(name: "Connection", value: "close") }
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: request.version, status: status, headers: headers))),
-                      promise: nil)
+        context.write(
+            wrapOutboundOut(.head(HTTPResponseHead(version: request.version, status: status, headers: headers))),
+            promise: nil)
         if request.method != .HEAD {
             var buffer = context.channel.allocator.buffer(capacity: body.count)
             buffer.writeBytes(body)

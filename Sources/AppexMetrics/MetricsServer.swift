@@ -17,8 +17,10 @@ public final class MetricsServer: Sendable {
     private let housekeeping: NIOLockedValueBox<RepeatedTask?>
     private let counters: MetricsServerCounters
 
-    private init(group: MultiThreadedEventLoopGroup, channel: any Channel, host: String, port: Int,
-                 counters: MetricsServerCounters) {
+    private init(
+        group: MultiThreadedEventLoopGroup, channel: any Channel, host: String, port: Int,
+        counters: MetricsServerCounters
+    ) {
         self.group = group
         self.channel = channel
         self.host = host
@@ -32,15 +34,18 @@ public final class MetricsServer: Sendable {
 
     /// Binds `host:port` and serves scrapes of `collector`, with the supervisor's snapshot;
     /// refreshes the collector's footprint sampler every its interval, on the same thread.
-    public static func start(host: String, port: Int, supervisor: Supervisor, collector: ScrapeCollector,
-                             limits: MetricsServerLimits = MetricsServerLimits()) async throws -> MetricsServer {
+    public static func start(
+        host: String, port: Int, supervisor: Supervisor, collector: ScrapeCollector,
+        limits: MetricsServerLimits = MetricsServerLimits()
+    ) async throws -> MetricsServer {
         let server = try await start(host: host, port: port, limits: limits) { loop in
             loop.makeFutureWithTask { await supervisor.onLoop { $0.metricsSnapshot() } }
                 .map { collector.render($0) }
         }
         let sampler = collector.sampler
-        let every = TimeAmount.nanoseconds(Int64(sampler.interval.components.seconds) * 1_000_000_000
-                                           + sampler.interval.components.attoseconds / 1_000_000_000)
+        let every = TimeAmount.nanoseconds(
+            Int64(sampler.interval.components.seconds) * 1_000_000_000
+                + sampler.interval.components.attoseconds / 1_000_000_000)
         let loop = server.group.next()
         let task = loop.scheduleRepeatedAsyncTask(initialDelay: every, delay: every) { _ in
             loop.makeFutureWithTask { await supervisor.onLoop { $0.metricsSnapshot() } }
@@ -52,8 +57,10 @@ public final class MetricsServer: Sendable {
     }
 
     /// Binds `host:port` and answers `GET /metrics` with what `scrape` produces, within `limits`.
-    public static func start(host: String, port: Int, limits: MetricsServerLimits = MetricsServerLimits(),
-                             scrape: @escaping @Sendable (any NIOCore.EventLoop) -> EventLoopFuture<[UInt8]>) async throws -> MetricsServer {
+    public static func start(
+        host: String, port: Int, limits: MetricsServerLimits = MetricsServerLimits(),
+        scrape: @escaping @Sendable (any NIOCore.EventLoop) -> EventLoopFuture<[UInt8]>
+    ) async throws -> MetricsServer {
         // One thread: scrapes are seconds apart, and the metrics must not compete with the
         // supervisor for the machine's cores.
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
@@ -98,7 +105,10 @@ public final class MetricsServer: Sendable {
 
     /// Stops listening and closes every connection.
     public func stop() async {
-        housekeeping.withLockedValue { $0?.cancel(); $0 = nil }
+        housekeeping.withLockedValue {
+            $0?.cancel()
+            $0 = nil
+        }
         try? await channel.close()
         try? await group.shutdownGracefully()
     }

@@ -14,9 +14,11 @@ public struct MetricsServerLimits: Sendable {
     /// so a pipelining client makes appexd hold at most one read's requests and one response.
     public var readBufferBytes: Int
 
-    public init(maximumConnections: Int = Self.defaultMaximumConnections,
-                idleTimeout: TimeAmount = Self.defaultIdleTimeout,
-                readBufferBytes: Int = Self.defaultReadBufferBytes) {
+    public init(
+        maximumConnections: Int = Self.defaultMaximumConnections,
+        idleTimeout: TimeAmount = Self.defaultIdleTimeout,
+        readBufferBytes: Int = Self.defaultReadBufferBytes
+    ) {
         self.maximumConnections = maximumConnections
         self.idleTimeout = idleTimeout
         self.readBufferBytes = readBufferBytes

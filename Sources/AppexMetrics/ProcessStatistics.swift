@@ -1,5 +1,6 @@
 import AppexCgroups
 import AppexSystem
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -20,8 +21,9 @@ struct ProcessStatistics: Equatable {
 
     static func read() -> ProcessStatistics? {
         guard let stat = readFile("/proc/self/stat"), let statm = readFile("/proc/self/statm"),
-              var s = parse(stat: stat, statm: statm, ticksPerSecond: Int(sysconf(Int32(_SC_CLK_TCK))),
-                            pageSize: Int(sysconf(Int32(_SC_PAGESIZE))))
+            var s = parse(
+                stat: stat, statm: statm, ticksPerSecond: Int(sysconf(Int32(_SC_CLK_TCK))),
+                pageSize: Int(sysconf(Int32(_SC_PAGESIZE))))
         else { return nil }
         if let boot = bootTime { s.startTimeSeconds += Double(boot) }
         s.openDescriptors = countOpenDescriptors()
@@ -35,17 +37,18 @@ struct ProcessStatistics: Equatable {
     /// (field 23, bytes). `statm`: the second field is resident pages.
     static func parse(stat: String, statm: String, ticksPerSecond: Int, pageSize: Int) -> ProcessStatistics? {
         guard let micros = ProcessCPUTime.micros(stat: stat, includingChildren: false, ticksPerSecond: ticksPerSecond),
-              let close = stat.lastIndex(of: ")")
+            let close = stat.lastIndex(of: ")")
         else { return nil }
         // After ")": field 3 (state) is first, so fields 22 and 23 are at 19 and 20.
         let fields = stat[stat.index(after: close)...].split(separator: " ")
         let pages = statm.split(separator: " ")
         guard fields.count > 20, let start = UInt64(fields[19]), let vsize = Int64(fields[20]),
-              pages.count > 1, let resident = Int64(pages[1])
+            pages.count > 1, let resident = Int64(pages[1])
         else { return nil }
-        return ProcessStatistics(cpuSeconds: Double(micros) / 1e6, residentBytes: resident * Int64(pageSize),
-                                 virtualBytes: vsize, startTimeSeconds: Double(start) / Double(ticksPerSecond),
-                                 openDescriptors: 0, maxDescriptors: 0)
+        return ProcessStatistics(
+            cpuSeconds: Double(micros) / 1e6, residentBytes: resident * Int64(pageSize),
+            virtualBytes: vsize, startTimeSeconds: Double(start) / Double(ticksPerSecond),
+            openDescriptors: 0, maxDescriptors: 0)
     }
 
     /// Read once: it does not change while the system runs.

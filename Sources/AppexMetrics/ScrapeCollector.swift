@@ -109,8 +109,9 @@ public final class ScrapeCollector: Sendable {
         self.sampler = sampler
         factory = DescribedMetricsFactory(registry: registry)
         extensionFactory = DescribedMetricsFactory(registry: extensionRegistry)
-        buildInfo = CoreMetrics.Gauge(label: MetricCatalog.buildInfo.name, dimensions: [("version", AppexVersion.current)],
-                                      factory: factory)
+        buildInfo = CoreMetrics.Gauge(
+            label: MetricCatalog.buildInfo.name, dimensions: [("version", AppexVersion.current)],
+            factory: factory)
         buildInfo.record(1)
     }
 
@@ -187,8 +188,10 @@ public final class ScrapeCollector: Sendable {
         }
     }
 
-    private func gauge<Key: Hashable>(_ gauges: inout [Key: CoreMetrics.Gauge], _ key: Key, _ name: String,
-                                             _ dimensions: [(String, String)]) -> CoreMetrics.Gauge {
+    private func gauge<Key: Hashable>(
+        _ gauges: inout [Key: CoreMetrics.Gauge], _ key: Key, _ name: String,
+        _ dimensions: [(String, String)]
+    ) -> CoreMetrics.Gauge {
         if let g = gauges[key] { return g }
         let g = CoreMetrics.Gauge(label: name, dimensions: dimensions, factory: factory)
         gauges[key] = g
@@ -200,9 +203,11 @@ public final class ScrapeCollector: Sendable {
         return ExtensionGauges(
             footprint: CoreMetrics.Gauge(label: MetricCatalog.footprint.name, dimensions: [("bundle_id", id)], factory: f),
             peak: CoreMetrics.Gauge(label: MetricCatalog.peak.name, dimensions: [("bundle_id", id)], factory: f),
-            activeLimit: CoreMetrics.Gauge(label: MetricCatalog.memoryLimit.name, dimensions: [("bundle_id", id), ("state", "active")],
-                                           factory: f),
-            inactiveLimit: CoreMetrics.Gauge(label: MetricCatalog.memoryLimit.name, dimensions: [("bundle_id", id), ("state", "inactive")],
-                                             factory: f))
+            activeLimit: CoreMetrics.Gauge(
+                label: MetricCatalog.memoryLimit.name, dimensions: [("bundle_id", id), ("state", "active")],
+                factory: f),
+            inactiveLimit: CoreMetrics.Gauge(
+                label: MetricCatalog.memoryLimit.name, dimensions: [("bundle_id", id), ("state", "inactive")],
+                factory: f))
     }
 }

@@ -11,8 +11,10 @@ extension PolicyCache {
 
     /// The same with the cache in `cacheDirectory` (nil: no cache), used only when private.
     /// `now`: the wall clock the fingerprint's racy window is measured from (tests).
-    static func load(directories: [String], only extensionPoint: String? = nil, cacheDirectory: String?,
-                     now: Int64? = nil) throws -> PolicySet {
+    static func load(
+        directories: [String], only extensionPoint: String? = nil, cacheDirectory: String?,
+        now: Int64? = nil
+    ) throws -> PolicySet {
         func narrowed(_ set: PolicySet) -> PolicySet { extensionPoint.map { set.narrowed(to: $0) } ?? set }
         let found = cached(directories: directories, only: extensionPoint, cacheDirectory: cacheDirectory, now: now)
         if let set = found.set { return set }

@@ -39,7 +39,8 @@ struct PolicyLayer {
 
     static let topKeys: Set<String> = [
         "extensionPoints", "title", "memory", "jetsamBand", "idleBand", "launchDeadline", "requestTimeout",
-        "idleTimeout", "maxInstances", "pingInterval", "idlePingInterval", "unresponsiveTimeout", "pidsLimit", "openFilesLimit", "entitlements", "filesystem", "network", "syscalls",
+        "idleTimeout", "maxInstances", "pingInterval", "idlePingInterval", "unresponsiveTimeout", "pidsLimit", "openFilesLimit", "entitlements",
+        "filesystem", "network", "syscalls",
         "backgroundTransfers",
     ]
     static let memoryKeys: Set<String> = [
@@ -153,7 +154,9 @@ struct PolicyLayer {
         for (k, v) in try node.mapping(allowed: ["group", "action", "errno"]) {
             switch k {
             case "group": group = (try v.string(), v)
-            case "action": actionName = try v.string(); actionNode = v
+            case "action":
+                actionName = try v.string()
+                actionNode = v
             case "errno":
                 let name = try v.string()
                 guard let e = ErrnoNames.value(name) else {

@@ -38,7 +38,8 @@ extension PolicySet {
                     let layer = try PolicyLayer.parse(try read(file), file: file)
                     errors += layer.errors
                     guard let points = layer.extensionPoints, !points.isEmpty else {
-                        throw PolicyError(file: file, key: "extensionPoints", message: "an extension-point policy must name at least one extension point")
+                        throw PolicyError(
+                            file: file, key: "extensionPoints", message: "an extension-point policy must name at least one extension point")
                     }
                     for point in points {
                         if let other = pointsInThisDir[point] {
@@ -58,7 +59,9 @@ extension PolicySet {
                 }
                 collect {
                     let group = try SyscallGroup.parse(try read(file), file: file)
-                    if let existing = groups[group.name], (existing.file as NSString).deletingLastPathComponent == (file as NSString).deletingLastPathComponent {
+                    if let existing = groups[group.name],
+                        (existing.file as NSString).deletingLastPathComponent == (file as NSString).deletingLastPathComponent
+                    {
                         throw PolicyError(file: file, key: "name", message: "group \"\(group.name)\" is already defined in \(existing.file)")
                     }
                     groups[group.name] = group  // a later directory redefines a group
@@ -140,13 +143,21 @@ extension PolicySet {
         var out: [PolicyError] = []
         let file = p.files.last ?? "?"
         if p.memory.activeSoftLimit > p.memory.activeHardLimit {
-            out.append(PolicyError(file: file, key: "memory.activeSoftLimit", message: "\(p.memory.activeSoftLimit) is above the hard limit \(p.memory.activeHardLimit)"))
+            out.append(
+                PolicyError(
+                    file: file, key: "memory.activeSoftLimit",
+                    message: "\(p.memory.activeSoftLimit) is above the hard limit \(p.memory.activeHardLimit)"))
         }
         if p.memory.inactiveSoftLimit > p.memory.inactiveHardLimit {
-            out.append(PolicyError(file: file, key: "memory.inactiveSoftLimit", message: "\(p.memory.inactiveSoftLimit) is above the hard limit \(p.memory.inactiveHardLimit)"))
+            out.append(
+                PolicyError(
+                    file: file, key: "memory.inactiveSoftLimit",
+                    message: "\(p.memory.inactiveSoftLimit) is above the hard limit \(p.memory.inactiveHardLimit)"))
         }
         if p.memory.activeHardLimit.bytes < 1 << 20 {
-            out.append(PolicyError(file: file, key: "memory.activeHardLimit", message: "\(p.memory.activeHardLimit) is below 1MiB; no process can start in that"))
+            out.append(
+                PolicyError(
+                    file: file, key: "memory.activeHardLimit", message: "\(p.memory.activeHardLimit) is below 1MiB; no process can start in that"))
         }
         return out
     }

@@ -21,9 +21,10 @@ package struct YAMLNode {
             return try Yams.compose(yaml: text).map { YAMLNode(node: $0, file: file, key: nil) }
         } catch YamlError.duplicatedKeysInMapping(let duplicates, let context) {
             // Yams marks the first copy of the key (the later ones are not located).
-            throw PolicyError(file: file, line: context.mark.line, column: context.mark.column,
-                              key: duplicates.joined(separator: ", "),
-                              message: "duplicate key (this is its first occurrence in the mapping)")
+            throw PolicyError(
+                file: file, line: context.mark.line, column: context.mark.column,
+                key: duplicates.joined(separator: ", "),
+                message: "duplicate key (this is its first occurrence in the mapping)")
         } catch let error as YamlError {
             throw PolicyError(file: file, line: Self.line(of: error), message: "not valid YAML: \(Self.problem(of: error))")
         } catch {
@@ -53,8 +54,9 @@ package struct YAMLNode {
             }
             let entry = child(v, name)
             guard allowed.contains(name) else {
-                throw PolicyError(file: file, line: k.mark?.line, column: k.mark?.column, key: entry.key,
-                                  message: "unknown key \"\(name)\" (allowed: \(allowed.sorted().joined(separator: ", ")))")
+                throw PolicyError(
+                    file: file, line: k.mark?.line, column: k.mark?.column, key: entry.key,
+                    message: "unknown key \"\(name)\" (allowed: \(allowed.sorted().joined(separator: ", ")))")
             }
             guard seen.insert(name).inserted else {
                 throw PolicyError(file: file, line: k.mark?.line, column: k.mark?.column, key: entry.key, message: "duplicate key")

@@ -41,10 +41,14 @@ public struct EffectivePolicy: Sendable {
         let requested = entitlements.requestedKeys
         grantedEntitlements = requested.filter { grantable.contains($0) }
         refusedEntitlements = requested.filter { !grantable.contains($0) }
-        appGroups = grantable.contains(Entitlements.applicationGroupsKey)
-            ? entitlements.applicationGroups.filter { BundleIdentifierRules.pathSafetyProblem($0) == nil && BuildVariables.references(in: $0).isEmpty }
+        appGroups =
+            grantable.contains(Entitlements.applicationGroupsKey)
+            ? entitlements.applicationGroups.filter {
+                BundleIdentifierRules.pathSafetyProblem($0) == nil && BuildVariables.references(in: $0).isEmpty
+            }
             : []
-        hostNetwork = policy.network == .entitled
+        hostNetwork =
+            policy.network == .entitled
             && (grantedEntitlements.contains(Entitlements.networkClientKey) || grantedEntitlements.contains(Entitlements.networkServerKey))
 
         var rules: [String: SyscallRule] = [:]

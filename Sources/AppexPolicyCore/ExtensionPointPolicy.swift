@@ -11,7 +11,10 @@ public struct MemoryPolicy: Sendable, Hashable {
     /// Where the numbers come from (Apple's published or reported limits), for people.
     public var source: String
 
-    package init(activeHardLimit: ByteSize, activeSoftLimit: ByteSize, inactiveHardLimit: ByteSize, inactiveSoftLimit: ByteSize, pageCacheAllowance: ByteSize, source: String) {
+    package init(
+        activeHardLimit: ByteSize, activeSoftLimit: ByteSize, inactiveHardLimit: ByteSize, inactiveSoftLimit: ByteSize, pageCacheAllowance: ByteSize,
+        source: String
+    ) {
         self.activeHardLimit = activeHardLimit
         self.activeSoftLimit = activeSoftLimit
         self.inactiveHardLimit = inactiveHardLimit
@@ -71,7 +74,12 @@ public struct ExtensionPointPolicy: Sendable, Hashable {
     /// Background transfers (`backgroundTransfers:`; Docs/transfers.md).
     public var transfers = TransferPolicy()
 
-    package init(extensionPoints: [String], title: String, memory: MemoryPolicy, jetsamBand: JetsamBand, idleBand: JetsamBand, launchDeadline: Duration, requestTimeout: Duration, idleTimeout: Duration, maxInstances: Int, pingInterval: Duration, idlePingInterval: Duration, unresponsiveTimeout: Duration, pidsLimit: Int, openFilesLimit: Int, grantableEntitlements: [String], readOnlyPaths: [String], network: NetworkAccess, deniedSyscalls: [SyscallDenial], files: [String]) {
+    package init(
+        extensionPoints: [String], title: String, memory: MemoryPolicy, jetsamBand: JetsamBand, idleBand: JetsamBand, launchDeadline: Duration,
+        requestTimeout: Duration, idleTimeout: Duration, maxInstances: Int, pingInterval: Duration, idlePingInterval: Duration,
+        unresponsiveTimeout: Duration, pidsLimit: Int, openFilesLimit: Int, grantableEntitlements: [String], readOnlyPaths: [String],
+        network: NetworkAccess, deniedSyscalls: [SyscallDenial], files: [String]
+    ) {
         self.extensionPoints = extensionPoints
         self.title = title
         self.memory = memory

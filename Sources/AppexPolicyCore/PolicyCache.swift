@@ -32,12 +32,15 @@ public enum PolicyCache {
 
     /// The cache file for `directories` in a private `cacheDirectory` and the fingerprint of
     /// the files now (nil when there is no usable cache), and the set when it holds it.
-    package static func cached(directories: [String], only extensionPoint: String?, cacheDirectory: String?,
-                               now: Int64? = nil) -> (set: PolicySet?, file: String?, fingerprint: PolicyFingerprint?) {
+    package static func cached(
+        directories: [String], only extensionPoint: String?, cacheDirectory: String?,
+        now: Int64? = nil
+    ) -> (set: PolicySet?, file: String?, fingerprint: PolicyFingerprint?) {
         // A directory root may not trust is never served from the cache: the load refuses it.
         guard let dir = cacheDirectory, PrivateCacheFile.isPrivate(dir, directory: true),
-              directories.allSatisfy({ PolicyDirectoryTrust.problem($0) == nil }),
-              let fingerprint = PolicyFingerprint.of(directories: directories, now: now) else {
+            directories.allSatisfy({ PolicyDirectoryTrust.problem($0) == nil }),
+            let fingerprint = PolicyFingerprint.of(directories: directories, now: now)
+        else {
             return (nil, nil, nil)
         }
         let file = dir + "/policies-" + PrivateCacheFile.hex(PolicyFingerprint.nameHash(directories)) + ".cache"

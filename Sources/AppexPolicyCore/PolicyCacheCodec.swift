@@ -212,7 +212,13 @@ extension PolicySet {
         var groups: [String: SyscallGroup] = [:]
         for _ in 0..<m {
             // The name is read ahead on a copy, then passed over: the record holds it too.
-            let wanted = named.map { names in names.contains { var probe = r; return probe.stringEquals($0) == true } } ?? true
+            let wanted =
+                named.map { names in
+                    names.contains {
+                        var probe = r
+                        return probe.stringEquals($0) == true
+                    }
+                } ?? true
             guard r.skip() else { return nil }
             if wanted {
                 guard let group = r.record(SyscallGroup.decode) else { return nil }
@@ -230,8 +236,10 @@ extension ExtensionPointPolicy {
     func encode(into w: inout CacheWriter) {
         w.strings(extensionPoints)
         w.string(title)
-        for size in [memory.activeHardLimit, memory.activeSoftLimit, memory.inactiveHardLimit,
-                     memory.inactiveSoftLimit, memory.pageCacheAllowance] { w.int(size.bytes) }
+        for size in [
+            memory.activeHardLimit, memory.activeSoftLimit, memory.inactiveHardLimit,
+            memory.inactiveSoftLimit, memory.pageCacheAllowance,
+        ] { w.int(size.bytes) }
         w.string(memory.source)
         w.int(jetsamBand.value)
         w.int(idleBand.value)
@@ -266,22 +274,25 @@ extension ExtensionPointPolicy {
             sizes.append(ByteSize(bytes: b))
         }
         guard let source = r.string(), let band = r.int().flatMap(JetsamBand.init(value:)),
-              let idleBand = r.int().flatMap(JetsamBand.init(value:)) else { return nil }
+            let idleBand = r.int().flatMap(JetsamBand.init(value:))
+        else { return nil }
         var durations: [Duration] = []
         for _ in 0..<6 {
             guard let s = r.int64(), let a = r.int64() else { return nil }
             durations.append(Duration(secondsComponent: s, attosecondsComponent: a))
         }
         guard let maxInstances = r.int(), let pids = r.int(), let files = r.int(),
-              let grantable = r.strings(), let readOnly = r.strings(),
-              let network = r.string().flatMap(NetworkAccess.init(rawValue:)), let denials = r.count() else { return nil }
+            let grantable = r.strings(), let readOnly = r.strings(),
+            let network = r.string().flatMap(NetworkAccess.init(rawValue:)), let denials = r.count()
+        else { return nil }
         var denied: [SyscallDenial] = []
         for _ in 0..<denials {
             guard let group = r.string(), let action = SyscallAction.decode(&r) else { return nil }
             denied.append(SyscallDenial(group: group, action: action))
         }
         guard let sources = r.strings(), let allowed = r.int(), let concurrent = r.int(), let pending = r.int(),
-              let quota = r.int64(), let limit = r.int64() else { return nil }
+            let quota = r.int64(), let limit = r.int64()
+        else { return nil }
         var transfers = TransferPolicy()
         transfers.allowed = allowed != 0
         transfers.concurrent = concurrent
@@ -290,8 +301,9 @@ extension ExtensionPointPolicy {
         transfers.timeLimit = .seconds(limit)
         var policy = ExtensionPointPolicy(
             extensionPoints: points, title: title,
-            memory: MemoryPolicy(activeHardLimit: sizes[0], activeSoftLimit: sizes[1], inactiveHardLimit: sizes[2],
-                                 inactiveSoftLimit: sizes[3], pageCacheAllowance: sizes[4], source: source),
+            memory: MemoryPolicy(
+                activeHardLimit: sizes[0], activeSoftLimit: sizes[1], inactiveHardLimit: sizes[2],
+                inactiveSoftLimit: sizes[3], pageCacheAllowance: sizes[4], source: source),
             jetsamBand: band, idleBand: idleBand,
             launchDeadline: durations[0], requestTimeout: durations[1], idleTimeout: durations[2],
             maxInstances: maxInstances, pingInterval: durations[3], idlePingInterval: durations[5], unresponsiveTimeout: durations[4],
@@ -305,10 +317,14 @@ extension ExtensionPointPolicy {
 extension SyscallAction {
     func encode(into w: inout CacheWriter) {
         switch self {
-        case .errno(let e): w.int(0); w.int(Int(e))
+        case .errno(let e):
+            w.int(0)
+            w.int(Int(e))
         case .kill: w.int(1)
         case .log: w.int(2)
-        case .notify(let e): w.int(3); w.int(Int(e))
+        case .notify(let e):
+            w.int(3)
+            w.int(Int(e))
         }
     }
 
@@ -334,7 +350,8 @@ extension SyscallGroup {
 
     static func decode(_ r: inout CacheReader) -> SyscallGroup? {
         guard let name = r.string(), let summary = r.string(), let counterpart = r.optional(),
-              let syscalls = r.strings(), let file = r.string() else { return nil }
+            let syscalls = r.strings(), let file = r.string()
+        else { return nil }
         return SyscallGroup(name: name, summary: summary, appleCounterpart: counterpart, syscalls: syscalls, file: file)
     }
 }

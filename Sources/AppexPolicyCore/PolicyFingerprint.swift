@@ -1,4 +1,5 @@
 import AppexBundle
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -66,12 +67,14 @@ package struct PolicyFingerprint: Equatable {
                 hash.mix("\n".utf8)
                 // The status fields as raw bytes, from a tuple (no array per file): formatting
                 // six integers per file as text cost more than the stats themselves.
-                let fields = (UInt64(st.st_dev).littleEndian, UInt64(st.st_ino).littleEndian,
-                              UInt64(st.st_size).littleEndian,
-                              UInt64(bitPattern: Int64(st.st_mtim.tv_sec)).littleEndian,
-                              UInt64(st.st_mtim.tv_nsec).littleEndian,
-                              UInt64(bitPattern: Int64(st.st_ctim.tv_sec)).littleEndian,
-                              UInt64(st.st_ctim.tv_nsec).littleEndian)
+                let fields = (
+                    UInt64(st.st_dev).littleEndian, UInt64(st.st_ino).littleEndian,
+                    UInt64(st.st_size).littleEndian,
+                    UInt64(bitPattern: Int64(st.st_mtim.tv_sec)).littleEndian,
+                    UInt64(st.st_mtim.tv_nsec).littleEndian,
+                    UInt64(bitPattern: Int64(st.st_ctim.tv_sec)).littleEndian,
+                    UInt64(st.st_ctim.tv_nsec).littleEndian
+                )
                 withUnsafeBytes(of: fields) { hash.mix($0) }
                 if now - changed < racyWindow {
                     guard mixContent(of: dir + "/" + name, into: &hash) else { return nil }
@@ -140,8 +143,20 @@ package struct FNV1a {
     /// Any other byte sequence.
     package mutating func mix<S: Sequence>(_ bytes: S) where S.Element == UInt8 { mix(Array(bytes)) }
 
-    package static func of(_ bytes: [UInt8]) -> UInt64 { var h = FNV1a(); h.mix(bytes); return h.value }
-    package static func of(_ bytes: ArraySlice<UInt8>) -> UInt64 { var h = FNV1a(); h.mix(bytes); return h.value }
-    package static func of(_ text: String.UTF8View) -> UInt64 { var h = FNV1a(); h.mix(text); return h.value }
+    package static func of(_ bytes: [UInt8]) -> UInt64 {
+        var h = FNV1a()
+        h.mix(bytes)
+        return h.value
+    }
+    package static func of(_ bytes: ArraySlice<UInt8>) -> UInt64 {
+        var h = FNV1a()
+        h.mix(bytes)
+        return h.value
+    }
+    package static func of(_ text: String.UTF8View) -> UInt64 {
+        var h = FNV1a()
+        h.mix(text)
+        return h.value
+    }
     package static func of<S: Sequence>(_ bytes: S) -> UInt64 where S.Element == UInt8 { of(Array(bytes)) }
 }

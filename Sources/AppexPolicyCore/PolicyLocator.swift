@@ -23,7 +23,8 @@ public enum PolicyLocator {
     package static func shippedDirectory(executablePath: String?, environment: String?) -> String? {
         if let env = environment, !env.isEmpty { return env }
         if let exe = resolved(executablePath ?? "/proc/self/exe"),
-           let installed = resolved(installPrefix(of: exe) + "/share/appex/Policies"), hasDefaults(installed) {
+            let installed = resolved(installPrefix(of: exe) + "/share/appex/Policies"), hasDefaults(installed)
+        {
             return installed
         }
         #if DEBUG

@@ -7,8 +7,10 @@ public struct PolicySet: Sendable, Equatable {
     public var groups: [String: SyscallGroup]
     public var directories: [String]
 
-    package init(defaults: ExtensionPointPolicy, byExtensionPoint: [String: ExtensionPointPolicy],
-                 groups: [String: SyscallGroup], directories: [String]) {
+    package init(
+        defaults: ExtensionPointPolicy, byExtensionPoint: [String: ExtensionPointPolicy],
+        groups: [String: SyscallGroup], directories: [String]
+    ) {
         self.defaults = defaults
         self.byExtensionPoint = byExtensionPoint
         self.groups = groups
@@ -24,8 +26,9 @@ public struct PolicySet: Sendable, Equatable {
         let found = byExtensionPoint[extensionPoint]
         var kept: [String: SyscallGroup] = [:]
         for denial in (found ?? defaults).deniedSyscalls { kept[denial.group] = groups[denial.group] }
-        return PolicySet(defaults: defaults, byExtensionPoint: found.map { [extensionPoint: $0] } ?? [:],
-                         groups: kept, directories: directories)
+        return PolicySet(
+            defaults: defaults, byExtensionPoint: found.map { [extensionPoint: $0] } ?? [:],
+            groups: kept, directories: directories)
     }
 
     /// Distinct extension-point policies, ordered by their first identifier.

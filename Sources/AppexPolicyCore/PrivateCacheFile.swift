@@ -1,4 +1,5 @@
 import AppexBundle
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -24,7 +25,8 @@ package enum PrivateCacheFile {
         defer { close(fd) }
         var st = stat()
         guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG, st.st_uid == geteuid(), st.st_mode & 0o022 == 0,
-              st.st_size >= headerSize, st.st_size <= maxBytes else { return nil }
+            st.st_size >= headerSize, st.st_size <= maxBytes
+        else { return nil }
         var bytes = [UInt8](repeating: 0, count: Int(st.st_size))
         var got = 0
         while got < bytes.count {
@@ -35,8 +37,9 @@ package enum PrivateCacheFile {
         }
         var reader = CacheReader(bytes, from: 8)
         guard Array(bytes[0..<8]) == magic,
-              reader.int64().map(UInt64.init(bitPattern:)) == key,
-              reader.int64().map(UInt64.init(bitPattern:)) == digest(bytes[headerSize...]) else { return nil }
+            reader.int64().map(UInt64.init(bitPattern:)) == key,
+            reader.int64().map(UInt64.init(bitPattern:)) == digest(bytes[headerSize...])
+        else { return nil }
         return Array(bytes[headerSize...])
     }
 
@@ -99,7 +102,8 @@ package enum PrivateCacheFile {
     /// written go first, never `current`.
     package static func prune(_ dir: String, prefix: String, suffix: String, keeping current: String, limit: Int) {
         guard let names = directoryNames(dir)?.filter({ $0.hasPrefix(prefix) && $0.hasSuffix(suffix) }),
-              names.count > limit else { return }
+            names.count > limit
+        else { return }
         let dated = names.map { name -> (String, Int) in
             var st = stat()
             let path = dir + "/" + name

@@ -1,4 +1,5 @@
 import CSeccomp
+
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -3,6 +3,7 @@ import AppexPolicy
 import AppexSandbox
 import AppexStateDirectory
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -24,9 +25,10 @@ package final class PolicyTestBystander: @unchecked Sendable {
     var secretPath: String { container.path + "/" + Self.secretName }
 
     package init(environment: PolicyTestEnvironment, policies: PolicySet) throws {
-        var spec = SandboxSpec(executable: environment.probeExecutable,
-                               policy: EffectivePolicy(extensionPoint: Self.extensionPoint, in: policies),
-                               bundleIdentifier: Self.identifier, arguments: [])
+        var spec = SandboxSpec(
+            executable: environment.probeExecutable,
+            policy: EffectivePolicy(extensionPoint: Self.extensionPoint, in: policies),
+            bundleIdentifier: Self.identifier, arguments: [])
         spec.bundlePath = environment.probeBundle
         spec.executablePath = environment.probeExecutable
         let store = environment.store

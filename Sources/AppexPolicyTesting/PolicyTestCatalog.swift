@@ -2,6 +2,7 @@ import AppexCommandSupport
 import AppexPolicy
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -44,7 +45,8 @@ package final class PolicyTestCatalog: @unchecked Sendable {
     }
 
     private static func load(policyFile path: String, in dir: String, over base: PolicySet) throws
-        -> (set: PolicySet, overlay: String, points: [String]) {
+        -> (set: PolicySet, overlay: String, points: [String])
+    {
         if !(path.hasSuffix(".yaml") || path.hasSuffix(".yml")) {
             throw PolicyError(file: path, message: "a policy file must end in .yaml or .yml")
         }

@@ -4,6 +4,7 @@ import AppexSandbox
 import AppexStateDirectory
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -34,8 +35,10 @@ package final class PolicyTestEnvironment: @unchecked Sendable {
 
     static let setuidProbePath = FilesystemView.bundlePath + "/setuid-probe"
 
-    package init(stateDirectory: String?, uidRange: ClosedRange<UInt32>, probe: String, probeExtension: String,
-         setuidProbe: Bool, listener: Bool) throws {
+    package init(
+        stateDirectory: String?, uidRange: ClosedRange<UInt32>, probe: String, probeExtension: String,
+        setuidProbe: Bool, listener: Bool
+    ) throws {
         if let stateDirectory {
             try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
             self.stateDirectory = URL(fileURLWithPath: stateDirectory).standardizedFileURL.path
@@ -106,7 +109,10 @@ package final class PolicyTestEnvironment: @unchecked Sendable {
 
     /// A state directory, cgroup parent and uid range for one supervisor.
     func supervisorSlot() throws -> (state: String, cgroupParent: String, uids: ClosedRange<UInt32>) {
-        let n = supervisorCounter.withLock { c -> Int in c += 1; return c - 1 }
+        let n = supervisorCounter.withLock { c -> Int in
+            c += 1
+            return c - 1
+        }
         let low = supervisorUIDs.lowerBound + UInt32(n) * Self.uidsPerSupervisor
         guard low + Self.uidsPerSupervisor - 1 <= supervisorUIDs.upperBound else {
             throw ValidationErrorText("the uid range has no room for another supervisor; widen --uid-range")
@@ -176,9 +182,11 @@ package final class PolicyTestEnvironment: @unchecked Sendable {
 
     /// Removes the cgroup parents and, unless the operator named it, the state directory.
     package func tearDown() {
-        if listenerFD >= 0 { close(listenerFD); listenerFD = -1 }
+        if listenerFD >= 0 {
+            close(listenerFD)
+            listenerFD = -1
+        }
         for manager in allCgroups { try? manager.removeParent() }
         if ownsStateDirectory { try? FileManager.default.removeItem(atPath: stateDirectory) }
     }
 }
-

@@ -24,8 +24,10 @@ package struct PolicyTestParser {
     ]
     /// Kill reasons `appex run` reports, and those only the supervisor gives.
     static let runReasons: [KillReason] = [.perProcessLimit, .seccompViolation, .crashed, .runTimeout]
-    static let supervisorReasons: [KillReason] = [.perProcessLimit, .seccompViolation, .crashed, .launchTimeout,
-                                                  .requestTimeout, .unresponsive, .memoryPressure, .protocolError]
+    static let supervisorReasons: [KillReason] = [
+        .perProcessLimit, .seccompViolation, .crashed, .launchTimeout,
+        .requestTimeout, .unresponsive, .memoryPressure, .protocolError,
+    ]
     /// probe.conf keys of the probe extension (Docs/probe-extension.md) and their ranges.
     static let probeConfKeys: [String: ClosedRange<Int>] = [
         "sleep-before-checkin-ms": 0...3_600_000, "crash-before-checkin": 0...1,
@@ -62,7 +64,9 @@ package struct PolicyTestParser {
         let root = try YAMLNode.parse(text, file: file)
         var errors: [PolicyError] = []
         func attempt<T>(_ body: () throws -> T) -> T? {
-            do { return try body() } catch let e as PolicyError { errors.append(e) } catch let e as PolicyErrors { errors += e.errors } catch let e as PolicyTestErrors { errors += e.errors } catch {
+            do { return try body() } catch let e as PolicyError { errors.append(e) } catch let e as PolicyErrors { errors += e.errors } catch let e
+                as PolicyTestErrors
+            { errors += e.errors } catch {
                 errors.append(PolicyError(file: file, message: "\(error)"))
             }
             return nil
@@ -78,9 +82,15 @@ package struct PolicyTestParser {
                 switch key {
                 case "title": title = try node.string()
                 case "bystander": bystander = try node.bool()
-                case "extensionPoint": defaults.points = [try node.string()]; defaults.pointsNode = node
-                case "extensionPoints": defaults.points = try pointList(node); defaults.pointsNode = node
-                case "policy": defaults.policy = try policyPath(node, relativeTo: file); defaults.policyNode = node
+                case "extensionPoint":
+                    defaults.points = [try node.string()]
+                    defaults.pointsNode = node
+                case "extensionPoints":
+                    defaults.points = try pointList(node)
+                    defaults.pointsNode = node
+                case "policy":
+                    defaults.policy = try policyPath(node, relativeTo: file)
+                    defaults.policyNode = node
                 case "cases":
                     casesNode = node
                     caseNodes = try node.sequence()
@@ -122,7 +132,9 @@ package struct PolicyTestParser {
     func parseCase(_ node: YAMLNode, file: String, defaults: Defaults, bystander: Bool) throws -> PolicyTestCase {
         var errors: [PolicyError] = []
         func attempt(_ body: () throws -> Void) {
-            do { try body() } catch let e as PolicyError { errors.append(e) } catch let e as PolicyErrors { errors += e.errors } catch let e as PolicyTestErrors { errors += e.errors } catch {
+            do { try body() } catch let e as PolicyError { errors.append(e) } catch let e as PolicyErrors { errors += e.errors } catch let e
+                as PolicyTestErrors
+            { errors += e.errors } catch {
                 errors.append(node.error("\(error)"))
             }
         }
@@ -170,13 +182,20 @@ package struct PolicyTestParser {
             if fields["extensionPoint"] != nil && fields["extensionPoints"] != nil {
                 throw fields["extensionPoints"]!.error("give extensionPoint or extensionPoints, not both")
             }
-            if let n = fields["extensionPoint"] { points = [try n.string()]; pointsNode = n }
-            if let n = fields["extensionPoints"] { points = try pointList(n); pointsNode = n }
+            if let n = fields["extensionPoint"] {
+                points = [try n.string()]
+                pointsNode = n
+            }
+            if let n = fields["extensionPoints"] {
+                points = try pointList(n)
+                pointsNode = n
+            }
             if let n = fields["policy"] { policy = try policyPath(n, relativeTo: file) }
         }
         attempt {
-            points = try resolvePoints(points, node: pointsNode, policy: policy,
-                                       policyNode: fields["policy"] ?? defaults.policyNode, caseNode: node)
+            points = try resolvePoints(
+                points, node: pointsNode, policy: policy,
+                policyNode: fields["policy"] ?? defaults.policyNode, caseNode: node)
         }
 
         var expectation = PolicyTestExpectation.allowed(output: nil)
@@ -199,7 +218,9 @@ package struct PolicyTestParser {
                 default: break
                 }
                 if case .killed(let reason, _) = expectation, !Self.supervisorReasons.contains(reason) {
-                    throw fields["reason"]!.error("\"\(reason)\" is not a reason the supervisor gives (known: \(Self.supervisorReasons.map(\.rawValue).joined(separator: ", ")))")
+                    throw fields["reason"]!.error(
+                        "\"\(reason)\" is not a reason the supervisor gives (known: \(Self.supervisorReasons.map(\.rawValue).joined(separator: ", ")))"
+                    )
                 }
             } else {
                 if action == nil {
@@ -209,7 +230,9 @@ package struct PolicyTestParser {
                     }
                 }
                 if case .killed(let reason, _) = expectation, !Self.runReasons.contains(reason) {
-                    throw fields["reason"]!.error("\"\(reason)\" needs the supervisor (a request); appex-probe runs report: \(Self.runReasons.map(\.rawValue).joined(separator: ", "))")
+                    throw fields["reason"]!.error(
+                        "\"\(reason)\" needs the supervisor (a request); appex-probe runs report: \(Self.runReasons.map(\.rawValue).joined(separator: ", "))"
+                    )
                 }
                 if let n = fields["limits"], limits.launchDeadline != nil {
                     throw n.error("launchDeadline applies only to cases through the supervisor (request, probeConf, launch-timeout, warned)")
@@ -235,9 +258,10 @@ package struct PolicyTestParser {
 
         // Variables: known names only, and the bystander's only where the file runs one.
         attempt {
-            let c = PolicyTestCase(file: file, line: node.line, name: name, extensionPoints: [], policyFile: nil,
-                                   action: action, request: request, probeConf: [], limits: limits,
-                                   expectation: expectation, timeout: timeout, architectures: nil)
+            let c = PolicyTestCase(
+                file: file, line: node.line, name: name, extensionPoints: [], policyFile: nil,
+                action: action, request: request, probeConf: [], limits: limits,
+                expectation: expectation, timeout: timeout, architectures: nil)
             for v in c.variables.sorted() {
                 let at = fields["action"] ?? fields["request"] ?? fields["output"] ?? node
                 guard PolicyTestVariables.isKnown(v) else {
@@ -250,9 +274,10 @@ package struct PolicyTestParser {
         }
 
         if !errors.isEmpty { throw PolicyTestErrors(errors) }
-        return PolicyTestCase(file: file, line: node.line, name: name, extensionPoints: points, policyFile: policy,
-                              action: action, request: request, probeConf: probeConf, limits: limits,
-                              expectation: expectation, timeout: timeout, architectures: architectures)
+        return PolicyTestCase(
+            file: file, line: node.line, name: name, extensionPoints: points, policyFile: policy,
+            action: action, request: request, probeConf: probeConf, limits: limits,
+            expectation: expectation, timeout: timeout, architectures: architectures)
     }
 
     // MARK: pieces
@@ -295,8 +320,10 @@ package struct PolicyTestParser {
 
     /// The extension points a case runs under: `all` expanded, each checked against the
     /// policies (a typo must not silently run under the defaults).
-    func resolvePoints(_ points: [String], node: YAMLNode?, policy: String?, policyNode: YAMLNode?,
-                       caseNode: YAMLNode) throws -> [String] {
+    func resolvePoints(
+        _ points: [String], node: YAMLNode?, policy: String?, policyNode: YAMLNode?,
+        caseNode: YAMLNode
+    ) throws -> [String] {
         var known = Set(catalog.base.byExtensionPoint.keys)
         var fileFirst: String?
         if let policy {

@@ -1,5 +1,6 @@
 import AppexPolicy
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -20,7 +21,8 @@ package struct PlannedPolicyTest: Sendable {
 /// left out (and counted), those not matching `--filter` left out.
 package enum PolicyTestPlanner {
     package static func plan(_ files: [PolicyTestFile], catalog: PolicyTestCatalog, filters: [String]) throws
-        -> (planned: [PlannedPolicyTest], otherArchitecture: Int) {
+        -> (planned: [PlannedPolicyTest], otherArchitecture: Int)
+    {
         let arch = machine
         var out: [PlannedPolicyTest] = []
         var otherArchitecture = 0

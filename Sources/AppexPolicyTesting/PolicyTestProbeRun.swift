@@ -4,6 +4,7 @@ import AppexSandbox
 import AppexStateDirectory
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -92,8 +93,9 @@ final class PolicyTestProbeRunner: @unchecked Sendable {
 
     /// The spec for appex-probe under `policy` with `arguments`, as a bundle (the staged probe).
     func spec(policy: EffectivePolicy, arguments: [String]) -> SandboxSpec {
-        var spec = SandboxSpec(executable: environment.probeExecutable, policy: policy, bundleIdentifier: "dev.appex.test-policy",
-                               arguments: arguments)
+        var spec = SandboxSpec(
+            executable: environment.probeExecutable, policy: policy, bundleIdentifier: "dev.appex.test-policy",
+            arguments: arguments)
         spec.bundlePath = environment.probeBundle
         spec.executablePath = environment.probeExecutable
         return spec
@@ -101,8 +103,10 @@ final class PolicyTestProbeRunner: @unchecked Sendable {
 
     /// The key of the sandbox a spec can share: what the view and namespaces are made from.
     static func sandboxKey(extensionPoint: String, policyFile: String?, spec: SandboxSpec, worker: Int) -> String {
-        [extensionPoint, policyFile ?? "-", spec.readOnlyPaths.joined(separator: ":"), String(spec.hostNetwork),
-         spec.appGroups.joined(separator: ","), String(worker)].joined(separator: "|")
+        [
+            extensionPoint, policyFile ?? "-", spec.readOnlyPaths.joined(separator: ":"), String(spec.hostNetwork),
+            spec.appGroups.joined(separator: ","), String(worker),
+        ].joined(separator: "|")
     }
 
     /// Runs the probe once with `spec` in `sandbox` and reads its answer from its log.
@@ -111,9 +115,10 @@ final class PolicyTestProbeRunner: @unchecked Sendable {
         let offset = Self.size(of: log)
         let report = try ExtensionRun.run(spec, options: environment.runOptions(timeout: timeout), sandbox: sandbox)
         let lines = Self.read(log, from: offset).filter { !$0.hasPrefix("--- appex run ") }
-        return ProbeObservation(exitStatus: report.exitStatus, signal: report.signal, killReason: report.killReason,
-                                line: lines.last { !$0.isEmpty } ?? "", output: lines,
-                                runMicroseconds: report.phases["run"] ?? 0)
+        return ProbeObservation(
+            exitStatus: report.exitStatus, signal: report.signal, killReason: report.killReason,
+            line: lines.last { !$0.isEmpty } ?? "", output: lines,
+            runMicroseconds: report.phases["run"] ?? 0)
     }
 
     /// The same rules with every errno answer swapped for the distinctive one.

@@ -48,7 +48,8 @@ package enum PolicyTestReport {
             let seconds = Double(cases.map(\.milliseconds).reduce(0, +)) / 1000
             xml += "  <testsuite name=\"\(escape(suite))\" tests=\"\(cases.count)\" failures=\"\(f)\" time=\"\(seconds)\">\n"
             for r in cases {
-                let attrs = "classname=\"\(escape(suite))\" name=\"\(escape(r.name))\" time=\"\(Double(r.milliseconds) / 1000)\""
+                let attrs =
+                    "classname=\"\(escape(suite))\" name=\"\(escape(r.name))\" time=\"\(Double(r.milliseconds) / 1000)\""
                     + (r.file.map { " file=\"\(escape($0))\"" } ?? "") + (r.line.map { " line=\"\($0)\"" } ?? "")
                 if r.verdict.passed {
                     xml += "    <testcase \(attrs)/>\n"

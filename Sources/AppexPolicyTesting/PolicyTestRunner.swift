@@ -2,6 +2,7 @@ import AppexPolicy
 import AppexSandbox
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -17,8 +18,10 @@ package struct PolicyTestResult: Sendable {
     package var verdict: PolicyTestVerdict
     var milliseconds: Int64
 
-    package init(suite: String, name: String, file: String? = nil, line: Int? = nil, extensionPoint: String? = nil,
-                 expected: String, verdict: PolicyTestVerdict, milliseconds: Int64) {
+    package init(
+        suite: String, name: String, file: String? = nil, line: Int? = nil, extensionPoint: String? = nil,
+        expected: String, verdict: PolicyTestVerdict, milliseconds: Int64
+    ) {
         self.suite = suite
         self.name = name
         self.file = file
@@ -86,9 +89,12 @@ package final class PolicyTestRunner: @unchecked Sendable {
                         let p = planned[i]
                         let start = ContinuousClock.now
                         let verdict = body(p, worker)
-                        finish(i, PolicyTestResult(suite: p.suite, name: p.name, file: p.testCase.file, line: p.testCase.line,
-                                                   extensionPoint: p.extensionPoint, expected: p.testCase.expectation.description,
-                                                   verdict: verdict, milliseconds: (ContinuousClock.now - start).milliseconds))
+                        finish(
+                            i,
+                            PolicyTestResult(
+                                suite: p.suite, name: p.name, file: p.testCase.file, line: p.testCase.line,
+                                extensionPoint: p.extensionPoint, expected: p.testCase.expectation.description,
+                                verdict: verdict, milliseconds: (ContinuousClock.now - start).milliseconds))
                     }
                     group.leave()
                 }
@@ -130,8 +136,9 @@ package final class PolicyTestRunner: @unchecked Sendable {
     func runProbeCase(_ p: PlannedPolicyTest, worker: Int) -> PolicyTestVerdict {
         do {
             var spec = probes.spec(policy: p.policy, arguments: [])
-            let key = PolicyTestProbeRunner.sandboxKey(extensionPoint: p.extensionPoint, policyFile: p.testCase.policyFile,
-                                                       spec: spec, worker: worker)
+            let key = PolicyTestProbeRunner.sandboxKey(
+                extensionPoint: p.extensionPoint, policyFile: p.testCase.policyFile,
+                spec: spec, worker: worker)
             let (sandbox, container, identifier) = try probes.sandbox(for: spec, key: key)
             spec.bundleIdentifier = identifier
             let values = variables(p, uid: container.uid)
@@ -159,13 +166,16 @@ package final class PolicyTestRunner: @unchecked Sendable {
         let running = bystander.isRunning
         let now = bystander.currentSecret
         return [
-            PolicyTestResult(suite: "bystander", name: "still running", expected: "running",
-                             verdict: running ? .pass("running (pid \(bystander.pid))") : .fail("ended", "a case reached the bystander"),
-                             milliseconds: 0),
-            PolicyTestResult(suite: "bystander", name: "kept its data", expected: "\(PolicyTestBystander.secretName) unchanged",
-                             verdict: now == bystander.secret ? .pass("unchanged")
-                                 : .fail(now == nil ? "gone" : "changed", "a case reached the bystander's container"),
-                             milliseconds: 0),
+            PolicyTestResult(
+                suite: "bystander", name: "still running", expected: "running",
+                verdict: running ? .pass("running (pid \(bystander.pid))") : .fail("ended", "a case reached the bystander"),
+                milliseconds: 0),
+            PolicyTestResult(
+                suite: "bystander", name: "kept its data", expected: "\(PolicyTestBystander.secretName) unchanged",
+                verdict: now == bystander.secret
+                    ? .pass("unchanged")
+                    : .fail(now == nil ? "gone" : "changed", "a case reached the bystander's container"),
+                milliseconds: 0),
         ]
     }
 }

@@ -4,6 +4,7 @@ import AppexWire
 import Foundation
 import Logging
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -38,16 +39,18 @@ struct PolicyTestSupervisorRunner: Sendable {
             overlays.append(dir)
         }
         let identifier = "dev.appex.test-policy.probe-extension"
-        let bundle = try makeBundle(in: work + "/src", identifier: identifier, extensionPoint: planned.extensionPoint,
-                                    conf: c.probeConf)
+        let bundle = try makeBundle(
+            in: work + "/src", identifier: identifier, extensionPoint: planned.extensionPoint,
+            conf: c.probeConf)
 
         var logger = Logger(label: "appex.test-policy")
         logger.logLevel = ProcessInfo.processInfo.environment["APPEX_TEST_POLICY_LOG"] == "debug" ? .debug : .critical
-        let supervisor = try Supervisor(options: SupervisorOptions(
-            stateDirectory: slot.state, policyOverlays: overlays, cgroupParent: slot.cgroupParent,
-            uidRange: slot.uids, terminateGrace: .milliseconds(500),
-            // A verdict must not depend on the host's memory: only the policy's limits count.
-            watchSystemPressure: false), logger: logger)
+        let supervisor = try Supervisor(
+            options: SupervisorOptions(
+                stateDirectory: slot.state, policyOverlays: overlays, cgroupParent: slot.cgroupParent,
+                uidRange: slot.uids, terminateGrace: .milliseconds(500),
+                // A verdict must not depend on the host's memory: only the policy's limits count.
+                watchSystemPressure: false), logger: logger)
         supervisor.start()
         do {
             _ = try await supervisor.install(path: bundle)
@@ -99,7 +102,7 @@ struct PolicyTestSupervisorRunner: Sendable {
             }
             let asked = await supervisor.request(Self.request(identifier, id: 2, action: "memory-warnings", arg: nil))
             guard case .ended(let counts, _, _) = asked, let text = counts.items.first?.attributedContentText,
-                  let n = text.split(separator: " ").first(where: { $0.hasPrefix("memory-warnings=") }).flatMap({ Int($0.dropFirst(16)) })
+                let n = text.split(separator: " ").first(where: { $0.hasPrefix("memory-warnings=") }).flatMap({ Int($0.dropFirst(16)) })
             else { return .fail(seen, "the probe did not say which warnings arrived: \(Self.describe(asked, elapsed: nil))") }
             if n >= 1 { return .pass("\(seen); \(text)") }
             return .fail("\(seen); \(text)", "no memory warning arrived (appexd warns at 80 % of the active limit)")
@@ -111,8 +114,9 @@ struct PolicyTestSupervisorRunner: Sendable {
     static func request(_ identifier: String, id: UInt64, action: String, arg: String?) -> HostBeginRequest {
         var info: [String: UserInfoValue] = ["probe.action": .string(action)]
         if let arg { info["probe.arg"] = .string(arg) }
-        return HostBeginRequest(requestID: id, bundleIdentifier: identifier,
-                                items: [ExtensionItem(attributedContentText: "appex test-policy", userInfo: info)])
+        return HostBeginRequest(
+            requestID: id, bundleIdentifier: identifier,
+            items: [ExtensionItem(attributedContentText: "appex test-policy", userInfo: info)])
     }
 
     static func describe(_ result: EmbeddedResult, elapsed: Duration?) -> String {

@@ -17,8 +17,10 @@ package struct PolicyTestVerdict: Sendable {
 enum PolicyTestJudge {
     enum Rules { case swapped, none }
 
-    static func judge(_ expected: PolicyTestExpectation, _ o: ProbeObservation,
-                      policyErrnos: Set<String>, rerun: (Rules) throws -> ProbeObservation) rethrows -> PolicyTestVerdict {
+    static func judge(
+        _ expected: PolicyTestExpectation, _ o: ProbeObservation,
+        policyErrnos: Set<String>, rerun: (Rules) throws -> ProbeObservation
+    ) rethrows -> PolicyTestVerdict {
         let seen = o.summary
         if o.exitStatus == 3 { return .fail(seen, "the probe cannot make this attempt on this machine") }
         if o.exitStatus == 2 { return .fail(seen, "appex-probe refused the arguments: check the case's action") }
@@ -26,7 +28,8 @@ enum PolicyTestJudge {
         switch expected {
         case .killed(let reason, let within):
             guard o.signal != nil || o.killReason != nil else {
-                let why = reason == .seccompViolation ? "not killed: the call returned, so the filter did not stop it" : "not killed: the attempt returned"
+                let why =
+                    reason == .seccompViolation ? "not killed: the call returned, so the filter did not stop it" : "not killed: the attempt returned"
                 return .fail(seen, o.exitStatus == 0 ? why : "not killed")
             }
             guard o.killReason == reason else {
@@ -66,7 +69,8 @@ enum PolicyTestJudge {
             if o.line.hasPrefix("ok") { return .fail(seen, "the attempt succeeded: nothing denied it") }
             guard let name = o.errnoName else { return .fail(seen, "no errno in the answer") }
             guard errnos.contains(name) else {
-                let why = by == .filter && !policyErrnos.contains(name)
+                let why =
+                    by == .filter && !policyErrnos.contains(name)
                     ? "answered \(name), not \(errnos.joined(separator: "|")): the call reached the kernel"
                     : "answered \(name), expected \(errnos.joined(separator: "|"))"
                 return .fail(seen, why)
@@ -85,7 +89,10 @@ enum PolicyTestJudge {
                 if open.summary != o.summary {
                     return .pass(seen, "the filter's fixed answer: \(open.summary) without the policy's rules")
                 }
-                return .fail(seen, "the kernel answers \(name) by itself (also with the policy's errnos swapped, and with no policy rules): the policy does not deny this")
+                return .fail(
+                    seen,
+                    "the kernel answers \(name) by itself (also with the policy's errnos swapped, and with no policy rules): the policy does not deny this"
+                )
             case .kernel:
                 guard policyErrnos.contains(name) else { return .pass(seen) }
                 let swapped = try rerun(.swapped)

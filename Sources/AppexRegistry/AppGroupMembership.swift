@@ -61,9 +61,10 @@ public struct AppGroupMembership: Sendable {
         } else if owner == nil {
             why.append("no containing app owns it, and a bare bundle joins a group only by a grant")
         }
-        return .refused("\(who) may not use app group \"\(group)\": \(why.joined(separator: "; ")). "
-            + "A group is shared only by the extensions of the containing app that owns it and by those "
-            + "appexd's configuration grants it to (appGroups: in appexd.yaml)")
+        return .refused(
+            "\(who) may not use app group \"\(group)\": \(why.joined(separator: "; ")). "
+                + "A group is shared only by the extensions of the containing app that owns it and by those "
+                + "appexd's configuration grants it to (appGroups: in appexd.yaml)")
     }
 
     /// The groups of `groups` that `bundle` is a member of now (claims are not made here).

@@ -1,4 +1,5 @@
 import AppexBundle
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -40,8 +41,9 @@ struct BundleCopier {
         var bundle: String
 
         func appending(_ name: String) -> Location {
-            Location(source: source.isEmpty ? name : source + "/" + name,
-                     bundle: bundle.isEmpty ? name : bundle + "/" + name)
+            Location(
+                source: source.isEmpty ? name : source + "/" + name,
+                bundle: bundle.isEmpty ? name : bundle + "/" + name)
         }
     }
 
@@ -79,8 +81,10 @@ struct BundleCopier {
     /// Copies the bundle directory `name` beneath `parent` (found at `sourcePath` inside the
     /// source) to `destinationName` beneath `destination`. Returns the digest of what was
     /// written, or nil when something was refused (see `findings`).
-    mutating func copyBundle(_ name: EntryName, in parent: Int32, sourcePath: String, to destinationName: EntryName,
-                             in destination: Int32, destinationPath: String) throws -> ContentDigest? {
+    mutating func copyBundle(
+        _ name: EntryName, in parent: Int32, sourcePath: String, to destinationName: EntryName,
+        in destination: Int32, destinationPath: String
+    ) throws -> ContentDigest? {
         let location = Location(source: sourcePath, bundle: "")
         let before = findings.count
         var st = stat()
@@ -119,8 +123,10 @@ struct BundleCopier {
     }
 
     /// Copies every entry of the directory `source` into the directory `destination`.
-    mutating func copyContents(of source: Int32, into destination: Int32, at location: Location,
-                               digest: inout ContentDigest, depth: Int, destinationPath: String) throws {
+    mutating func copyContents(
+        of source: Int32, into destination: Int32, at location: Location,
+        digest: inout ContentDigest, depth: Int, destinationPath: String
+    ) throws {
         let remaining = InstallLimits.maximumEntries - entries
         let listed: [EntryName]?
         do {
@@ -136,17 +142,20 @@ struct BundleCopier {
         }
         for name in names {
             if exhausted { return }
-            try copyEntry(name, from: source, to: name, in: destination, at: location,
-                          digest: &digest, depth: depth, destinationPath: destinationPath)
+            try copyEntry(
+                name, from: source, to: name, in: destination, at: location,
+                digest: &digest, depth: depth, destinationPath: destinationPath)
         }
     }
 
     /// Copies the entry `name` of directory `source` to `destinationName` in `destination`.
     /// `parent` locates `source`. Returns false when there is no such entry.
     @discardableResult
-    mutating func copyEntry(_ name: EntryName, from source: Int32, to destinationName: EntryName, in destination: Int32,
-                            at parent: Location, digest: inout ContentDigest, depth: Int,
-                            destinationPath: String) throws -> Bool {
+    mutating func copyEntry(
+        _ name: EntryName, from source: Int32, to destinationName: EntryName, in destination: Int32,
+        at parent: Location, digest: inout ContentDigest, depth: Int,
+        destinationPath: String
+    ) throws -> Bool {
         guard let nameString = name.string else {
             refuse("install.file-name", parent.appending(name.display), "the name is not valid UTF-8")
             return true
@@ -175,9 +184,11 @@ struct BundleCopier {
             do {
                 sourceFD = try self.source { try DirectoryFD.open(name, in: source, path: location.source) }
             } catch let RegistryError.system(_, _, code) {
-                refuse(code == ELOOP || code == ENOTDIR ? "install.changed" : "install.unreadable", location,
-                       code == ELOOP || code == ENOTDIR ? "changed while it was being copied"
-                                                        : "cannot open: \(failure(code))")
+                refuse(
+                    code == ELOOP || code == ENOTDIR ? "install.changed" : "install.unreadable", location,
+                    code == ELOOP || code == ENOTDIR
+                        ? "changed while it was being copied"
+                        : "cannot open: \(failure(code))")
                 return true
             }
             defer { DirectoryFD.close(sourceFD) }
@@ -186,44 +197,55 @@ struct BundleCopier {
             // Written into as 0700, given its own mode once full.
             let destinationFD = try DirectoryFD.make(destinationName, in: destination, mode: 0o700, path: destinationEntry)
             defer { DirectoryFD.close(destinationFD) }
-            try copyContents(of: sourceFD, into: destinationFD, at: location, digest: &digest,
-                             depth: depth + 1, destinationPath: destinationEntry)
+            try copyContents(
+                of: sourceFD, into: destinationFD, at: location, digest: &digest,
+                depth: depth + 1, destinationPath: destinationEntry)
             try DirectoryFD.own(destinationFD, mode: Self.copiedMode(Self.mode(of: sourceFD, else: st.st_mode)), path: destinationEntry)
             try DirectoryFD.fsync(destinationFD, path: destinationEntry)
         case S_IFREG:
-            try copyFile(name, from: source, stat: st, to: destinationName, in: destination, at: location,
-                         digest: &digest, destinationPath: destinationEntry)
+            try copyFile(
+                name, from: source, stat: st, to: destinationName, in: destination, at: location,
+                digest: &digest, destinationPath: destinationEntry)
         case S_IFLNK:
-            refuse("install.symlink", location,
-                   "is a symbolic link\(((try? self.source { linkTarget(name, in: source) }) ?? nil).map { " to \"\($0)\"" } ?? ""); bundles are copied without links: put the file itself there")
+            refuse(
+                "install.symlink", location,
+                "is a symbolic link\(((try? self.source { linkTarget(name, in: source) }) ?? nil).map { " to \"\($0)\"" } ?? ""); bundles are copied without links: put the file itself there"
+            )
         default:
-            refuse("install.special-file", location,
-                   "is a \(Self.kindName(st.st_mode)); a bundle holds only regular files and directories")
+            refuse(
+                "install.special-file", location,
+                "is a \(Self.kindName(st.st_mode)); a bundle holds only regular files and directories")
         }
         return true
     }
 
-    private mutating func copyFile(_ name: EntryName, from source: Int32, stat expected: stat, to destinationName: EntryName,
-                                   in destination: Int32, at location: Location, digest: inout ContentDigest,
-                                   destinationPath: String) throws {
+    private mutating func copyFile(
+        _ name: EntryName, from source: Int32, stat expected: stat, to destinationName: EntryName,
+        in destination: Int32, at location: Location, digest: inout ContentDigest,
+        destinationPath: String
+    ) throws {
         let sourceFD = try self.source {
             name.withCString { openat(source, $0, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC) }
         }
         if sourceFD < 0 {
             let code = errno
-            refuse(code == ELOOP ? "install.changed" : "install.unreadable", location,
-                   code == ELOOP ? "changed while it was being copied" : "cannot open: \(failure(code))")
+            refuse(
+                code == ELOOP ? "install.changed" : "install.unreadable", location,
+                code == ELOOP ? "changed while it was being copied" : "cannot open: \(failure(code))")
             return
         }
         defer { DirectoryFD.close(sourceFD) }
         var st = stat()
         if fstat(sourceFD, &st) != 0 || (st.st_mode & S_IFMT) != S_IFREG
-            || st.st_dev != expected.st_dev || st.st_ino != expected.st_ino {
+            || st.st_dev != expected.st_dev || st.st_ino != expected.st_ino
+        {
             refuse("install.changed", location, "changed while it was being copied")
             return
         }
         if st.st_nlink > 1 {
-            refuse("install.hard-link", location, "has \(st.st_nlink) hard links; a bundle's files must be its own (copy the file instead of linking it)")
+            refuse(
+                "install.hard-link", location, "has \(st.st_nlink) hard links; a bundle's files must be its own (copy the file instead of linking it)"
+            )
             return
         }
         let size = Int64(st.st_size)

@@ -14,9 +14,11 @@ public struct InstallOptions: Sendable {
     /// member of is refused (`install.app-group`, AppGroupMembership).
     public var appGroupGrants: AppGroupGrants
 
-    public init(extraExtensionPoints: Set<String> = [],
-                additionalChecks: (@Sendable (ExtensionBundle) -> [Finding])? = nil,
-                requester: FileIdentity? = nil, appGroupGrants: AppGroupGrants = AppGroupGrants()) {
+    public init(
+        extraExtensionPoints: Set<String> = [],
+        additionalChecks: (@Sendable (ExtensionBundle) -> [Finding])? = nil,
+        requester: FileIdentity? = nil, appGroupGrants: AppGroupGrants = AppGroupGrants()
+    ) {
         self.extraExtensionPoints = extraExtensionPoints
         self.additionalChecks = additionalChecks
         self.requester = requester

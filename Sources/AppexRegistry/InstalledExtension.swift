@@ -43,10 +43,11 @@ public struct InstalledApp: Sendable, Hashable {
 
 extension ExtensionRecord {
     func installed(stateDirectory: String) -> InstalledExtension {
-        InstalledExtension(bundleIdentifier: bundleIdentifier, extensionPoint: extensionPoint, displayName: displayName,
-                           version: version, shortVersion: shortVersion, executable: executable,
-                           bundlePath: stateDirectory + "/" + bundlePath, generation: generation,
-                           sourcePath: sourcePath, containingAppIdentifier: containingAppIdentifier,
-                           isEnabled: isEnabled, installedAt: installedAt, contentDigest: contentDigest)
+        InstalledExtension(
+            bundleIdentifier: bundleIdentifier, extensionPoint: extensionPoint, displayName: displayName,
+            version: version, shortVersion: shortVersion, executable: executable,
+            bundlePath: stateDirectory + "/" + bundlePath, generation: generation,
+            sourcePath: sourcePath, containingAppIdentifier: containingAppIdentifier,
+            isEnabled: isEnabled, installedAt: installedAt, contentDigest: contentDigest)
     }
 }

@@ -28,8 +28,9 @@ extension Registry {
     func admitAppGroups(_ record: ExtensionRecord, grants: AppGroupGrants, in db: Database) throws {
         let bundle = try ExtensionBundle.load(path: stateDirectory + "/" + record.bundlePath)
         var membership = try Self.appGroupMembership(db, grants: grants)
-        let (findings, claims) = membership.admit(bundle, identifier: record.bundleIdentifier,
-                                                  app: record.containingAppIdentifier)
+        let (findings, claims) = membership.admit(
+            bundle, identifier: record.bundleIdentifier,
+            app: record.containingAppIdentifier)
         guard findings.isEmpty else {
             throw RegistryError.appGroupRefused(identifier: record.bundleIdentifier, reasons: findings.map(\.message))
         }

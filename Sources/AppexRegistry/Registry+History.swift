@@ -46,8 +46,10 @@ public struct RequestHistory: Codable, Sendable, Equatable, FetchableRecord, Per
     public var totalMicros: Int64
     public var peakMemoryBytes: Int64?
 
-    public init(bundleIdentifier: String, time: Date, outcome: String, reason: String?, cold: Bool,
-                totalMicros: Int64, peakMemoryBytes: Int64?) {
+    public init(
+        bundleIdentifier: String, time: Date, outcome: String, reason: String?, cold: Bool,
+        totalMicros: Int64, peakMemoryBytes: Int64?
+    ) {
         self.bundleIdentifier = bundleIdentifier
         self.time = time
         self.outcome = outcome
@@ -78,9 +80,11 @@ public struct TerminationHistory: Codable, Sendable, Equatable, FetchableRecord,
     /// are ordered by this.
     public var timeMicros: Int64?
 
-    public init(bundleIdentifier: String, time: Date, reason: KillReason, message: String, signal: Int32?,
-                exitStatus: Int32?, peakMemoryBytes: Int64?, requestsServed: Int, band: Int? = nil,
-                footprintBytes: Int64? = nil, triggerToDeathMicros: Int64? = nil) {
+    public init(
+        bundleIdentifier: String, time: Date, reason: KillReason, message: String, signal: Int32?,
+        exitStatus: Int32?, peakMemoryBytes: Int64?, requestsServed: Int, band: Int? = nil,
+        footprintBytes: Int64? = nil, triggerToDeathMicros: Int64? = nil
+    ) {
         self.timeMicros = Int64((time.timeIntervalSince1970 * 1_000_000).rounded())
         self.band = band
         self.footprintBytes = footprintBytes
@@ -127,8 +131,10 @@ extension Registry {
                     case .termination(let r): try r.insert(db)
                     }
                 }
-                for table in [LaunchHistory.databaseTableName, RequestHistory.databaseTableName,
-                              TerminationHistory.databaseTableName] {
+                for table in [
+                    LaunchHistory.databaseTableName, RequestHistory.databaseTableName,
+                    TerminationHistory.databaseTableName,
+                ] {
                     try db.execute(sql: "DELETE FROM \(table) WHERE id <= (SELECT MAX(id) FROM \(table)) - ?", arguments: [limit])
                 }
             }
@@ -161,8 +167,10 @@ extension Registry {
         try newest(TerminationHistory.self, bundleIdentifier, limit, order: [Column("timeMicros").desc, Column("id").desc])
     }
 
-    private func newest<R: FetchableRecord & TableRecord>(_ type: R.Type, _ bundleIdentifier: String?, _ limit: Int,
-                                                          order: [any SQLOrderingTerm] = [Column("id").desc]) throws -> [R] {
+    private func newest<R: FetchableRecord & TableRecord>(
+        _ type: R.Type, _ bundleIdentifier: String?, _ limit: Int,
+        order: [any SQLOrderingTerm] = [Column("id").desc]
+    ) throws -> [R] {
         try Self.databaseCall("read \(R.databaseTableName)") {
             try database.read { db in
                 var query = R.all()

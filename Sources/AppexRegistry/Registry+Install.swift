@@ -1,6 +1,7 @@
 import AppexBundle
 import Foundation
 import GRDB
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -48,8 +49,10 @@ extension Registry {
         }
     }
 
-    private func install(source: String, options: InstallOptions, reader: ThreadFileIdentity?,
-                         bundles: Int32) throws -> InstallResult {
+    private func install(
+        source: String, options: InstallOptions, reader: ThreadFileIdentity?,
+        bundles: Int32
+    ) throws -> InstallResult {
         let stagingPath = bundlesDirectory + "/.staging"
         let staging = try DirectoryFD.open(Self.stagingName, in: bundles, path: stagingPath)
         defer { DirectoryFD.close(staging) }
@@ -106,8 +109,9 @@ extension Registry {
             let slot = EntryName(String(staged.count))
             let slotFD = try DirectoryFD.make(slot, in: txn, mode: 0o755, path: txnPath + "/" + slot.display)
             defer { DirectoryFD.close(slotFD) }
-            let digest = try copier.copyBundle(name, in: dir, sourcePath: sourceRelative, to: EntryName(installedName),
-                                               in: slotFD, destinationPath: txnPath + "/" + slot.display + "/" + installedName)
+            let digest = try copier.copyBundle(
+                name, in: dir, sourcePath: sourceRelative, to: EntryName(installedName),
+                in: slotFD, destinationPath: txnPath + "/" + slot.display + "/" + installedName)
             try DirectoryFD.fsync(slotFD, path: txnPath + "/" + slot.display)
             if let digest {
                 let sourcePath = sourceRelative.isEmpty ? source : source + "/" + sourceRelative
@@ -116,8 +120,9 @@ extension Registry {
         }
         if isApp {
             var ignored = ContentDigest()
-            try copier.copyEntry(EntryName("Info.plist"), from: root, to: EntryName("app-Info.plist"), in: txn,
-                                 at: .init(source: "", bundle: ""), digest: &ignored, depth: 0, destinationPath: txnPath)
+            try copier.copyEntry(
+                EntryName("Info.plist"), from: root, to: EntryName("app-Info.plist"), in: txn,
+                at: .init(source: "", bundle: ""), digest: &ignored, depth: 0, destinationPath: txnPath)
             if let (plugInsFD, names) = try plugIns(of: root, source: source, copier: &copier) {
                 defer { DirectoryFD.close(plugInsFD) }
                 for name in names {
@@ -125,8 +130,9 @@ extension Registry {
                 }
             }
         } else {
-            try stage(EntryName(leaf), in: parent, sourceRelative: "",
-                      installedName: leaf.hasSuffix(".appex") ? leaf : leaf + ".appex")
+            try stage(
+                EntryName(leaf), in: parent, sourceRelative: "",
+                installedName: leaf.hasSuffix(".appex") ? leaf : leaf + ".appex")
         }
         if !copier.findings.isEmpty {
             throw RegistryError.invalidBundle(source: source, bundles: [BundleFindings(path: source, findings: copier.findings)])
@@ -143,8 +149,10 @@ extension Registry {
                     findings.append(.error("bundle.missing-key", at: "CFBundleIdentifier", "the containing app has no bundle identifier"))
                 }
             } catch let error as PropertyListFileError {
-                findings.append(.error("plist.malformed", at: "Info.plist",
-                                       Self.sourceMessage(error.description, staged: txnPath + "/app-Info.plist", source: source + "/Info.plist")))
+                findings.append(
+                    .error(
+                        "plist.malformed", at: "Info.plist",
+                        Self.sourceMessage(error.description, staged: txnPath + "/app-Info.plist", source: source + "/Info.plist")))
             }
             if staged.isEmpty {
                 findings.append(.error("install.no-plugins", at: "PlugIns", "PlugIns/ holds no .appex bundles: nothing to install"))
@@ -165,8 +173,10 @@ extension Registry {
                 findings = BundleValidator.validate(bundle: bundle, extraExtensionPoints: options.extraExtensionPoints)
                 findings += options.additionalChecks?(bundle) ?? []
                 if let id = bundle.info.bundleIdentifier, !seen.insert(id).inserted {
-                    findings.append(.error("install.duplicate-identifier", at: "CFBundleIdentifier",
-                                           "another bundle in this install has the identifier \"\(id)\""))
+                    findings.append(
+                        .error(
+                            "install.duplicate-identifier", at: "CFBundleIdentifier",
+                            "another bundle in this install has the identifier \"\(id)\""))
                 }
                 if let id = bundle.info.bundleIdentifier {
                     let admitted = membership.admit(bundle, identifier: id, app: appInfo?.bundleIdentifier)
@@ -175,8 +185,11 @@ extension Registry {
                 }
                 staged[index].bundle = bundle
             } catch let error as PropertyListFileError {
-                findings = [.error("plist.malformed", at: "Info.plist",
-                                   Self.sourceMessage(error.description, staged: stagedPath, source: staged[index].sourcePath))]
+                findings = [
+                    .error(
+                        "plist.malformed", at: "Info.plist",
+                        Self.sourceMessage(error.description, staged: stagedPath, source: staged[index].sourcePath))
+                ]
             }
             reports.append(BundleFindings(path: staged[index].sourcePath, findings: findings))
         }
@@ -188,13 +201,16 @@ extension Registry {
         let appID = appInfo?.bundleIdentifier
         let ids = staged.map { $0.bundle!.info.bundleIdentifier! }
         let (existing, previousOfApp) = try read("look up \(ids.joined(separator: ", "))") { db in
-            (try ExtensionRecord.fetchAll(db, keys: ids),
-             try appID.map { try ExtensionRecord.filter(Column("containingAppIdentifier") == $0).fetchAll(db) } ?? [])
+            (
+                try ExtensionRecord.fetchAll(db, keys: ids),
+                try appID.map { try ExtensionRecord.filter(Column("containingAppIdentifier") == $0).fetchAll(db) } ?? []
+            )
         }
         let existingByID = Dictionary(uniqueKeysWithValues: existing.map { ($0.bundleIdentifier, $0) })
         for record in existing where record.containingAppIdentifier != appID {
-            throw RegistryError.ownedByAnotherApp(identifier: record.bundleIdentifier,
-                                                  installedFrom: record.containingAppIdentifier, requestedFrom: appID)
+            throw RegistryError.ownedByAnotherApp(
+                identifier: record.bundleIdentifier,
+                installedFrom: record.containingAppIdentifier, requestedFrom: appID)
         }
         let dropped = previousOfApp.filter { !ids.contains($0.bundleIdentifier) }
 
@@ -214,20 +230,23 @@ extension Registry {
                 try DirectoryFD.rename(item.slot, in: txn, to: generationName, in: idFD, path: idPath + "/" + generationName.display)
                 placed.append((idName, generationName, existingByID[id] == nil))
                 try DirectoryFD.fsync(idFD, path: idPath)
-                records.append(ExtensionRecord(
-                    bundleIdentifier: id, extensionPoint: info.extensionInfo?.pointIdentifier ?? "",
-                    displayName: info.name, version: info.version, shortVersion: info.shortVersion,
-                    executable: info.executable ?? "",
-                    bundlePath: "bundles/\(id)/\(generation)/\(item.name)", generation: generation,
-                    sourcePath: item.sourcePath, containingAppIdentifier: appID,
-                    isEnabled: existingByID[id]?.isEnabled ?? false, installedAt: now,
-                    contentDigest: item.digest.description))
+                records.append(
+                    ExtensionRecord(
+                        bundleIdentifier: id, extensionPoint: info.extensionInfo?.pointIdentifier ?? "",
+                        displayName: info.name, version: info.version, shortVersion: info.shortVersion,
+                        executable: info.executable ?? "",
+                        bundlePath: "bundles/\(id)/\(generation)/\(item.name)", generation: generation,
+                        sourcePath: item.sourcePath, containingAppIdentifier: appID,
+                        isEnabled: existingByID[id]?.isEnabled ?? false, installedAt: now,
+                        contentDigest: item.digest.description))
             }
             try DirectoryFD.fsync(bundles, path: bundlesDirectory)
             try write("install \(source)") { db in
                 if let appInfo, let appID {
-                    try AppRecord(bundleIdentifier: appID, displayName: appInfo.name, version: appInfo.version,
-                                  shortVersion: appInfo.shortVersion, sourcePath: source, installedAt: now).save(db)
+                    try AppRecord(
+                        bundleIdentifier: appID, displayName: appInfo.name, version: appInfo.version,
+                        shortVersion: appInfo.shortVersion, sourcePath: source, installedAt: now
+                    ).save(db)
                 }
                 for record in records { try record.save(db) }
                 if let appID { try Self.claim(claims, for: appID, at: now, in: db) }
@@ -261,10 +280,11 @@ extension Registry {
         let installed = try read("read back \(source)") { db in
             try ExtensionRecord.filter(keys: ids).order(Column("bundleIdentifier")).fetchAll(db)
         }
-        return InstallResult(app: installedApp,
-                             extensions: installed.map { $0.installed(stateDirectory: stateDirectory) },
-                             removedExtensions: dropped.map(\.bundleIdentifier).sorted(),
-                             warnings: reports.filter { !$0.findings.isEmpty })
+        return InstallResult(
+            app: installedApp,
+            extensions: installed.map { $0.installed(stateDirectory: stateDirectory) },
+            removedExtensions: dropped.map(\.bundleIdentifier).sorted(),
+            warnings: reports.filter { !$0.findings.isEmpty })
     }
 
     /// The source app's `PlugIns/`, opened, and its `.appex` entries; nil (with a finding

@@ -1,5 +1,6 @@
 import AppexStateDirectory
 import GRDB
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -19,8 +20,10 @@ extension Registry {
         return report
     }
 
-    private static func removeLeftovers(stateDirectory: String, bundles: Int32, database: DatabasePool,
-                                        report: inout RecoveryReport) throws {
+    private static func removeLeftovers(
+        stateDirectory: String, bundles: Int32, database: DatabasePool,
+        report: inout RecoveryReport
+    ) throws {
         let bundlesPath = stateDirectory + "/bundles"
 
         let staging = try DirectoryFD.open(stagingName, in: bundles, path: bundlesPath + "/.staging")

@@ -38,8 +38,10 @@ public struct TransferRecord: Codable, Sendable, Equatable, FetchableRecord, Mut
     /// Its session's events reached the extension (or a host).
     public var delivered: Bool
 
-    public init(bundleIdentifier: String, sessionIdentifier: String, kind: String, url: String, method: String,
-                headers: [String], appGroup: String, fileName: String, createdAt: Date = Date()) {
+    public init(
+        bundleIdentifier: String, sessionIdentifier: String, kind: String, url: String, method: String,
+        headers: [String], appGroup: String, fileName: String, createdAt: Date = Date()
+    ) {
         self.bundleIdentifier = bundleIdentifier
         self.sessionIdentifier = sessionIdentifier
         self.kind = kind
@@ -94,10 +96,11 @@ extension Registry {
         try write("update transfer") { db in
             try transfer.update(db)
             if transfer.state.isOver {
-                try db.execute(sql: """
-                    DELETE FROM transfer WHERE delivered = 1 AND id <= (
-                        SELECT id FROM transfer WHERE delivered = 1 ORDER BY id DESC LIMIT 1 OFFSET ?)
-                    """, arguments: [Self.transferHistoryLimit])
+                try db.execute(
+                    sql: """
+                        DELETE FROM transfer WHERE delivered = 1 AND id <= (
+                            SELECT id FROM transfer WHERE delivered = 1 ORDER BY id DESC LIMIT 1 OFFSET ?)
+                        """, arguments: [Self.transferHistoryLimit])
             }
         }
     }
@@ -106,9 +109,12 @@ extension Registry {
     /// them is over; nil while one is pending or running.
     public func undeliveredSession(bundleIdentifier: String, sessionIdentifier: String) throws -> [TransferRecord]? {
         try read("session transfers") { db in
-            let rows = try TransferRecord
-                .filter(Column("bundleIdentifier") == bundleIdentifier && Column("sessionIdentifier") == sessionIdentifier
-                        && Column("delivered") == false)
+            let rows =
+                try TransferRecord
+                .filter(
+                    Column("bundleIdentifier") == bundleIdentifier && Column("sessionIdentifier") == sessionIdentifier
+                        && Column("delivered") == false
+                )
                 .order(Column("id")).fetchAll(db)
             return rows.isEmpty || rows.contains { !$0.state.isOver } ? nil : rows
         }
@@ -118,11 +124,13 @@ extension Registry {
     /// restarted appexd still owes.
     public func sessionsOwingEvents() throws -> [(bundleIdentifier: String, sessionIdentifier: String)] {
         try read("sessions owing events") { db in
-            let rows = try Row.fetchAll(db, sql: """
-                SELECT bundleIdentifier, sessionIdentifier FROM transfer WHERE delivered = 0
-                GROUP BY bundleIdentifier, sessionIdentifier
-                HAVING SUM(state IN ('pending', 'running')) = 0
-                """)
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT bundleIdentifier, sessionIdentifier FROM transfer WHERE delivered = 0
+                    GROUP BY bundleIdentifier, sessionIdentifier
+                    HAVING SUM(state IN ('pending', 'running')) = 0
+                    """)
             return rows.map { (bundleIdentifier: $0["bundleIdentifier"], sessionIdentifier: $0["sessionIdentifier"]) }
         }
     }
@@ -137,8 +145,9 @@ extension Registry {
     /// Bytes moved by `bundleIdentifier`'s transfers created since `since` (the quota's window).
     public func transferBytes(bundleIdentifier: String, since: Date) throws -> Int64 {
         try read("transfer bytes") { db in
-            try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(bytes), 0) FROM transfer WHERE bundleIdentifier = ? AND createdAt >= ?",
-                               arguments: [bundleIdentifier, since]) ?? 0
+            try Int64.fetchOne(
+                db, sql: "SELECT COALESCE(SUM(bytes), 0) FROM transfer WHERE bundleIdentifier = ? AND createdAt >= ?",
+                arguments: [bundleIdentifier, since]) ?? 0
         }
     }
 }

@@ -1,6 +1,7 @@
 import AppexBundle
 import Foundation
 import GRDB
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -78,9 +79,13 @@ public final class Registry: Sendable {
 
     /// The installed extension `bundleIdentifier`; throws `unknownExtension` naming it.
     public func `extension`(bundleIdentifier: String) throws -> InstalledExtension {
-        guard let record = try read("look up \(bundleIdentifier)", { db in
-            try ExtensionRecord.fetchOne(db, key: bundleIdentifier)
-        }) else { throw RegistryError.unknownExtension(bundleIdentifier) }
+        guard
+            let record = try read(
+                "look up \(bundleIdentifier)",
+                { db in
+                    try ExtensionRecord.fetchOne(db, key: bundleIdentifier)
+                })
+        else { throw RegistryError.unknownExtension(bundleIdentifier) }
         return record.installed(stateDirectory: stateDirectory)
     }
 
@@ -90,10 +95,11 @@ public final class Registry: Sendable {
             (try AppRecord.order(Column("bundleIdentifier")).fetchAll(db), try ExtensionRecord.fetchAll(db))
         }
         return apps.map { app in
-            InstalledApp(bundleIdentifier: app.bundleIdentifier, displayName: app.displayName, version: app.version,
-                         shortVersion: app.shortVersion, sourcePath: app.sourcePath, installedAt: app.installedAt,
-                         extensionIdentifiers: extensions.filter { $0.containingAppIdentifier == app.bundleIdentifier }
-                             .map(\.bundleIdentifier).sorted())
+            InstalledApp(
+                bundleIdentifier: app.bundleIdentifier, displayName: app.displayName, version: app.version,
+                shortVersion: app.shortVersion, sourcePath: app.sourcePath, installedAt: app.installedAt,
+                extensionIdentifiers: extensions.filter { $0.containingAppIdentifier == app.bundleIdentifier }
+                    .map(\.bundleIdentifier).sorted())
         }
     }
 
@@ -113,8 +119,10 @@ public final class Registry: Sendable {
         try setEnabled(bundleIdentifier, false)
     }
 
-    private func setEnabled(_ bundleIdentifier: String, _ enabled: Bool,
-                            appGroupGrants: AppGroupGrants = AppGroupGrants()) throws -> InstalledExtension {
+    private func setEnabled(
+        _ bundleIdentifier: String, _ enabled: Bool,
+        appGroupGrants: AppGroupGrants = AppGroupGrants()
+    ) throws -> InstalledExtension {
         try write("\(enabled ? "enable" : "disable") \(bundleIdentifier)") { db in
             guard var record = try ExtensionRecord.fetchOne(db, key: bundleIdentifier) else {
                 throw RegistryError.unknownExtension(bundleIdentifier)
@@ -135,9 +143,11 @@ public final class Registry: Sendable {
     /// digest it was installed with.
     public func integrityProblems() throws -> [String] {
         let (integrity, foreignKeys, records) = try read("check integrity") { db in
-            (try String.fetchAll(db, sql: "PRAGMA integrity_check"),
-             try Row.fetchAll(db, sql: "PRAGMA foreign_key_check"),
-             try ExtensionRecord.fetchAll(db))
+            (
+                try String.fetchAll(db, sql: "PRAGMA integrity_check"),
+                try Row.fetchAll(db, sql: "PRAGMA foreign_key_check"),
+                try ExtensionRecord.fetchAll(db)
+            )
         }
         var problems = integrity == ["ok"] ? [] : integrity.map { "sqlite: \($0)" }
         problems += foreignKeys.map { "foreign key violation: \($0)" }

@@ -45,7 +45,8 @@ public enum RegistryError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .invalidBundle(let source, let bundles):
             let errors = bundles.flatMap(\.findings).filter { $0.severity == .error }.count
-            return (["refused \(source): \(errors) error\(errors == 1 ? "" : "s")"]
+            return
+                (["refused \(source): \(errors) error\(errors == 1 ? "" : "s")"]
                 + bundles.filter { !$0.findings.isEmpty }.map(\.description)).joined(separator: "\n")
         case .unusableSource(let path, let problem):
             return "cannot install \(path): \(problem)"

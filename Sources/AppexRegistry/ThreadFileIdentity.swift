@@ -1,4 +1,5 @@
 import CAppexLinux
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -30,8 +31,9 @@ struct ThreadFileIdentity {
         let taken = (try? take()) ?? false
         restore()
         guard taken else {
-            throw RegistryError.system(operation: "read the source as \(identity) (appexd must run as root)", path: "",
-                                       errno: EPERM)
+            throw RegistryError.system(
+                operation: "read the source as \(identity) (appexd must run as root)", path: "",
+                errno: EPERM)
         }
     }
 
@@ -67,7 +69,8 @@ struct ThreadFileIdentity {
         _ = appex_thread_setfsuid(ownUID)
         _ = appex_thread_setfsgid(ownGID)
         let restored = appex_thread_setgroups(ownGroups.count, ownGroups) == 0
-        precondition(restored && appex_thread_setfsuid(UInt32.max) == ownUID && appex_thread_setfsgid(UInt32.max) == ownGID,
-                     "could not restore the thread's file-system identity")
+        precondition(
+            restored && appex_thread_setfsuid(UInt32.max) == ownUID && appex_thread_setfsgid(UInt32.max) == ownGID,
+            "could not restore the thread's file-system identity")
     }
 }

@@ -39,7 +39,9 @@ public enum RunReportText {
         let p = r.phases
         func us(_ k: String) -> String { p[k].map { "\($0) µs" } ?? "-" }
         let view = p["view"].map { _ in " (of which sandbox build \(us("view")))" } ?? ""
-        lines.append("  launch: clone \(us("clone")), sandbox \(us("sandbox")), exec \(us("exec")) = \(us("launch")); prepare \(us("prepare"))\(view), run \(us("run"))")
+        lines.append(
+            "  launch: clone \(us("clone")), sandbox \(us("sandbox")), exec \(us("exec")) = \(us("launch")); prepare \(us("prepare"))\(view), run \(us("run"))"
+        )
         if !r.deniedSyscalls.isEmpty {
             lines.append("  denied: " + r.deniedSyscalls.map { "\($0.syscall) ×\($0.count)" }.joined(separator: ", "))
         }

@@ -2,6 +2,7 @@ import AppexBundle
 import AppexPolicyCore
 import AppexSandbox
 import AppexStateDirectory
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -49,8 +50,10 @@ extension RunRequest {
     /// set for the overlays, narrowed to the extension point (`PolicyLocator.cached` in the
     /// Foundation-free `appex`, `PolicyLocator.load` in the full tool). Throws what loading
     /// the bundle or the policies throws.
-    public func prepare(network: PreparedNetworkNamespace,
-                        policies: (_ overlays: [String], _ extensionPoint: String) throws -> PolicySet?) throws -> RunPreparation {
+    public func prepare(
+        network: PreparedNetworkNamespace,
+        policies: (_ overlays: [String], _ extensionPoint: String) throws -> PolicySet?
+    ) throws -> RunPreparation {
         // stat, not FileManager (its first use in a process would be paid by every run).
         var st = stat()
         guard stat(bundle, &st) == 0 else { return .usage("\(bundle): no such file or directory") }
@@ -65,8 +68,9 @@ extension RunRequest {
             }
             guard let set = try policies(policyDirs, p) else { return .policiesNotCached }
             point = p
-            spec = try SandboxSpec(bundle: loaded, policy: EffectivePolicy(extensionPoint: p, entitlements: loaded.entitlements, in: set),
-                                   arguments: arguments)
+            spec = try SandboxSpec(
+                bundle: loaded, policy: EffectivePolicy(extensionPoint: p, entitlements: loaded.entitlements, in: set),
+                arguments: arguments)
             // A one-off run mounts no app group: a bundle names its groups (and its containing
             // app) itself, and only an install binds a group to an app (Docs/security-model.md).
             spec.appGroups = []
@@ -76,17 +80,19 @@ extension RunRequest {
             }
             guard let set = try policies(policyDirs, extensionPoint) else { return .policiesNotCached }
             point = extensionPoint
-            spec = SandboxSpec(executable: AbsolutePath.of(bundle), policy: EffectivePolicy(extensionPoint: extensionPoint, in: set),
-                               arguments: arguments)
+            spec = SandboxSpec(
+                executable: AbsolutePath.of(bundle), policy: EffectivePolicy(extensionPoint: extensionPoint, in: set),
+                arguments: arguments)
         }
         if let timeout, !(timeout > 0) { return .usage("--timeout must be a positive number of seconds") }
         guard launches >= 1 else { return .usage("--launches must be at least 1") }
         guard let uids = UIDRangeCheck.parse(uidRange) else {
             return .usage("--uid-range must be START-END with 1000 <= START <= END, not \"\(uidRange)\"")
         }
-        var options = RunOptions(stateDirectory: AbsolutePath.of(stateDir),
-                                 timeout: timeout.map { .milliseconds(Int64(($0 * 1000).rounded(.up))) },
-                                 uidRange: uids)
+        var options = RunOptions(
+            stateDirectory: AbsolutePath.of(stateDir),
+            timeout: timeout.map { .milliseconds(Int64(($0 * 1000).rounded(.up))) },
+            uidRange: uids)
         options.preparedNetwork = network
         let stdio = self.stdio ?? (isatty(STDOUT_FILENO) == 1)
         if stdio {
@@ -94,8 +100,10 @@ extension RunRequest {
             // A reader that goes away ends the copy to it (EPIPE), not this run.
             signal(SIGPIPE, SIG_IGN)
         }
-        return .ready(PreparedRun(spec: spec, extensionPoint: point, options: options, launches: launches, json: json,
-                                  stdio: stdio))
+        return .ready(
+            PreparedRun(
+                spec: spec, extensionPoint: point, options: options, launches: launches, json: json,
+                stdio: stdio))
     }
 }
 
@@ -144,9 +152,10 @@ extension PreparedRun {
     public static func repeatedLaunches(_ spec: SandboxSpec, options: RunOptions, count: Int) throws -> [RunReport] {
         let store = ContainerStore(stateRoot: options.stateDirectory, uidRange: options.uidRange)
         let container = try store.prepare(bundleIdentifier: spec.bundleIdentifier, appGroups: spec.appGroups)
-        let sandbox = try ExtensionSandbox.create(spec: spec, container: container, store: store,
-                                                  isolateNetwork: options.isolateNetwork,
-                                                  preparedNetwork: options.preparedNetwork)
+        let sandbox = try ExtensionSandbox.create(
+            spec: spec, container: container, store: store,
+            isolateNetwork: options.isolateNetwork,
+            preparedNetwork: options.preparedNetwork)
         defer { sandbox.close() }
         var reports = try (0..<count).map { _ in try ExtensionRun.run(spec, options: options, sandbox: sandbox) }
         let view = Int64(sandbox.buildNanos / 1000)

@@ -30,9 +30,11 @@ public struct RunRequest: Equatable, Sendable {
     public var timeout: Double?
     public var launches = 1
 
-    public init(bundle: String, arguments: [String] = [], json: Bool = false, extensionPoint: String? = nil,
-                policyDirs: [String] = [], stateDir: String = Self.defaultStateDir, uidRange: String = Self.defaultUIDRange,
-                timeout: Double? = nil, launches: Int = 1, stdio: Bool? = nil) {
+    public init(
+        bundle: String, arguments: [String] = [], json: Bool = false, extensionPoint: String? = nil,
+        policyDirs: [String] = [], stateDir: String = Self.defaultStateDir, uidRange: String = Self.defaultUIDRange,
+        timeout: Double? = nil, launches: Int = 1, stdio: Bool? = nil
+    ) {
         self.bundle = bundle
         self.arguments = arguments
         self.json = json

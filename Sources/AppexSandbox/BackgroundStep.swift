@@ -1,4 +1,5 @@
 import CAppexLinux
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -58,10 +59,12 @@ private final class JoinableThread: @unchecked Sendable {
         let t = JoinableThread(work)
         let box = Unmanaged.passRetained(t).toOpaque()
         // The steps' Swift frames are shallow; the launcher's child runs on a stack of its own.
-        let r = appex_thread_start_elsewhere(&t.thread, 1 << 20, { arg in
-            Unmanaged<JoinableThread>.fromOpaque(arg!).takeRetainedValue().work()
-            return nil
-        }, box)
+        let r = appex_thread_start_elsewhere(
+            &t.thread, 1 << 20,
+            { arg in
+                Unmanaged<JoinableThread>.fromOpaque(arg!).takeRetainedValue().work()
+                return nil
+            }, box)
         guard r == 0 else {
             Unmanaged<JoinableThread>.fromOpaque(box).release()
             return nil

@@ -2,6 +2,7 @@ import AppexBundle
 import AppexELF
 import AppexStateDirectory
 import CAppexLinux
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -45,8 +46,9 @@ public final class CheckedBundle: Sendable {
             rootFD = file.fd
         } else {
             guard spec.executablePath.hasPrefix(bundle + "/") else {
-                throw SandboxError("open executable", path: spec.executablePath, errno: .invalidArgument,
-                                   message: "the executable is not inside the bundle \(bundle)")
+                throw SandboxError(
+                    "open executable", path: spec.executablePath, errno: .invalidArgument,
+                    message: "the executable is not inside the bundle \(bundle)")
             }
             let rel = String(spec.executablePath.dropFirst(bundle.count + 1))
             relative = rel
@@ -61,8 +63,11 @@ public final class CheckedBundle: Sendable {
         let refused = RunpathCheck.refused(entries, systemPaths: spec.readOnlyPaths)
         if !refused.isEmpty {
             Sys.close(rootFD)
-            throw SandboxError("check executable", path: spec.executablePath, errno: .permissionDenied,
-                               message: "RUNPATH entry \(refused.map { "\"\($0)\"" }.joined(separator: ", ")) lies outside the bundle and the policy's system paths; refused (appex validate reports it)")
+            throw SandboxError(
+                "check executable", path: spec.executablePath, errno: .permissionDenied,
+                message:
+                    "RUNPATH entry \(refused.map { "\"\($0)\"" }.joined(separator: ", ")) lies outside the bundle and the policy's system paths; refused (appex validate reports it)"
+            )
         }
         return CheckedBundle(rootFD: rootFD, relative: relative, device: file.device, inode: file.inode, runpath: entries)
     }
@@ -101,8 +106,9 @@ public final class CheckedBundle: Sendable {
         var st = stat()
         guard fstat(fd, &st) == 0, UInt64(st.st_dev) == device, UInt64(st.st_ino) == inode else {
             Sys.close(fd)
-            throw SandboxError("open executable", path: executableRelativePath, errno: .staleNFSFileHandle,
-                               message: "the executable changed after it was checked; refused")
+            throw SandboxError(
+                "open executable", path: executableRelativePath, errno: .staleNFSFileHandle,
+                message: "the executable changed after it was checked; refused")
         }
         return fd
     }

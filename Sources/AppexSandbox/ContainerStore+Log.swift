@@ -1,4 +1,5 @@
 import AppexStateDirectory
+
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -2,6 +2,7 @@ import AppexStateDirectory
 import CAppexLinux
 import Dispatch
 import SystemPackage
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -110,7 +111,8 @@ public final class DescriptorPump: @unchecked Sendable {
         }
         guard appex_epoll_add(ep, wake) == 0 else {
             let error = Sys.fail("epoll_ctl(ADD) for \(name)")
-            Sys.close(ep); Sys.close(wake)
+            Sys.close(ep)
+            Sys.close(wake)
             throw error
         }
         epfd = ep
@@ -122,15 +124,19 @@ public final class DescriptorPump: @unchecked Sendable {
         pthread_attr_setstacksize(&attr, 256 << 10)
         let box = Unmanaged.passRetained(self).toOpaque()
         var t = pthread_t()
-        let r = pthread_create(&t, &attr, { arg in
-            let pump = Unmanaged<DescriptorPump>.fromOpaque(arg!).takeRetainedValue()
-            pump.run()
-            return nil
-        }, box)
+        let r = pthread_create(
+            &t, &attr,
+            { arg in
+                let pump = Unmanaged<DescriptorPump>.fromOpaque(arg!).takeRetainedValue()
+                pump.run()
+                return nil
+            }, box)
         guard r == 0 else {
             Unmanaged<DescriptorPump>.fromOpaque(box).release()
-            Sys.close(ep); Sys.close(wake)
-            epfd = -1; wakeFD = -1
+            Sys.close(ep)
+            Sys.close(wake)
+            epfd = -1
+            wakeFD = -1
             throw SandboxError("pthread_create for \(name)", errno: Errno(rawValue: r))
         }
         pthread_detach(t)

@@ -1,6 +1,7 @@
 import AppexStateDirectory
 import CAppexLinux
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -45,8 +46,9 @@ public final class ExtensionLogFile: @unchecked Sendable {
     }
 
     static func openLog(_ dir: Int32, _ name: String) throws -> Int32 {
-        let fd = appex_openat2(dir, name, UInt64(O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW), 0o640,
-                               ContainerStore.resolveBeneath)
+        let fd = appex_openat2(
+            dir, name, UInt64(O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW), 0o640,
+            ContainerStore.resolveBeneath)
         if fd < 0 { throw Sys.fail("open log", name) }
         return fd
     }
@@ -71,7 +73,8 @@ public final class ExtensionLogFile: @unchecked Sendable {
             }
         } catch {
             pipes.withLock { $0.removeAll { $0.fd == readFD } }
-            Sys.close(p[0]); Sys.close(p[1])
+            Sys.close(p[0])
+            Sys.close(p[1])
             throw error
         }
         return p[1]
@@ -130,7 +133,8 @@ public final class ExtensionLogFile: @unchecked Sendable {
         // already: only rename the file if it is still ours.
         var mine = stat(), named = stat()
         if fstat(fd, &mine) == 0, fstatat(logsFD, name, &named, AT_SYMLINK_NOFOLLOW) == 0,
-           mine.st_ino == named.st_ino, mine.st_dev == named.st_dev {
+            mine.st_ino == named.st_ino, mine.st_dev == named.st_dev
+        {
             _ = renameat(logsFD, name, logsFD, name + ".1")
         }
         guard let fresh = try? Self.openLog(logsFD, name) else { return false }
@@ -141,7 +145,10 @@ public final class ExtensionLogFile: @unchecked Sendable {
 
     /// Stops the copier after draining what the pipe still holds. Idempotent.
     public func stop() {
-        let open = pipes.withLock { open -> [(fd: Int32, echo: Int32)] in defer { open = [] }; return open }
+        let open = pipes.withLock { open -> [(fd: Int32, echo: Int32)] in
+            defer { open = [] }
+            return open
+        }
         for (fd, echo) in open {
             DescriptorPump.logs.perform { [self] in
                 _ = drain(fd, echo: echo, once: false)

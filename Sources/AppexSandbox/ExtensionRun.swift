@@ -5,6 +5,7 @@ import CAppexLauncher
 import CAppexLinux
 import Synchronization
 import SystemPackage
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -30,10 +31,12 @@ public struct RunOptions: Sendable {
     /// besides its log; through pipes, as always, never our descriptors themselves.
     public var passOutput = false
 
-    public init(stateDirectory: String = "/var/lib/appex", timeout: Duration? = nil,
-                cgroups: CgroupManager? = nil, uidRange: ClosedRange<UInt32> = UIDAllocator.defaultRange,
-                isolateNetwork: Bool = true,
-                onDeniedSyscall: (@Sendable (_ bundleIdentifier: String, _ syscall: String) -> Void)? = nil) {
+    public init(
+        stateDirectory: String = "/var/lib/appex", timeout: Duration? = nil,
+        cgroups: CgroupManager? = nil, uidRange: ClosedRange<UInt32> = UIDAllocator.defaultRange,
+        isolateNetwork: Bool = true,
+        onDeniedSyscall: (@Sendable (_ bundleIdentifier: String, _ syscall: String) -> Void)? = nil
+    ) {
         self.stateDirectory = stateDirectory
         self.timeout = timeout
         self.cgroups = cgroups
@@ -107,8 +110,10 @@ public final class ExtensionRun {
     /// extension); nil builds one for this run and closes it afterwards. `channelFD`: the
     /// extension's end of its socketpair with appexd (stays the caller's), placed at fd 3
     /// with `APPEX_SOCKET_FD=3` in the environment (Docs/protocol.md).
-    public init(spec: SandboxSpec, options: RunOptions = RunOptions(), sandbox: ExtensionSandbox? = nil,
-                channelFD: Int32 = -1) {
+    public init(
+        spec: SandboxSpec, options: RunOptions = RunOptions(), sandbox: ExtensionSandbox? = nil,
+        channelFD: Int32 = -1
+    ) {
         self.spec = spec
         self.options = options
         self.sandbox = sandbox
@@ -119,8 +124,10 @@ public final class ExtensionRun {
     deinit { cleanup() }
 
     /// Runs the extension to completion and reports; `sandbox` as in `init`.
-    public static func run(_ spec: SandboxSpec, options: RunOptions = RunOptions(),
-                           sandbox: ExtensionSandbox? = nil) throws -> RunReport {
+    public static func run(
+        _ spec: SandboxSpec, options: RunOptions = RunOptions(),
+        sandbox: ExtensionSandbox? = nil
+    ) throws -> RunReport {
         let run = ExtensionRun(spec: spec, options: options, sandbox: sandbox)
         defer { run.cleanup() }
         try run.prepare()
@@ -150,17 +157,19 @@ public final class ExtensionRun {
         if let bundle {
             let spec = self.spec, isolateNetwork = options.isolateNetwork, network = options.preparedNetwork
             building = BackgroundStep.start {
-                try ExtensionSandbox.create(spec: spec, containerPlanned: containerPlanned.wait,
-                                            containerMade: containerMade.wait, store: store,
-                                            isolateNetwork: isolateNetwork, preparedNetwork: network,
-                                            checkedBundle: bundle)
+                try ExtensionSandbox.create(
+                    spec: spec, containerPlanned: containerPlanned.wait,
+                    containerMade: containerMade.wait, store: store,
+                    isolateNetwork: isolateNetwork, preparedNetwork: network,
+                    checkedBundle: bundle)
             }
         }
         defer {
             if let step = building {
                 // Never left waiting: a container not planned or not made stands as an error.
-                let notMade = SandboxError("prepare container", path: store.containerPath(for: spec.bundleIdentifier),
-                                           message: "not made")
+                let notMade = SandboxError(
+                    "prepare container", path: store.containerPath(for: spec.bundleIdentifier),
+                    message: "not made")
                 containerPlanned.fail(notMade)
                 containerMade.fail(notMade)
                 sandbox = try? step.join()
@@ -177,15 +186,20 @@ public final class ExtensionRun {
         let executable = try FilesystemView.executablePath(for: spec)
 
         let manager = try options.cgroups ?? CgroupManager.detect(parentName: "appex")
-        let n = Self.counter.withLock { c -> Int in c += 1; return c }
+        let n = Self.counter.withLock { c -> Int in
+            c += 1
+            return c
+        }
         let name = String(spec.bundleIdentifier.prefix(150)) + "-\(getpid())-\(n)"
         // The soft limit is a line, not a throttle: v1's soft limit only reclaims when the host
         // is short, but v2's memory.high throttles, and with swap off it held an extension
         // below its fatal line until it missed its pings (Docs/decisions/0011). On v2 appexd
         // watches the soft limit itself; memory.high stays at max.
         let high = manager.version == .v1 ? spec.memoryHigh : nil
-        let cg = try manager.create(name: name, limits: CgroupLimits(
-            memoryMax: spec.memoryMax, memoryHigh: high, pidsMax: spec.pidsMax, swapOff: true))
+        let cg = try manager.create(
+            name: name,
+            limits: CgroupLimits(
+                memoryMax: spec.memoryMax, memoryHigh: high, pidsMax: spec.pidsMax, swapOff: true))
         self.cgroup = cg
         joinFDs = try cg.openJoinFDs()
         // The watcher reads the count it starts from; without one, it is read here.
@@ -210,8 +224,9 @@ public final class ExtensionRun {
         for (k, v) in spec.environment { env[k] = v }
         if channelFD >= 0 { env["APPEX_SOCKET_FD"] = "3" }
 
-        var plan = LaunchPlan(executable: executable, arguments: [executable] + spec.arguments,
-                              environment: env.keys.sorted().map { "\($0)=\(env[$0]!)" })
+        var plan = LaunchPlan(
+            executable: executable, arguments: [executable] + spec.arguments,
+            environment: env.keys.sorted().map { "\($0)=\(env[$0]!)" })
         plan.workingDirectory = FilesystemView.dataPath
         switch cg.join {
         case .procsFiles: plan.cgroupProcsFDs = joinFDs
@@ -229,8 +244,9 @@ public final class ExtensionRun {
             limits.append(.init(resource: 6 /* RLIMIT_NPROC, not exported to Swift */, soft: UInt64(tasks), hard: UInt64(tasks)))
         }
         plan.resourceLimits = limits
-        plan.credentials = .init(uid: container.uid, gid: container.gid,
-                                 supplementaryGroups: container.groups.map(\.gid))
+        plan.credentials = .init(
+            uid: container.uid, gid: container.gid,
+            supplementaryGroups: container.groups.map(\.gid))
         plan.seccomp = seccomp
         plan.noNewPrivileges = true
         plan.channelFD = channelFD
@@ -263,8 +279,9 @@ public final class ExtensionRun {
             let bundle = spec.bundleIdentifier
             var onDenial: (@Sendable (String) -> Void)?
             if let observe = options.onDeniedSyscall { onDenial = { syscall in observe(bundle, syscall) } }
-            let n = try SeccompNotifier(listenerFD: p.listenerFD, extensionIdentifier: bundle,
-                                        errnos: seccomp.notifyErrnos, onDenial: onDenial)
+            let n = try SeccompNotifier(
+                listenerFD: p.listenerFD, extensionIdentifier: bundle,
+                errnos: seccomp.notifyErrnos, onDenial: onDenial)
             notifier = n
             try n.start()
         }
@@ -327,9 +344,13 @@ public final class ExtensionRun {
         if timedOut {
             reason = .runTimeout
         } else if let s = signal {
-            if s == SIGKILL && oomKills > 0 { reason = cgroup.reachedOwnLimit() ? .perProcessLimit : .kernelOOM }
-            else if s == SIGSYS { reason = .seccompViolation }
-            else { reason = .crashed }
+            if s == SIGKILL && oomKills > 0 {
+                reason = cgroup.reachedOwnLimit() ? .perProcessLimit : .kernelOOM
+            } else if s == SIGSYS {
+                reason = .seccompViolation
+            } else {
+                reason = .crashed
+            }
         } else if oomKills > 0 {
             // Exited by itself after the kernel killed one of its processes.
             reason = nil
@@ -339,10 +360,11 @@ public final class ExtensionRun {
         phases["prepare"] = Int64(prepareNanos / 1000)
         if ownsSandbox, let sandbox { phases["view"] = Int64(sandbox.buildNanos / 1000) }
         phases["run"] = Int64((exitedAt - launchedAt) / 1000)
-        return RunReport(bundleIdentifier: spec.bundleIdentifier, pid: process.pid, uid: container.uid,
-                         exitStatus: exitStatus, signal: signal, killReason: reason,
-                         peakMemoryBytes: peak, oomKills: oomKills, phases: phases, deniedSyscalls: denied,
-                         logPath: store.logPath(for: spec.bundleIdentifier), cgroup: cgroup.name)
+        return RunReport(
+            bundleIdentifier: spec.bundleIdentifier, pid: process.pid, uid: container.uid,
+            exitStatus: exitStatus, signal: signal, killReason: reason,
+            peakMemoryBytes: peak, oomKills: oomKills, phases: phases, deniedSyscalls: denied,
+            logPath: store.logPath(for: spec.bundleIdentifier), cgroup: cgroup.name)
     }
 
     /// Kills whatever is left in the cgroup, removes it, ends the sandbox this run built,

@@ -3,6 +3,7 @@ import AppexCgroups
 import AppexStateDirectory
 import CAppexLinux
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -51,14 +52,17 @@ public final class ExtensionSandbox: Sendable {
     /// caller has already checked it (nil: checked here). `preparedNetwork`: a network
     /// namespace made ahead, entered instead of making one when the sandbox isolates the
     /// network (and closed here either way it is taken).
-    public static func create(spec: SandboxSpec, container: Container, store: ContainerStore,
-                              isolateNetwork: Bool = true,
-                              preparedNetwork: PreparedNetworkNamespace? = nil,
-                              initExecutable: String? = nil,
-                              checkedBundle: CheckedBundle? = nil) throws -> ExtensionSandbox {
-        try create(spec: spec, containerPlanned: { container }, containerMade: {}, store: store,
-                   isolateNetwork: isolateNetwork, preparedNetwork: preparedNetwork, initExecutable: initExecutable,
-                   checkedBundle: checkedBundle)
+    public static func create(
+        spec: SandboxSpec, container: Container, store: ContainerStore,
+        isolateNetwork: Bool = true,
+        preparedNetwork: PreparedNetworkNamespace? = nil,
+        initExecutable: String? = nil,
+        checkedBundle: CheckedBundle? = nil
+    ) throws -> ExtensionSandbox {
+        try create(
+            spec: spec, containerPlanned: { container }, containerMade: {}, store: store,
+            isolateNetwork: isolateNetwork, preparedNetwork: preparedNetwork, initExecutable: initExecutable,
+            checkedBundle: checkedBundle)
     }
 
     /// `create` for a container that another thread is still planning and making
@@ -67,9 +71,11 @@ public final class ExtensionSandbox: Sendable {
     /// pipe); `containerPlanned` returns the planned container (after which the init's uid is
     /// found in the uid table's cache), and `containerMade` returns once the directories the
     /// view mounts exist, just before the init's clone. Either throws when its side failed.
-    static func create(spec: SandboxSpec, containerPlanned: () throws -> Container, containerMade: () throws -> Void,
-                       store: ContainerStore, isolateNetwork: Bool, preparedNetwork: PreparedNetworkNamespace?,
-                       initExecutable: String? = nil, checkedBundle: CheckedBundle?) throws -> ExtensionSandbox {
+    static func create(
+        spec: SandboxSpec, containerPlanned: () throws -> Container, containerMade: () throws -> Void,
+        store: ContainerStore, isolateNetwork: Bool, preparedNetwork: PreparedNetworkNamespace?,
+        initExecutable: String? = nil, checkedBundle: CheckedBundle?
+    ) throws -> ExtensionSandbox {
         let start = MonotonicTime.now
         let bundle = try checkedBundle ?? CheckedBundle.open(spec)
         let tree = try bundle.cloneTree()
@@ -116,13 +122,16 @@ public final class ExtensionSandbox: Sendable {
             throw error
         }
         treeOwned = false
-        return ExtensionSandbox(namespaces: namespaces.subtracting(.pid), pid: p.pid, pidfd: p.pidfd,
-                                lifeline: pipeFDs[1], buildNanos: MonotonicTime.now - start,
-                                bundle: bundle, bundleTree: tree, initUID: initUID)
+        return ExtensionSandbox(
+            namespaces: namespaces.subtracting(.pid), pid: p.pid, pidfd: p.pidfd,
+            lifeline: pipeFDs[1], buildNanos: MonotonicTime.now - start,
+            bundle: bundle, bundleTree: tree, initUID: initUID)
     }
 
-    private init(namespaces: LaunchPlan.Namespaces, pid: Int32, pidfd: Int32, lifeline: Int32, buildNanos: UInt64,
-                 bundle: CheckedBundle, bundleTree: Int32, initUID: UInt32) {
+    private init(
+        namespaces: LaunchPlan.Namespaces, pid: Int32, pidfd: Int32, lifeline: Int32, buildNanos: UInt64,
+        bundle: CheckedBundle, bundleTree: Int32, initUID: UInt32
+    ) {
         self.namespaces = namespaces
         self.initPID = pid
         self.state = Mutex((pidfd, lifeline, []))

@@ -1,6 +1,7 @@
 import AppexPolicyCore
 import AppexStateDirectory
 import CAppexLauncher
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -58,8 +59,9 @@ public enum FilesystemView {
             return bundlePath + "/" + lastComponent(bundle)
         }
         guard spec.executablePath.hasPrefix(bundle + "/") else {
-            throw SandboxError("locate executable", path: spec.executablePath, errno: .invalidArgument,
-                               message: "the executable is not inside the bundle \(bundle)")
+            throw SandboxError(
+                "locate executable", path: spec.executablePath, errno: .invalidArgument,
+                message: "the executable is not inside the bundle \(bundle)")
         }
         return bundlePath + String(spec.executablePath.dropFirst(bundle.count))
     }
@@ -70,8 +72,10 @@ public enum FilesystemView {
 
     /// The ordered operations that build the view (parents before children). `bundleTree` is
     /// the `open_tree` copy of the checked bundle (`CheckedBundle.cloneTree`), attached as is.
-    public static func operations(for spec: SandboxSpec, container: Container, bundle: CheckedBundle,
-                                  bundleTree: Int32) throws -> [MountOperation] {
+    public static func operations(
+        for spec: SandboxSpec, container: Container, bundle: CheckedBundle,
+        bundleTree: Int32
+    ) throws -> [MountOperation] {
         var ops: [MountOperation] = []
         var dirs: Set<String> = ["/"]
         func mkdirs(_ path: String, mode: UInt32 = 0o755) {
@@ -94,17 +98,23 @@ public enum FilesystemView {
             mkdirs(PolicyLocator.directoryOf(path))  // path is absolute and normalized
             if Sys.isSymlink(st) {
                 let target = try Sys.readlink(path)
-                ops.append(MountOperation(kind: .symlink, source: target, target: path, flags: 0, mode: 0,
-                                          label: "link system path \(path)"))
+                ops.append(
+                    MountOperation(
+                        kind: .symlink, source: target, target: path, flags: 0, mode: 0,
+                        label: "link system path \(path)"))
             } else {
                 if Sys.isDirectory(st) {
                     mkdirs(path)
                 } else {
-                    ops.append(MountOperation(kind: .mkfile, source: nil, target: path, flags: 0, mode: 0o644,
-                                              label: "create \(path)"))
+                    ops.append(
+                        MountOperation(
+                            kind: .mkfile, source: nil, target: path, flags: 0, mode: 0o644,
+                            label: "create \(path)"))
                 }
-                ops.append(MountOperation(kind: .bind, source: path, target: path, flags: 0, mode: 0,
-                                          label: "mount system path \(path)"))
+                ops.append(
+                    MountOperation(
+                        kind: .bind, source: path, target: path, flags: 0, mode: 0,
+                        label: "mount system path \(path)"))
             }
             covered.append(path)
         }
@@ -112,13 +122,17 @@ public enum FilesystemView {
         // The bundle, read-only, from its descriptor; a bare executable alone.
         mkdirs(bundlePath)
         if bundle.isDirectory {
-            ops.append(MountOperation(kind: .attachTree, source: nil, target: bundlePath, flags: 0, mode: 0,
-                                      fd: bundleTree, label: "mount bundle"))
+            ops.append(
+                MountOperation(
+                    kind: .attachTree, source: nil, target: bundlePath, flags: 0, mode: 0,
+                    fd: bundleTree, label: "mount bundle"))
         } else {
             let file = bundlePath + "/" + lastComponent(spec.bundlePath)
             ops.append(MountOperation(kind: .mkfile, source: nil, target: file, flags: 0, mode: 0o755, label: "create \(file)"))
-            ops.append(MountOperation(kind: .attachTree, source: nil, target: file, flags: 0, mode: 0,
-                                      fd: bundleTree, label: "mount bundle"))
+            ops.append(
+                MountOperation(
+                    kind: .attachTree, source: nil, target: file, flags: 0, mode: 0,
+                    fd: bundleTree, label: "mount bundle"))
         }
 
         // Mount points of the writable parts, while the root is still writable.
@@ -129,35 +143,46 @@ public enum FilesystemView {
         mkdirs("/proc", mode: 0o555)
 
         // Everything so far read-only, nosuid, nodev in one call (the binds above carry no flags).
-        ops.append(MountOperation(kind: .readonlyTree, source: nil, target: "/", flags: ro, mode: 0,
-                                  label: "make the view read-only"))
+        ops.append(
+            MountOperation(
+                kind: .readonlyTree, source: nil, target: "/", flags: ro, mode: 0,
+                label: "make the view read-only"))
 
         // Its data, read-write.
         ops.append(MountOperation(kind: .bind, source: container.path, target: dataPath, flags: rw, mode: 0, label: "mount data dir"))
         for g in container.groups {
-            ops.append(MountOperation(kind: .bind, source: g.path, target: groupsPath + "/" + g.identifier, flags: rw, mode: 0,
-                                      label: "mount app group \(g.identifier)"))
+            ops.append(
+                MountOperation(
+                    kind: .bind, source: g.path, target: groupsPath + "/" + g.identifier, flags: rw, mode: 0,
+                    label: "mount app group \(g.identifier)"))
         }
-        ops.append(MountOperation(kind: .tmpfs, source: "mode=1777,size=64m,nr_inodes=16384", target: "/tmp",
-                                  flags: rw, mode: 0, label: "mount /tmp"))
+        ops.append(
+            MountOperation(
+                kind: .tmpfs, source: "mode=1777,size=64m,nr_inodes=16384", target: "/tmp",
+                flags: rw, mode: 0, label: "mount /tmp"))
 
         // /dev: a tiny tmpfs with the device nodes made in it (cheaper than a bind per node).
-        ops.append(MountOperation(kind: .tmpfs, source: "mode=755,size=16k,nr_inodes=32", target: "/dev",
-                                  flags: UInt32(APPEX_MNT_NOSUID | APPEX_MNT_NOEXEC), mode: 0, label: "mount /dev"))
+        ops.append(
+            MountOperation(
+                kind: .tmpfs, source: "mode=755,size=16k,nr_inodes=32", target: "/dev",
+                flags: UInt32(APPEX_MNT_NOSUID | APPEX_MNT_NOEXEC), mode: 0, label: "mount /dev"))
         for d in devices {
             let path = "/dev/" + d
             guard let st = Sys.lstat(path), (st.st_mode & S_IFMT) == S_IFCHR else { continue }
-            var op = MountOperation(kind: .mknod, source: nil, target: path, flags: 0, mode: UInt32(S_IFCHR) | 0o666,
-                                    label: "create \(path)")
+            var op = MountOperation(
+                kind: .mknod, source: nil, target: path, flags: 0, mode: UInt32(S_IFCHR) | 0o666,
+                label: "create \(path)")
             op.dev = UInt64(st.st_rdev)
             ops.append(op)
         }
         ops.append(MountOperation(kind: .symlink, source: "/proc/self/fd", target: "/dev/fd", flags: 0, mode: 0, label: "link /dev/fd"))
 
         // hidepid=invisible: only its own uid's processes, not the sandbox init (pid 1).
-        ops.append(MountOperation(kind: .proc, source: "hidepid=invisible", target: "/proc",
-                                  flags: UInt32(APPEX_MNT_NOSUID | APPEX_MNT_NODEV | APPEX_MNT_NOEXEC), mode: 0,
-                                  label: "mount /proc"))
+        ops.append(
+            MountOperation(
+                kind: .proc, source: "hidepid=invisible", target: "/proc",
+                flags: UInt32(APPEX_MNT_NOSUID | APPEX_MNT_NODEV | APPEX_MNT_NOEXEC), mode: 0,
+                label: "mount /proc"))
         return ops
     }
 

@@ -1,4 +1,5 @@
 import CAppexLauncher
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -95,8 +96,10 @@ public struct LaunchPhases: Sendable, Equatable, Codable {
 
     /// Phase name → microseconds, as `appex run --json` reports them.
     public var microseconds: [String: Int64] {
-        ["clone": Int64(cloneNanos / 1000), "sandbox": Int64(sandboxNanos / 1000),
-         "exec": Int64(execNanos / 1000), "launch": Int64(totalNanos / 1000)]
+        [
+            "clone": Int64(cloneNanos / 1000), "sandbox": Int64(sandboxNanos / 1000),
+            "exec": Int64(execNanos / 1000), "launch": Int64(totalNanos / 1000),
+        ]
     }
 }
 

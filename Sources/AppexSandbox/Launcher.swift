@@ -1,5 +1,6 @@
 import CAppexLauncher
 import SystemPackage
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -25,10 +26,11 @@ public enum Launcher {
         let envp = arena.array(plan.environment)
         let root = plan.rootDirectory.map { r in r.hasSuffix("/") ? String(r.dropLast()) : r }
         var ops: [appex_mount_op] = plan.mounts.map { op in
-            appex_mount_op(kind: op.kind.rawValue, flags: op.flags, mode: op.mode, dev: op.dev,
-                           source: op.source.map(arena.string),
-                           target: arena.string(op.target == "/" && root != nil ? root! : (root ?? "") + op.target),
-                           fd: op.fd)
+            appex_mount_op(
+                kind: op.kind.rawValue, flags: op.flags, mode: op.mode, dev: op.dev,
+                source: op.source.map(arena.string),
+                target: arena.string(op.target == "/" && root != nil ? root! : (root ?? "") + op.target),
+                fd: op.fd)
         }
         var procsFDs = plan.cgroupProcsFDs
         var rlimits: [appex_rlimit] = plan.resourceLimits.map {
@@ -89,9 +91,10 @@ public enum Launcher {
         }
         return LaunchedProcess(
             pid: result.pid, pidfd: result.pidfd, listenerFD: result.listener_fd,
-            phases: LaunchPhases(cloneNanos: result.t_child &- result.t_clone,
-                                 sandboxNanos: result.t_ready &- result.t_child,
-                                 execNanos: result.t_exec &- result.t_ready))
+            phases: LaunchPhases(
+                cloneNanos: result.t_child &- result.t_clone,
+                sandboxNanos: result.t_ready &- result.t_child,
+                execNanos: result.t_exec &- result.t_ready))
     }
 
     /// Turns (step, index, errno) into a message that names what failed.
@@ -113,7 +116,7 @@ public enum Launcher {
         case Int(APPEX_STEP_ROOT_TMPFS.rawValue):
             path = plan.rootDirectory
         case Int(APPEX_STEP_CLONE.rawValue) where plan.enterSandboxPIDFD >= 0 && r.error == ENOMEM,
-             Int(APPEX_STEP_ENTER_PIDNS.rawValue) where r.error == ESRCH:
+            Int(APPEX_STEP_ENTER_PIDNS.rawValue) where r.error == ESRCH:
             // The kernel's answers for a sandbox whose init has exited (ENOMEM: the pid
             // namespace has no init; ESRCH: the init itself is gone).
             what = "\(stepName) (the sandbox init has exited)"

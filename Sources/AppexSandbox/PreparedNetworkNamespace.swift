@@ -1,6 +1,7 @@
 import AppexStateDirectory
 import CAppexLinux
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,5 +1,6 @@
 import AppexPolicyCore
 import AppexStateDirectory
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -18,8 +19,9 @@ public enum SandboxInitLocator {
         for candidate in candidates() where isExecutableFile(candidate) {
             return candidate
         }
-        throw SandboxError("locate \(name)", errno: .noSuchFileOrDirectory,
-                           message: "build it (swift build --product \(name)) or set APPEX_SANDBOX_INIT")
+        throw SandboxError(
+            "locate \(name)", errno: .noSuchFileOrDirectory,
+            message: "build it (swift build --product \(name)) or set APPEX_SANDBOX_INIT")
     }
 
     static func isExecutableFile(_ path: String) -> Bool {

@@ -35,12 +35,14 @@ public struct SandboxSpec: Sendable, Equatable {
     public var hostNetwork: Bool
     public var hostname: String
 
-    public init(bundleIdentifier: String, bundlePath: String, executablePath: String,
-                arguments: [String] = [], environment: [String: String] = [:],
-                memoryMax: Int64? = nil, memoryHigh: Int64? = nil, pidsMax: Int? = 64,
-                openFilesLimit: Int? = 256, syscallRules: [SeccompRule] = [],
-                readOnlyPaths: [String] = SandboxSpec.defaultReadOnlyPaths, appGroups: [String] = [],
-                hostNetwork: Bool = false, hostname: String = "appex") {
+    public init(
+        bundleIdentifier: String, bundlePath: String, executablePath: String,
+        arguments: [String] = [], environment: [String: String] = [:],
+        memoryMax: Int64? = nil, memoryHigh: Int64? = nil, pidsMax: Int? = 64,
+        openFilesLimit: Int? = 256, syscallRules: [SeccompRule] = [],
+        readOnlyPaths: [String] = SandboxSpec.defaultReadOnlyPaths, appGroups: [String] = [],
+        hostNetwork: Bool = false, hostname: String = "appex"
+    ) {
         self.bundleIdentifier = bundleIdentifier
         self.bundlePath = bundlePath
         self.executablePath = executablePath

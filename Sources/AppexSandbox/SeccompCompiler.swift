@@ -5,6 +5,7 @@ import CAppexLinux
 import CSeccomp
 import Synchronization
 import SystemPackage
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -53,8 +54,10 @@ public enum SeccompCompiler {
     public static func compile(_ rules: [SeccompRule], hostNetwork: Bool = false) throws -> SeccompProgram {
         let canonical = try canonicalize(rules, hostNetwork: hostNetwork)
         if let hit = cache.withLock({ $0[canonical] }) { return hit }
-        let program = try compileOrLoad(rules, cacheDirectory: PolicyCache.directory(), canonical: canonical,
-                                        hostNetwork: hostNetwork).program
+        let program = try compileOrLoad(
+            rules, cacheDirectory: PolicyCache.directory(), canonical: canonical,
+            hostNetwork: hostNetwork
+        ).program
         cache.withLock { $0[canonical] = program }
         return program
     }
@@ -62,14 +65,19 @@ public enum SeccompCompiler {
     /// `compile` without this process's cache (for tests and policy-bench): the program from
     /// `cacheDirectory` when it holds it (nil: never), else built and stored there; and whether
     /// it came from disk.
-    public static func compileOrLoad(_ rules: [SeccompRule], cacheDirectory: String?,
-                                     hostNetwork: Bool = false) throws -> (program: SeccompProgram, fromDisk: Bool) {
-        try compileOrLoad(rules, cacheDirectory: cacheDirectory, canonical: canonicalize(rules, hostNetwork: hostNetwork),
-                          hostNetwork: hostNetwork)
+    public static func compileOrLoad(
+        _ rules: [SeccompRule], cacheDirectory: String?,
+        hostNetwork: Bool = false
+    ) throws -> (program: SeccompProgram, fromDisk: Bool) {
+        try compileOrLoad(
+            rules, cacheDirectory: cacheDirectory, canonical: canonicalize(rules, hostNetwork: hostNetwork),
+            hostNetwork: hostNetwork)
     }
 
-    static func compileOrLoad(_ rules: [SeccompRule], cacheDirectory: String?,
-                              canonical: String, hostNetwork: Bool) throws -> (program: SeccompProgram, fromDisk: Bool) {
+    static func compileOrLoad(
+        _ rules: [SeccompRule], cacheDirectory: String?,
+        canonical: String, hostNetwork: Bool
+    ) throws -> (program: SeccompProgram, fromDisk: Bool) {
         if let dir = cacheDirectory, let stored = SeccompProgramCache.read(canonical: canonical, directory: dir) {
             return (stored, true)
         }
@@ -157,8 +165,9 @@ public enum SeccompCompiler {
 
         let usesNotify = rules.contains { if case .notify = $0.action { return true } else { return false } }
         if usesNotify && seccomp_api_get() < 5 {
-            throw SandboxError("compile seccomp filter", errno: .notSupported,
-                               message: "the notify action needs libseccomp API level 5 (kernel 5.0+)")
+            throw SandboxError(
+                "compile seccomp filter", errno: .notSupported,
+                message: "the notify action needs libseccomp API level 5 (kernel 5.0+)")
         }
         var notifyErrnos: [Int32: Int32] = [:]
 
@@ -190,12 +199,14 @@ public enum SeccompCompiler {
         var byName: [String: SyscallAction] = [:]
         for rule in rules {
             guard let nr = SyscallNames.number(rule.syscall) else {
-                throw SandboxError("compile seccomp filter", errno: .invalidArgument,
-                                   message: "unknown syscall \"\(rule.syscall)\"")
+                throw SandboxError(
+                    "compile seccomp filter", errno: .invalidArgument,
+                    message: "unknown syscall \"\(rule.syscall)\"")
             }
             if launcherNeeds.contains(rule.syscall), rule.action != .log {
-                throw SandboxError("compile seccomp filter", errno: .invalidArgument,
-                                   message: "\(rule.syscall) cannot be denied: the launcher calls it after loading the filter")
+                throw SandboxError(
+                    "compile seccomp filter", errno: .invalidArgument,
+                    message: "\(rule.syscall) cannot be denied: the launcher calls it after loading the filter")
             }
             byName[rule.syscall] = rule.action
             switch rule.syscall {
@@ -228,8 +239,10 @@ public enum SeccompCompiler {
         }
 
         // Only the address families the network needs, unless the policy names the call itself.
-        let families = [("socket", SeccompArgumentRules.socketFamilies(hostNetwork: hostNetwork)),
-                        ("socketpair", SeccompArgumentRules.socketpairFamilies)]
+        let families = [
+            ("socket", SeccompArgumentRules.socketFamilies(hostNetwork: hostNetwork)),
+            ("socketpair", SeccompArgumentRules.socketpairFamilies),
+        ]
         for (name, allowed) in families where byName[name] == nil {
             guard let nr = SyscallNames.number(name), nr >= 0 else { continue }
             try denyExcept(name, nr, allowed, SeccompArgumentRules.unsupportedFamilyAction)
@@ -255,16 +268,21 @@ public enum SeccompCompiler {
         #else
         let x32 = false
         #endif
-        guard let prelude = SeccompPrelude.bytes(known: SyscallNames.knownNumbers, nativeArch: seccomp_arch_native(),
-                                                 x32: x32, unknownAction: actionValue(unknownSyscallAction)) else {
+        guard
+            let prelude = SeccompPrelude.bytes(
+                known: SyscallNames.knownNumbers, nativeArch: seccomp_arch_native(),
+                x32: x32, unknownAction: actionValue(unknownSyscallAction))
+        else {
             throw SandboxError("compile seccomp filter", errno: .invalidArgument, message: "the known syscall numbers do not fit a prelude")
         }
         let bytes = prelude + body
         guard bytes.count / 8 <= maxInstructions else {
-            throw SandboxError("seccomp_export_bpf", errno: .invalidArgument,
-                               message: "unexpected program size \(bytes.count) bytes (at most \(maxInstructions) instructions)")
+            throw SandboxError(
+                "seccomp_export_bpf", errno: .invalidArgument,
+                message: "unexpected program size \(bytes.count) bytes (at most \(maxInstructions) instructions)")
         }
-        return SeccompProgram(bytes: bytes, usesNotify: usesNotify, notifyErrnos: notifyErrnos,
-                              canonicalRules: canonical, digest: FNV1a.of(canonical.utf8))
+        return SeccompProgram(
+            bytes: bytes, usesNotify: usesNotify, notifyErrnos: notifyErrnos,
+            canonicalRules: canonical, digest: FNV1a.of(canonical.utf8))
     }
 }

@@ -2,6 +2,7 @@ import AppexPolicyCore
 import AppexStateDirectory
 import CSeccomp
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -34,8 +35,10 @@ public final class SeccompNotifier: @unchecked Sendable {
     private var response: UnsafeMutablePointer<seccomp_notif_resp>?
 
     /// Takes ownership of `listenerFD`.
-    public init(listenerFD: Int32, extensionIdentifier: String, errnos: [Int32: Int32],
-                defaultErrno: Int32 = EPERM, onDenial: (@Sendable (String) -> Void)? = nil) throws {
+    public init(
+        listenerFD: Int32, extensionIdentifier: String, errnos: [Int32: Int32],
+        defaultErrno: Int32 = EPERM, onDenial: (@Sendable (String) -> Void)? = nil
+    ) throws {
         self.listener = listenerFD
         self.extensionIdentifier = extensionIdentifier
         self.errnos = errnos
@@ -54,11 +57,13 @@ public final class SeccompNotifier: @unchecked Sendable {
     /// Starts answering. Throws when the pump cannot take the listener: the caller must not
     /// let the extension run, its denied calls would wait for an answer forever.
     public func start() throws {
-        guard state.withLock({ s -> Bool in
-            guard s == 0 else { return false }
-            s = 1
-            return true
-        }) else { return }
+        guard
+            state.withLock({ s -> Bool in
+                guard s == 0 else { return false }
+                s = 1
+                return true
+            })
+        else { return }
         do {
             try DescriptorPump.seccomp.add(listener) { [self] in
                 if !answer() { DescriptorPump.seccomp.remove(listener) }

@@ -43,8 +43,10 @@ enum SeccompPrelude {
     static func bytes(known: [Int32], nativeArch: UInt32, x32: Bool, unknownAction: UInt32) -> [UInt8]? {
         let numbers = known.filter { $0 >= 0 }.sorted()
         guard let highest = numbers.last else { return nil }
-        var steps: [Step] = [.loadArch, .jump(op: jeq, k: nativeArch, ifTrue: .next, ifFalse: .libseccomp),
-                             .loadNumber, .jump(op: jgt, k: UInt32(highest), ifTrue: .high, ifFalse: .next)]
+        var steps: [Step] = [
+            .loadArch, .jump(op: jeq, k: nativeArch, ifTrue: .next, ifFalse: .libseccomp),
+            .loadNumber, .jump(op: jgt, k: UInt32(highest), ifTrue: .high, ifFalse: .next),
+        ]
         for (a, b) in gaps(numbers) {
             steps.append(.jump(op: jge, k: UInt32(a), ifTrue: .next, ifFalse: .libseccomp))
             steps.append(.jump(op: jgt, k: UInt32(b), ifTrue: .next, ifFalse: .unknown))

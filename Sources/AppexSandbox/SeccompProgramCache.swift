@@ -1,5 +1,6 @@
 import AppexPolicyCore
 import CSeccomp
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,7 +23,7 @@ enum SeccompProgramCache {
     /// The program compiled from `canonical` when `directory` holds it.
     static func read(canonical: String, directory: String) -> SeccompProgram? {
         guard PrivateCacheFile.isPrivate(directory, directory: true), let key = key(canonical),
-              let payload = PrivateCacheFile.read(file(key, in: directory), magic: magic, key: key, maxBytes: 1 << 20)
+            let payload = PrivateCacheFile.read(file(key, in: directory), magic: magic, key: key, maxBytes: 1 << 20)
         else { return nil }
         return decode(payload, canonical: canonical)
     }
@@ -75,8 +76,10 @@ enum SeccompProgramCache {
             errnos[nr] = e
         }
         guard let bytes = r.blob(), r.atEnd, !bytes.isEmpty, bytes.count % 8 == 0,
-              bytes.count / 8 <= SeccompCompiler.maxInstructions else { return nil }
-        return SeccompProgram(bytes: bytes, usesNotify: notify == 1, notifyErrnos: errnos,
-                              canonicalRules: canonical, digest: FNV1a.of(canonical.utf8))
+            bytes.count / 8 <= SeccompCompiler.maxInstructions
+        else { return nil }
+        return SeccompProgram(
+            bytes: bytes, usesNotify: notify == 1, notifyErrnos: errnos,
+            canonicalRules: canonical, digest: FNV1a.of(canonical.utf8))
     }
 }

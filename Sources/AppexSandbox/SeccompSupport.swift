@@ -1,5 +1,6 @@
 import AppexStateDirectory
 import CSeccomp
+
 #if canImport(Glibc)
 import Glibc
 #endif

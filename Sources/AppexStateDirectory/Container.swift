@@ -1,6 +1,7 @@
 import AppexBundle
 import CAppexLinux
 import SystemPackage
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -75,8 +76,9 @@ public struct ContainerStore: Sendable {
         let groups = try appGroups.sorted().map { group in
             GroupDirectory(identifier: group, path: groupPath(for: group), gid: try uids.gid(forGroup: group))
         }
-        return Container(bundleIdentifier: bundleIdentifier, path: containerPath(for: bundleIdentifier),
-                         uid: uid, gid: uid, groups: groups)
+        return Container(
+            bundleIdentifier: bundleIdentifier, path: containerPath(for: bundleIdentifier),
+            uid: uid, gid: uid, groups: groups)
     }
 
     /// Makes (or re-checks: owner, mode, no symlink on the way) the directories `container`
@@ -160,13 +162,22 @@ public struct ContainerStore: Sendable {
         let fd = appex_openat2(dir, name, UInt64(O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW), 0, resolveBeneath)
         if fd < 0 { throw Sys.fail("open beneath state root", name) }
         var st = stat()
-        if fstat(fd, &st) != 0 { Sys.close(fd); throw Sys.fail("fstat", name) }
+        if fstat(fd, &st) != 0 {
+            Sys.close(fd)
+            throw Sys.fail("fstat", name)
+        }
         if st.st_uid != owner.0 || st.st_gid != owner.1 {
-            if fchown(fd, owner.0, owner.1) != 0 { Sys.close(fd); throw Sys.fail("chown", name) }
+            if fchown(fd, owner.0, owner.1) != 0 {
+                Sys.close(fd)
+                throw Sys.fail("chown", name)
+            }
         }
         // chmod after chown: chown clears the setgid bit.
         if (st.st_mode & 0o7777) != mode || st.st_uid != owner.0 || st.st_gid != owner.1 {
-            if fchmod(fd, mode) != 0 { Sys.close(fd); throw Sys.fail("chmod", name) }
+            if fchmod(fd, mode) != 0 {
+                Sys.close(fd)
+                throw Sys.fail("chmod", name)
+            }
         }
         return fd
     }

@@ -1,4 +1,5 @@
 import AppexSystem
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -27,4 +28,3 @@ package final class HeapMutex: @unchecked Sendable {
     package func lock() { pthread_mutex_lock(mutex) }
     package func unlock() { pthread_mutex_unlock(mutex) }
 }
-

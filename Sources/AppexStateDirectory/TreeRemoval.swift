@@ -1,4 +1,5 @@
 import SystemPackage
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -76,8 +77,10 @@ public enum TreeRemoval {
     /// Opens the directory `name` beneath `dir` without following a link, checks it is on
     /// `device` (the tree's; nil for the tree itself), and returns it with its device. Nil
     /// when it vanished; a name that turned out not to be a directory is unlinked.
-    private static func openDirectory(_ name: [UInt8], in dir: Int32, device: UInt64?,
-                                      display: @autoclosure () -> String) throws -> (Int32, UInt64)? {
+    private static func openDirectory(
+        _ name: [UInt8], in dir: Int32, device: UInt64?,
+        display: @autoclosure () -> String
+    ) throws -> (Int32, UInt64)? {
         while true {
             let fd = withCName(name) { openat(dir, $0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
             if fd >= 0 {
@@ -137,8 +140,10 @@ public enum TreeRemoval {
 
     /// Moves the directory `name` from `dir` to the top of the tree under a name of its own,
     /// where a later scan of the top finds and removes it.
-    private static func hoist(_ name: [UInt8], from dir: Int32, to top: Int32, counter: inout Int,
-                              display: @autoclosure () -> String) throws {
+    private static func hoist(
+        _ name: [UInt8], from dir: Int32, to top: Int32, counter: inout Int,
+        display: @autoclosure () -> String
+    ) throws {
         while true {
             counter += 1
             let fresh = Array(".appex-removing-\(counter)".utf8)

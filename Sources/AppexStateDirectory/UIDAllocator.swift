@@ -1,4 +1,5 @@
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -58,8 +59,9 @@ public struct UIDAllocator: Sendable {
             let table = try Self.refresh(file, fd: fd)
             if let known = table.table[key] { return known }
             guard let free = range.first(where: { !table.used.contains($0) }) else {
-                throw SandboxError("allocate uid", path: file, errno: .noSpace,
-                                   message: "all \(range.count) uids of \(range) are assigned")
+                throw SandboxError(
+                    "allocate uid", path: file, errno: .noSpace,
+                    message: "all \(range.count) uids of \(range) are assigned")
             }
             // Append, then flush: a crash leaves either the old or the new table. A line a
             // crashed writer left unfinished is closed first with "#", which no entry parses
@@ -123,7 +125,8 @@ public struct UIDAllocator: Sendable {
         let state = FileState(st)
         let size = Int(st.st_size)
         if var e = cache.withLock({ $0[path] }), e.seen.device == state.device, e.seen.inode == state.inode,
-           e.parsedBytes <= size, try readHead(fd, path, upTo: e.head.count) == e.head {
+            e.parsedBytes <= size, try readHead(fd, path, upTo: e.head.count) == e.head
+        {
             if e.parsedBytes < size {
                 var tail = [UInt8](repeating: 0, count: size - e.parsedBytes)
                 let n = tail.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(e.parsedBytes)) }
@@ -145,8 +148,9 @@ public struct UIDAllocator: Sendable {
         let bytes = try Sys.readAll(fd: fd)
         let whole = bytes.lastIndex(of: 10).map { $0 + 1 } ?? 0
         let table = parse(Array(bytes[..<whole]))
-        let entry = CachedTable(seen: state, head: Array(bytes.prefix(headLength)), parsedBytes: whole,
-                                table: table, used: Set(table.values))
+        let entry = CachedTable(
+            seen: state, head: Array(bytes.prefix(headLength)), parsedBytes: whole,
+            table: table, used: Set(table.values))
         cache.withLock { $0[path] = entry }
         return entry
     }
@@ -180,9 +184,15 @@ public struct UIDAllocator: Sendable {
             var value: UInt64 = 0
             var ok = space + 1 < end
             for b in bytes[(space + 1)..<end] {
-                guard b >= 48 && b <= 57 else { ok = false; break }
+                guard b >= 48 && b <= 57 else {
+                    ok = false
+                    break
+                }
                 value = value * 10 + UInt64(b - 48)
-                guard value <= UInt64(UInt32.max) else { ok = false; break }
+                guard value <= UInt64(UInt32.max) else {
+                    ok = false
+                    break
+                }
             }
             guard ok else { continue }
             table[String(decoding: bytes[lineStart..<space], as: UTF8.self)] = UInt32(value)

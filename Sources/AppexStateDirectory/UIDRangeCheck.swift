@@ -1,4 +1,5 @@
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -16,8 +17,11 @@ public enum UIDRangeCheck {
         let key = etc + ":" + String(range.lowerBound) + "-" + String(range.upperBound)
         if checked.withLock({ $0.contains(key) }) { return }
         if let conflict = conflicts(range, etc: etc).first {
-            throw SandboxError("check uid range", path: conflict.file, errno: .fileExists,
-                               message: "Appex's uid range \(range.lowerBound)-\(range.upperBound) overlaps \(conflict.what); choose a free range (appex run --uid-range START-END)")
+            throw SandboxError(
+                "check uid range", path: conflict.file, errno: .fileExists,
+                message:
+                    "Appex's uid range \(range.lowerBound)-\(range.upperBound) overlaps \(conflict.what); choose a free range (appex run --uid-range START-END)"
+            )
         }
         checked.withLock { $0.append(key) }
     }

@@ -20,8 +20,10 @@ extension Supervisor {
         var install = InstallOptions(extraExtensionPoints: Set(policies.byExtensionPoint.keys)) { bundle in
             var findings = Activation.rule(for: bundle).findings.filter { $0.severity == .error }
             if EffectivePolicy(bundle: bundle, in: policies) == nil {
-                findings.append(Finding(.error, code: "install.policy", at: PlistKeyPath(["NSExtension", "NSExtensionPointIdentifier"]),
-                                        "no policy covers extension point \(bundle.info.extensionInfo?.pointIdentifier ?? "(none)")"))
+                findings.append(
+                    Finding(
+                        .error, code: "install.policy", at: PlistKeyPath(["NSExtension", "NSExtensionPointIdentifier"]),
+                        "no policy covers extension point \(bundle.info.extensionInfo?.pointIdentifier ?? "(none)")"))
             }
             return findings
         }
@@ -104,8 +106,12 @@ extension Supervisor {
                 // nil: uninstalled, or its copy no longer loads (logged); either way it leaves.
                 let loaded = Set(identifiers).map { id -> (String, CatalogEntry?) in
                     do {
-                        return (id, loadCatalogEntry(try registry.extension(bundleIdentifier: id), policies: policies,
-                                                     membership: membership))
+                        return (
+                            id,
+                            loadCatalogEntry(
+                                try registry.extension(bundleIdentifier: id), policies: policies,
+                                membership: membership)
+                        )
                     } catch RegistryError.unknownExtension {
                         return (id, nil)
                     } catch {

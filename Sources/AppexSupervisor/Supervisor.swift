@@ -63,11 +63,13 @@ public struct SupervisorOptions: Sendable {
     /// filter kills by extension.
     public var killMetricsByBundle = false
 
-    public init(stateDirectory: String, policyOverlays: [String] = [], cgroupParent: String? = nil,
-                cgroups: CgroupManager? = nil, uidRange: ClosedRange<UInt32> = UIDAllocator.defaultRange,
-                terminateGrace: Duration = .seconds(2), memoryBudget: Int64? = nil,
-                victimOrder: VictimOrder = .longestInBand, agingDelay: Duration? = nil, availableFloor: Int64? = nil,
-                watchSystemPressure: Bool = true, prebuildSandboxes: Bool = false, budgetHeadroom: Int64? = nil) {
+    public init(
+        stateDirectory: String, policyOverlays: [String] = [], cgroupParent: String? = nil,
+        cgroups: CgroupManager? = nil, uidRange: ClosedRange<UInt32> = UIDAllocator.defaultRange,
+        terminateGrace: Duration = .seconds(2), memoryBudget: Int64? = nil,
+        victimOrder: VictimOrder = .longestInBand, agingDelay: Duration? = nil, availableFloor: Int64? = nil,
+        watchSystemPressure: Bool = true, prebuildSandboxes: Bool = false, budgetHeadroom: Int64? = nil
+    ) {
         self.stateDirectory = stateDirectory
         self.policyOverlays = policyOverlays
         self.cgroupParent = cgroupParent ?? CgroupParentName.daemon(stateDirectory: stateDirectory)
@@ -154,14 +156,17 @@ public final class Supervisor: @unchecked Sendable {
         metrics.killsByBundle = options.killMetricsByBundle
         loop = try EventLoop()
         registry = try Registry(stateDirectory: options.stateDirectory)
-        live = Mutex(LiveSettings(policies: try PolicyLocator.load(overlays: options.policyOverlays),
-                                  appGroupGrants: options.appGroupGrants))
+        live = Mutex(
+            LiveSettings(
+                policies: try PolicyLocator.load(overlays: options.policyOverlays),
+                appGroupGrants: options.appGroupGrants))
         cgroups = try options.cgroups ?? CgroupManager.detect(parentName: options.cgroupParent)
         do {
             parentClaim = try cgroups.claimParent()
         } catch let e as CgroupError where e.errno == .resourceTemporarilyUnavailable {
-            throw SupervisorError.inUse("claim the cgroup parent \(cgroups.parentName)",
-                                  "another supervisor runs its extensions under \(e.path); give this one its own --state-dir or --cgroup-parent")
+            throw SupervisorError.inUse(
+                "claim the cgroup parent \(cgroups.parentName)",
+                "another supervisor runs its extensions under \(e.path); give this one its own --state-dir or --cgroup-parent")
         }
         try reloadCatalog()
     }
@@ -206,7 +211,8 @@ public final class Supervisor: @unchecked Sendable {
         do {
             let entry = try CatalogEntry.load(installed, policies: policies, membership: membership)
             if !entry.withheldGroups.isEmpty {
-                logger.warning("catalog: \(installed.bundleIdentifier): app groups not mounted, not a member: \(entry.withheldGroups.joined(separator: ", "))")
+                logger.warning(
+                    "catalog: \(installed.bundleIdentifier): app groups not mounted, not a member: \(entry.withheldGroups.joined(separator: ", "))")
             }
             return entry
         } catch {
@@ -223,7 +229,8 @@ public final class Supervisor: @unchecked Sendable {
     }
 
     var runOptions: RunOptions {
-        RunOptions(stateDirectory: options.stateDirectory, cgroups: cgroups, uidRange: options.uidRange,
-                   onDeniedSyscall: SupervisorMetrics.deniedSyscall)
+        RunOptions(
+            stateDirectory: options.stateDirectory, cgroups: cgroups, uidRange: options.uidRange,
+            onDeniedSyscall: SupervisorMetrics.deniedSyscall)
     }
 }

@@ -1,5 +1,6 @@
 import CAppexLinux
 import SystemPackage
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

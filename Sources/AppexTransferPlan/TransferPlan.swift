@@ -20,8 +20,10 @@ public struct TransferPlan: Sendable, Equatable {
     public var etag: String?
     public var maxRedirects: Int
 
-    public init(kind: Kind, url: String, method: String, headers: [String] = [], fileName: String, quotaBytes: Int64,
-                timeLimitSeconds: Int64, retries: Int = 4, etag: String? = nil, maxRedirects: Int = 5) {
+    public init(
+        kind: Kind, url: String, method: String, headers: [String] = [], fileName: String, quotaBytes: Int64,
+        timeLimitSeconds: Int64, retries: Int = 4, etag: String? = nil, maxRedirects: Int = 5
+    ) {
         self.kind = kind
         self.url = url
         self.method = method
@@ -51,8 +53,10 @@ public struct TransferPlan: Sendable, Equatable {
     }
 
     public var encoded: String {
-        var lines = ["kind \(kind.rawValue)", "url \(url)", "method \(method)", "file \(fileName)",
-                     "quota \(quotaBytes)", "time \(timeLimitSeconds)", "retries \(retries)", "redirects \(maxRedirects)"]
+        var lines = [
+            "kind \(kind.rawValue)", "url \(url)", "method \(method)", "file \(fileName)",
+            "quota \(quotaBytes)", "time \(timeLimitSeconds)", "retries \(retries)", "redirects \(maxRedirects)",
+        ]
         if let etag { lines.append("etag \(etag)") }
         lines += headers.map { "header \($0)" }
         return lines.joined(separator: "\n") + "\n"
@@ -75,9 +79,10 @@ public struct TransferPlan: Sendable, Equatable {
             return v
         }
         guard let kind = Kind(rawValue: try field("kind")) else { throw TransferPlanError("unknown kind") }
-        self.init(kind: kind, url: try field("url"), method: try field("method"), headers: headers,
-                  fileName: try field("file"), quotaBytes: try number("quota"), timeLimitSeconds: try number("time"),
-                  retries: Int(try number("retries")), etag: fields["etag"], maxRedirects: Int(try number("redirects")))
+        self.init(
+            kind: kind, url: try field("url"), method: try field("method"), headers: headers,
+            fileName: try field("file"), quotaBytes: try number("quota"), timeLimitSeconds: try number("time"),
+            retries: Int(try number("retries")), etag: fields["etag"], maxRedirects: Int(try number("redirects")))
     }
 }
 

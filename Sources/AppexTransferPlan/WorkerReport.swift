@@ -37,8 +37,9 @@ public enum WorkerReport: Sendable, Equatable {
             self = .resumable(etag: String(line.dropFirst("resumable ".count)))
         case "done":
             guard parts.count >= 5, let b = Int64(parts[2]), let s = Int(parts[3]) else { return nil }
-            self = .done(completed: parts[1] == "completed", bytes: b, httpStatus: s,
-                         reason: parts[4] == "-" ? nil : String(parts[4]), message: parts.count > 5 ? String(parts[5]) : "")
+            self = .done(
+                completed: parts[1] == "completed", bytes: b, httpStatus: s,
+                reason: parts[4] == "-" ? nil : String(parts[4]), message: parts.count > 5 ? String(parts[5]) : "")
         default:
             return nil
         }

@@ -72,8 +72,10 @@ public struct ExtensionInfo: Equatable, Sendable {
     /// The containing app's bundle identifier, when installed from one.
     public var containingApp: String?
 
-    public init(bundleIdentifier: String, extensionPoint: String, enabled: Bool,
-                displayName: String? = nil, version: String? = nil, containingApp: String? = nil) {
+    public init(
+        bundleIdentifier: String, extensionPoint: String, enabled: Bool,
+        displayName: String? = nil, version: String? = nil, containingApp: String? = nil
+    ) {
         self.bundleIdentifier = bundleIdentifier
         self.extensionPoint = extensionPoint
         self.enabled = enabled

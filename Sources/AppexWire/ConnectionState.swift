@@ -90,8 +90,9 @@ public struct ConnectionState: Sendable {
             guard case .hello(let hello) = message else { return .deliver }
             if !outgoing {
                 if hello.protocolVersion != WireProtocol.version {
-                    throw fail(.versionMismatch,
-                               "peer speaks protocol version \(hello.protocolVersion), this side speaks \(WireProtocol.version)")
+                    throw fail(
+                        .versionMismatch,
+                        "peer speaks protocol version \(hello.protocolVersion), this side speaks \(WireProtocol.version)")
                 }
                 peerVersion = hello.protocolVersion
                 receivedHello = true
@@ -230,19 +231,24 @@ public struct ConnectionState: Sendable {
     /// The answer that ends request `id`. `kind` nil: either kind (a Refusal).
     private mutating func answer(_ id: UInt64, _ kind: RequestKind?, _ fail: (WireError.Kind, String) -> WireError) throws(WireError) -> Disposition {
         guard let pending = inFlight[id] else {
-            throw fail(.unknownRequest, id <= highestRequestID && id > 0
-                       ? "request \(id) was already answered"
-                       : "request \(id) was never begun")
+            throw fail(
+                .unknownRequest,
+                id <= highestRequestID && id > 0
+                    ? "request \(id) was already answered"
+                    : "request \(id) was never begun")
         }
         if let kind, pending.kind != kind {
-            throw fail(.unknownRequest, "request \(id) is \(pending.kind == .admin ? "an admin operation" : "a request"), not answered by this message")
+            throw fail(
+                .unknownRequest, "request \(id) is \(pending.kind == .admin ? "an admin operation" : "a request"), not answered by this message")
         }
         inFlight[id] = nil
         return .deliver
     }
 
     /// A message about request `id` that does not end it.
-    private func refer(_ id: UInt64, _ kind: RequestKind, staleAllowed: Bool, _ fail: (WireError.Kind, String) -> WireError) throws(WireError) -> Disposition {
+    private func refer(_ id: UInt64, _ kind: RequestKind, staleAllowed: Bool, _ fail: (WireError.Kind, String) -> WireError) throws(WireError)
+        -> Disposition
+    {
         if let pending = inFlight[id] {
             if pending.kind != kind { throw fail(.unknownRequest, "request \(id) is an admin operation") }
             return .deliver

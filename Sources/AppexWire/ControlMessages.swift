@@ -52,8 +52,10 @@ public struct RequestOutcome: Equatable, Sendable {
     /// The serving instance's peak memory so far (its cgroup's high-water mark), when known.
     public var peakMemoryBytes: UInt64?
 
-    public init(requestID: UInt64, outcome: Kind, items: [ExtensionItem] = [], error: RequestError? = nil,
-                reason: Reason? = nil, cold: Bool = false, phases: [Phase] = [], peakMemoryBytes: UInt64? = nil) {
+    public init(
+        requestID: UInt64, outcome: Kind, items: [ExtensionItem] = [], error: RequestError? = nil,
+        reason: Reason? = nil, cold: Bool = false, phases: [Phase] = [], peakMemoryBytes: UInt64? = nil
+    ) {
         self.requestID = requestID
         self.outcome = outcome
         self.items = items
@@ -87,8 +89,10 @@ public struct Interruption: Equatable, Sendable {
     public var footprintBytes: UInt64?
     public var triggerToDeathMicros: UInt64?
 
-    public init(requestID: UInt64, bundleIdentifier: String, reason: Reason, message: String? = nil, signal: Int32? = nil,
-                band: UInt32? = nil, footprintBytes: UInt64? = nil, triggerToDeathMicros: UInt64? = nil) {
+    public init(
+        requestID: UInt64, bundleIdentifier: String, reason: Reason, message: String? = nil, signal: Int32? = nil,
+        band: UInt32? = nil, footprintBytes: UInt64? = nil, triggerToDeathMicros: UInt64? = nil
+    ) {
         self.requestID = requestID
         self.bundleIdentifier = bundleIdentifier
         self.reason = reason

@@ -8,8 +8,10 @@ public struct ExtensionItem: Equatable, Sendable {
     public var attachments: [Attachment]
     public var userInfo: [String: UserInfoValue]
 
-    public init(attributedTitle: String? = nil, attributedContentText: String? = nil,
-                attachments: [Attachment] = [], userInfo: [String: UserInfoValue] = [:]) {
+    public init(
+        attributedTitle: String? = nil, attributedContentText: String? = nil,
+        attachments: [Attachment] = [], userInfo: [String: UserInfoValue] = [:]
+    ) {
         self.attributedTitle = attributedTitle
         self.attributedContentText = attributedContentText
         self.attachments = attachments

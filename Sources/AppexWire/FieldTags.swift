@@ -9,7 +9,7 @@ enum Tag {
     enum Refusal { static let reason: UInt16 = 1, message: UInt16 = 2, requestID: UInt16 = 3, detail: UInt16 = 4 }
     enum Ping { static let sequence: UInt16 = 1 }
 
-    enum Request { static let requestID: UInt16 = 1, item: UInt16 = 2 }                 // Begin/CompleteRequest
+    enum Request { static let requestID: UInt16 = 1, item: UInt16 = 2 }  // Begin/CompleteRequest
     enum CancelRequest { static let requestID: UInt16 = 1, error: UInt16 = 2 }
     enum OpenURL { static let requestID: UInt16 = 1, url: UInt16 = 2 }
     enum OpenURLResult { static let requestID: UInt16 = 1, accepted: UInt16 = 2 }

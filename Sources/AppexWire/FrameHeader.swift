@@ -35,37 +35,44 @@ public struct FrameHeader: Equatable, Sendable {
     /// (a stream reader, a peek) can still learn how much follows.
     public static func decode(_ bytes: [UInt8]) throws(WireError) -> FrameHeader {
         guard bytes.count >= WireProtocol.headerSize else {
-            throw WireError(.truncated, field: "header", offset: 0,
-                            "a frame header is \(WireProtocol.headerSize) bytes, got \(bytes.count)")
+            throw WireError(
+                .truncated, field: "header", offset: 0,
+                "a frame header is \(WireProtocol.headerSize) bytes, got \(bytes.count)")
         }
         guard Array(bytes[0..<4]) == WireProtocol.magic else {
-            throw WireError(.badMagic, field: "header.magic", offset: 0,
-                            "expected 41 50 58 57 (\"APXW\"), got \(hex(bytes[0..<4]))")
+            throw WireError(
+                .badMagic, field: "header.magic", offset: 0,
+                "expected 41 50 58 57 (\"APXW\"), got \(hex(bytes[0..<4]))")
         }
         let format = LittleEndian.u16(bytes, 4)
         guard format == WireProtocol.frameFormat else {
-            throw WireError(.unsupportedFormat, field: "header.format", offset: 4,
-                            "frame format \(format), this side reads \(WireProtocol.frameFormat)")
+            throw WireError(
+                .unsupportedFormat, field: "header.format", offset: 4,
+                "frame format \(format), this side reads \(WireProtocol.frameFormat)")
         }
         let rawType = LittleEndian.u16(bytes, 6)
         guard let type = MessageType(rawValue: rawType) else {
-            throw WireError(.unknownMessageType, field: "header.type", offset: 6,
-                            "message type 0x\(String(rawType, radix: 16)) is not defined")
+            throw WireError(
+                .unknownMessageType, field: "header.type", offset: 6,
+                "message type 0x\(String(rawType, radix: 16)) is not defined")
         }
         let flags = LittleEndian.u16(bytes, 8)
         guard flags == 0 else {
-            throw WireError(.reservedFlags, field: "header.flags", offset: 8,
-                            "flags are reserved and must be 0, got 0x\(String(flags, radix: 16))")
+            throw WireError(
+                .reservedFlags, field: "header.flags", offset: 8,
+                "flags are reserved and must be 0, got 0x\(String(flags, radix: 16))")
         }
         let fds = Int(LittleEndian.u16(bytes, 10))
         guard fds <= WireLimits.descriptorsPerFrame else {
-            throw WireError(.tooManyDescriptors, field: "header.fdCount", offset: 10,
-                            "\(fds) descriptors, at most \(WireLimits.descriptorsPerFrame) per frame")
+            throw WireError(
+                .tooManyDescriptors, field: "header.fdCount", offset: 10,
+                "\(fds) descriptors, at most \(WireLimits.descriptorsPerFrame) per frame")
         }
         let length = Int(LittleEndian.u32(bytes, 12))
         guard length <= WireProtocol.maxPayloadSize else {
-            throw WireError(.frameTooLarge, field: "header.payloadLength", offset: 12,
-                            "payload of \(length) bytes, at most \(WireProtocol.maxPayloadSize)")
+            throw WireError(
+                .frameTooLarge, field: "header.payloadLength", offset: 12,
+                "payload of \(length) bytes, at most \(WireProtocol.maxPayloadSize)")
         }
         return FrameHeader(type: type, descriptorCount: fds, payloadLength: length)
     }

@@ -45,10 +45,12 @@ public struct JetsamEntry: Equatable, Sendable {
     /// How long its launch took: the decision to launch until its Hello.
     public var lastLaunchMicros: UInt64?
 
-    public init(bundleIdentifier: String, instance: UInt64, pid: Int32, band: UInt32, state: String, footprintBytes: UInt64,
-                activeSoftLimitBytes: UInt64, activeHardLimitBytes: UInt64, inactiveSoftLimitBytes: UInt64,
-                inactiveHardLimitBytes: UInt64, active: Bool, overSoftLimit: Bool, timeInBandMicros: UInt64,
-                cpuMicros: UInt64? = nil, lastLaunchMicros: UInt64? = nil) {
+    public init(
+        bundleIdentifier: String, instance: UInt64, pid: Int32, band: UInt32, state: String, footprintBytes: UInt64,
+        activeSoftLimitBytes: UInt64, activeHardLimitBytes: UInt64, inactiveSoftLimitBytes: UInt64,
+        inactiveHardLimitBytes: UInt64, active: Bool, overSoftLimit: Bool, timeInBandMicros: UInt64,
+        cpuMicros: UInt64? = nil, lastLaunchMicros: UInt64? = nil
+    ) {
         self.bundleIdentifier = bundleIdentifier
         self.instance = instance
         self.pid = pid

@@ -13,14 +13,16 @@ struct MessageDecoder {
     }
 
     mutating func decode() throws(WireError) -> Message {
-        var r = FieldReader(frame: frame, start: WireProtocol.headerSize, end: frame.count,
-                            path: header.type.name, offset: WireProtocol.headerSize)
+        var r = FieldReader(
+            frame: frame, start: WireProtocol.headerSize, end: frame.count,
+            path: header.type.name, offset: WireProtocol.headerSize)
         let message = try decodeMessage(&r)
         let all: UInt32 = header.descriptorCount == 0 ? 0 : (1 << UInt32(header.descriptorCount)) - 1
         if usedDescriptors != all {
             let unused = (0..<header.descriptorCount).filter { usedDescriptors & (1 << UInt32($0)) == 0 }
-            throw WireError(.unusedDescriptor, field: "header.fdCount", offset: 10,
-                            "the frame carries \(header.descriptorCount) descriptors; no attachment refers to \(unused)")
+            throw WireError(
+                .unusedDescriptor, field: "header.fdCount", offset: 10,
+                "the frame carries \(header.descriptorCount) descriptors; no attachment refers to \(unused)")
         }
         return message
     }
@@ -37,9 +39,11 @@ struct MessageDecoder {
                 default: try r.unknown(f)
                 }
             }
-            return .hello(Hello(protocolVersion: try r.required(version, "protocolVersion"),
-                                bundleIdentifier: try r.required(id, "bundleIdentifier"),
-                                pid: try r.required(pid, "pid")))
+            return .hello(
+                Hello(
+                    protocolVersion: try r.required(version, "protocolVersion"),
+                    bundleIdentifier: try r.required(id, "bundleIdentifier"),
+                    pid: try r.required(pid, "pid")))
 
         case .refusal:
             var reason: String?, message: String?, id: UInt64?
@@ -54,8 +58,10 @@ struct MessageDecoder {
                 default: try r.unknown(f)
                 }
             }
-            return .refusal(Refusal(reason: Reason(try r.required(reason, "reason")), message: message,
-                                    requestID: id, details: details))
+            return .refusal(
+                Refusal(
+                    reason: Reason(try r.required(reason, "reason")), message: message,
+                    requestID: id, details: details))
 
         case .ping, .pong:
             var seq: UInt64?
@@ -92,8 +98,10 @@ struct MessageDecoder {
                 default: try r.unknown(f)
                 }
             }
-            return .cancelRequest(CancelRequest(requestID: try r.required(id, "requestID"),
-                                                error: try r.required(error, "error")))
+            return .cancelRequest(
+                CancelRequest(
+                    requestID: try r.required(id, "requestID"),
+                    error: try r.required(error, "error")))
 
         case .openURL:
             var id: UInt64?, url: String?
@@ -132,8 +140,10 @@ struct MessageDecoder {
                 default: try r.unknown(f)
                 }
             }
-            return .openURLResult(OpenURLResult(requestID: try r.required(id, "requestID"),
-                                                accepted: try r.required(accepted, "accepted")))
+            return .openURLResult(
+                OpenURLResult(
+                    requestID: try r.required(id, "requestID"),
+                    accepted: try r.required(accepted, "accepted")))
 
         case .memoryWarning:
             var level: MemoryWarning.Level?
@@ -157,19 +167,23 @@ struct MessageDecoder {
             while let f = try r.next() {
                 switch f.tag {
                 case Tag.RequestWillExpire.requestID: try r.once(&id, f, "requestID") { f throws(WireError) in try f.u64("requestID") }
-                case Tag.RequestWillExpire.millisecondsLeft: try r.once(&ms, f, "millisecondsLeft") { f throws(WireError) in try f.u32("millisecondsLeft") }
+                case Tag.RequestWillExpire.millisecondsLeft:
+                    try r.once(&ms, f, "millisecondsLeft") { f throws(WireError) in try f.u32("millisecondsLeft") }
                 default: try r.unknown(f)
                 }
             }
-            return .requestWillExpire(RequestWillExpire(requestID: try r.required(id, "requestID"),
-                                                        millisecondsLeft: try r.required(ms, "millisecondsLeft")))
+            return .requestWillExpire(
+                RequestWillExpire(
+                    requestID: try r.required(id, "requestID"),
+                    millisecondsLeft: try r.required(ms, "millisecondsLeft")))
 
         case .terminate:
             var reason: String?, grace: UInt32?
             while let f = try r.next() {
                 switch f.tag {
                 case Tag.Terminate.reason: try r.once(&reason, f, "reason") { f throws(WireError) in try f.string("reason") }
-                case Tag.Terminate.graceMilliseconds: try r.once(&grace, f, "graceMilliseconds") { f throws(WireError) in try f.u32("graceMilliseconds") }
+                case Tag.Terminate.graceMilliseconds:
+                    try r.once(&grace, f, "graceMilliseconds") { f throws(WireError) in try f.u32("graceMilliseconds") }
                 default: try r.unknown(f)
                 }
             }
@@ -181,15 +195,18 @@ struct MessageDecoder {
             while let f = try r.next() {
                 switch f.tag {
                 case Tag.HostBeginRequest.requestID: try r.once(&id, f, "requestID") { f throws(WireError) in try f.u64("requestID") }
-                case Tag.HostBeginRequest.bundleIdentifier: try r.once(&bundle, f, "bundleIdentifier") { f throws(WireError) in try f.string("bundleIdentifier") }
+                case Tag.HostBeginRequest.bundleIdentifier:
+                    try r.once(&bundle, f, "bundleIdentifier") { f throws(WireError) in try f.string("bundleIdentifier") }
                 case Tag.HostBeginRequest.item: try appendItem(&items, &r, f)
                 case Tag.HostBeginRequest.band: try r.once(&band, f, "band") { f throws(WireError) in try f.u32("band") }
                 default: try r.unknown(f)
                 }
             }
-            return .hostBeginRequest(HostBeginRequest(requestID: try r.required(id, "requestID"),
-                                                      bundleIdentifier: try r.required(bundle, "bundleIdentifier"),
-                                                      items: items, band: band))
+            return .hostBeginRequest(
+                HostBeginRequest(
+                    requestID: try r.required(id, "requestID"),
+                    bundleIdentifier: try r.required(bundle, "bundleIdentifier"),
+                    items: items, band: band))
 
         case .requestOutcome:
             var id: UInt64?, outcome: RequestOutcome.Kind?, error: RequestError?, reason: String?, cold: Bool?
@@ -221,10 +238,12 @@ struct MessageDecoder {
                 default: try r.unknown(f)
                 }
             }
-            return .requestOutcome(RequestOutcome(requestID: try r.required(id, "requestID"),
-                                                  outcome: try r.required(outcome, "outcome"),
-                                                  items: items, error: error, reason: reason.map { Reason($0) },
-                                                  cold: cold ?? false, phases: phases, peakMemoryBytes: peak))
+            return .requestOutcome(
+                RequestOutcome(
+                    requestID: try r.required(id, "requestID"),
+                    outcome: try r.required(outcome, "outcome"),
+                    items: items, error: error, reason: reason.map { Reason($0) },
+                    cold: cold ?? false, phases: phases, peakMemoryBytes: peak))
 
         case .hostCancelRequest:
             var id: UInt64?
@@ -242,22 +261,26 @@ struct MessageDecoder {
             while let f = try r.next() {
                 switch f.tag {
                 case Tag.Interruption.requestID: try r.once(&id, f, "requestID") { f throws(WireError) in try f.u64("requestID") }
-                case Tag.Interruption.bundleIdentifier: try r.once(&bundle, f, "bundleIdentifier") { f throws(WireError) in try f.string("bundleIdentifier") }
+                case Tag.Interruption.bundleIdentifier:
+                    try r.once(&bundle, f, "bundleIdentifier") { f throws(WireError) in try f.string("bundleIdentifier") }
                 case Tag.Interruption.reason: try r.once(&reason, f, "reason") { f throws(WireError) in try f.string("reason") }
                 case Tag.Interruption.message: try r.once(&message, f, "message") { f throws(WireError) in try f.string("message") }
                 case Tag.Interruption.signal: try r.once(&signal, f, "signal") { f throws(WireError) in try f.i32("signal") }
                 case Tag.Interruption.band: try r.once(&band, f, "band") { f throws(WireError) in try f.u32("band") }
-                case Tag.Interruption.footprintBytes: try r.once(&footprint, f, "footprintBytes") { f throws(WireError) in try f.u64("footprintBytes") }
+                case Tag.Interruption.footprintBytes:
+                    try r.once(&footprint, f, "footprintBytes") { f throws(WireError) in try f.u64("footprintBytes") }
                 case Tag.Interruption.triggerToDeathMicros:
                     try r.once(&triggerToDeath, f, "triggerToDeathMicros") { f throws(WireError) in try f.u64("triggerToDeathMicros") }
                 default: try r.unknown(f)
                 }
             }
-            return .interruption(Interruption(requestID: try r.required(id, "requestID"),
-                                              bundleIdentifier: try r.required(bundle, "bundleIdentifier"),
-                                              reason: Reason(try r.required(reason, "reason")),
-                                              message: message, signal: signal, band: band, footprintBytes: footprint,
-                                              triggerToDeathMicros: triggerToDeath))
+            return .interruption(
+                Interruption(
+                    requestID: try r.required(id, "requestID"),
+                    bundleIdentifier: try r.required(bundle, "bundleIdentifier"),
+                    reason: Reason(try r.required(reason, "reason")),
+                    message: message, signal: signal, band: band, footprintBytes: footprint,
+                    triggerToDeathMicros: triggerToDeath))
 
         case .install, .list, .enable, .disable, .uninstall, .jetsam, .status, .cancelTransfers:
             return .admin(try decodeAdmin(&r))
@@ -280,8 +303,10 @@ struct MessageDecoder {
                 default: try r.unknown(f)
                 }
             }
-            return .adminResult(AdminResult(requestID: try r.required(id, "requestID"), extensions: extensions, jetsam: jetsam,
-                                             stateDirectory: stateDirectory))
+            return .adminResult(
+                AdminResult(
+                    requestID: try r.required(id, "requestID"), extensions: extensions, jetsam: jetsam,
+                    stateDirectory: stateDirectory))
         }
     }
 
@@ -360,7 +385,8 @@ struct MessageDecoder {
         while let f = try r.next() {
             switch f.tag {
             case Tag.Attachment.typeIdentifier:
-                try r.append(&types, limit: WireLimits.typeIdentifiersPerAttachment, f, "typeIdentifiers") { f, n throws(WireError) in try f.string(n) }
+                try r.append(&types, limit: WireLimits.typeIdentifiersPerAttachment, f, "typeIdentifiers") { f, n throws(WireError) in try f.string(n)
+                }
             case Tag.Attachment.inlineData:
                 try r.once(&inline, f, "inlineData") { f in f.data("inlineData") }
                 contentField = f
@@ -372,7 +398,8 @@ struct MessageDecoder {
             }
         }
         if types.isEmpty {
-            throw WireError(.missingField, field: r.path + ".typeIdentifiers", offset: field.offset, "an attachment needs at least one type identifier")
+            throw WireError(
+                .missingField, field: r.path + ".typeIdentifiers", offset: field.offset, "an attachment needs at least one type identifier")
         }
         let content: Attachment.Content
         switch (inline, index) {
@@ -380,8 +407,9 @@ struct MessageDecoder {
             content = .inline(bytes)
         case (nil, let i?):
             guard Int(i) < header.descriptorCount else {
-                throw contentField!.error(.badDescriptorIndex, "fdIndex",
-                                          "index \(i), the frame carries \(header.descriptorCount) descriptors")
+                throw contentField!.error(
+                    .badDescriptorIndex, "fdIndex",
+                    "index \(i), the frame carries \(header.descriptorCount) descriptors")
             }
             let bit: UInt32 = 1 << i
             if usedDescriptors & bit != 0 {
@@ -465,8 +493,9 @@ struct MessageDecoder {
             default: try r.unknown(f)
             }
         }
-        return JetsamReport(level: try r.required(level, "level"), budgetBytes: budget,
-                            footprintBytes: try r.required(footprint, "footprintBytes"), availableBytes: available, entries: entries)
+        return JetsamReport(
+            level: try r.required(level, "level"), budgetBytes: budget,
+            footprintBytes: try r.required(footprint, "footprintBytes"), availableBytes: available, entries: entries)
     }
 
     private static func jetsamEntry(_ field: Field, _ name: String) throws(WireError) -> JetsamEntry {
@@ -482,10 +511,14 @@ struct MessageDecoder {
             case Tag.JetsamEntry.band: try r.once(&band, f, "band") { f throws(WireError) in try f.u32("band") }
             case Tag.JetsamEntry.state: try r.once(&state, f, "state") { f throws(WireError) in try f.string("state") }
             case Tag.JetsamEntry.footprintBytes: try r.once(&footprint, f, "footprintBytes") { f throws(WireError) in try f.u64("footprintBytes") }
-            case Tag.JetsamEntry.activeSoft: try r.once(&aSoft, f, "activeSoftLimitBytes") { f throws(WireError) in try f.u64("activeSoftLimitBytes") }
-            case Tag.JetsamEntry.activeHard: try r.once(&aHard, f, "activeHardLimitBytes") { f throws(WireError) in try f.u64("activeHardLimitBytes") }
-            case Tag.JetsamEntry.inactiveSoft: try r.once(&iSoft, f, "inactiveSoftLimitBytes") { f throws(WireError) in try f.u64("inactiveSoftLimitBytes") }
-            case Tag.JetsamEntry.inactiveHard: try r.once(&iHard, f, "inactiveHardLimitBytes") { f throws(WireError) in try f.u64("inactiveHardLimitBytes") }
+            case Tag.JetsamEntry.activeSoft:
+                try r.once(&aSoft, f, "activeSoftLimitBytes") { f throws(WireError) in try f.u64("activeSoftLimitBytes") }
+            case Tag.JetsamEntry.activeHard:
+                try r.once(&aHard, f, "activeHardLimitBytes") { f throws(WireError) in try f.u64("activeHardLimitBytes") }
+            case Tag.JetsamEntry.inactiveSoft:
+                try r.once(&iSoft, f, "inactiveSoftLimitBytes") { f throws(WireError) in try f.u64("inactiveSoftLimitBytes") }
+            case Tag.JetsamEntry.inactiveHard:
+                try r.once(&iHard, f, "inactiveHardLimitBytes") { f throws(WireError) in try f.u64("inactiveHardLimitBytes") }
             case Tag.JetsamEntry.active: try r.once(&active, f, "active") { f throws(WireError) in try f.bool("active") }
             case Tag.JetsamEntry.overSoftLimit: try r.once(&over, f, "overSoftLimit") { f throws(WireError) in try f.bool("overSoftLimit") }
             case Tag.JetsamEntry.timeInBandMicros: try r.once(&inBand, f, "timeInBandMicros") { f throws(WireError) in try f.u64("timeInBandMicros") }
@@ -494,15 +527,16 @@ struct MessageDecoder {
             default: try r.unknown(f)
             }
         }
-        return JetsamEntry(bundleIdentifier: try r.required(id, "bundleIdentifier"), instance: try r.required(instance, "instance"),
-                           pid: try r.required(pid, "pid"), band: try r.required(band, "band"), state: try r.required(state, "state"),
-                           footprintBytes: try r.required(footprint, "footprintBytes"),
-                           activeSoftLimitBytes: try r.required(aSoft, "activeSoftLimitBytes"),
-                           activeHardLimitBytes: try r.required(aHard, "activeHardLimitBytes"),
-                           inactiveSoftLimitBytes: try r.required(iSoft, "inactiveSoftLimitBytes"),
-                           inactiveHardLimitBytes: try r.required(iHard, "inactiveHardLimitBytes"),
-                           active: try r.required(active, "active"), overSoftLimit: try r.required(over, "overSoftLimit"),
-                           timeInBandMicros: try r.required(inBand, "timeInBandMicros"), cpuMicros: cpu, lastLaunchMicros: launch)
+        return JetsamEntry(
+            bundleIdentifier: try r.required(id, "bundleIdentifier"), instance: try r.required(instance, "instance"),
+            pid: try r.required(pid, "pid"), band: try r.required(band, "band"), state: try r.required(state, "state"),
+            footprintBytes: try r.required(footprint, "footprintBytes"),
+            activeSoftLimitBytes: try r.required(aSoft, "activeSoftLimitBytes"),
+            activeHardLimitBytes: try r.required(aHard, "activeHardLimitBytes"),
+            inactiveSoftLimitBytes: try r.required(iSoft, "inactiveSoftLimitBytes"),
+            inactiveHardLimitBytes: try r.required(iHard, "inactiveHardLimitBytes"),
+            active: try r.required(active, "active"), overSoftLimit: try r.required(over, "overSoftLimit"),
+            timeInBandMicros: try r.required(inBand, "timeInBandMicros"), cpuMicros: cpu, lastLaunchMicros: launch)
     }
 
     private static func extensionInfo(_ field: Field, _ name: String) throws(WireError) -> ExtensionInfo {
@@ -510,7 +544,8 @@ struct MessageDecoder {
         var id: String?, point: String?, enabled: Bool?, display: String?, version: String?, app: String?
         while let f = try r.next() {
             switch f.tag {
-            case Tag.ExtensionInfo.bundleIdentifier: try r.once(&id, f, "bundleIdentifier") { f throws(WireError) in try f.string("bundleIdentifier") }
+            case Tag.ExtensionInfo.bundleIdentifier:
+                try r.once(&id, f, "bundleIdentifier") { f throws(WireError) in try f.string("bundleIdentifier") }
             case Tag.ExtensionInfo.extensionPoint: try r.once(&point, f, "extensionPoint") { f throws(WireError) in try f.string("extensionPoint") }
             case Tag.ExtensionInfo.enabled: try r.once(&enabled, f, "enabled") { f throws(WireError) in try f.bool("enabled") }
             case Tag.ExtensionInfo.displayName: try r.once(&display, f, "displayName") { f throws(WireError) in try f.string("displayName") }
@@ -519,9 +554,10 @@ struct MessageDecoder {
             default: try r.unknown(f)
             }
         }
-        return ExtensionInfo(bundleIdentifier: try r.required(id, "bundleIdentifier"),
-                             extensionPoint: try r.required(point, "extensionPoint"),
-                             enabled: try r.required(enabled, "enabled"),
-                             displayName: display, version: version, containingApp: app)
+        return ExtensionInfo(
+            bundleIdentifier: try r.required(id, "bundleIdentifier"),
+            extensionPoint: try r.required(point, "extensionPoint"),
+            enabled: try r.required(enabled, "enabled"),
+            displayName: display, version: version, containingApp: app)
     }
 }

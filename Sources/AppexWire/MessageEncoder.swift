@@ -206,14 +206,16 @@ struct MessageEncoder {
         if let t = item.attributedTitle { try w.string(Tag.Item.title, t, field: path + ".attributedTitle") }
         if let t = item.attributedContentText { try w.string(Tag.Item.contentText, t, field: path + ".attributedContentText") }
         if item.attachments.count > WireLimits.attachmentsPerItem {
-            throw WireError(.tooManyElements, field: path + ".attachments",
-                            "\(item.attachments.count) attachments, at most \(WireLimits.attachmentsPerItem)")
+            throw WireError(
+                .tooManyElements, field: path + ".attachments",
+                "\(item.attachments.count) attachments, at most \(WireLimits.attachmentsPerItem)")
         }
         for (i, a) in item.attachments.enumerated() {
             let ap = "\(path).attachments[\(i)]"
             if a.typeIdentifiers.isEmpty || a.typeIdentifiers.count > WireLimits.typeIdentifiersPerAttachment {
-                throw WireError(.tooManyElements, field: ap + ".typeIdentifiers",
-                                "\(a.typeIdentifiers.count) type identifiers, 1 to \(WireLimits.typeIdentifiersPerAttachment) allowed")
+                throw WireError(
+                    .tooManyElements, field: ap + ".typeIdentifiers",
+                    "\(a.typeIdentifiers.count) type identifiers, 1 to \(WireLimits.typeIdentifiersPerAttachment) allowed")
             }
             try w.nested(Tag.Item.attachment) { (w: inout TLVWriter) throws(WireError) in
                 for t in a.typeIdentifiers { try w.string(Tag.Attachment.typeIdentifier, t, field: ap + ".typeIdentifiers") }
@@ -222,8 +224,9 @@ struct MessageEncoder {
                     try w.data(Tag.Attachment.inlineData, bytes)
                 case .descriptor(let index):
                     guard index >= 0, index < WireLimits.descriptorsPerFrame else {
-                        throw WireError(.badDescriptorIndex, field: ap + ".fdIndex",
-                                        "index \(index), descriptors are numbered 0..<\(WireLimits.descriptorsPerFrame)")
+                        throw WireError(
+                            .badDescriptorIndex, field: ap + ".fdIndex",
+                            "index \(index), descriptors are numbered 0..<\(WireLimits.descriptorsPerFrame)")
                     }
                     w.u32(Tag.Attachment.fdIndex, UInt32(index))
                     fds.append(index)
@@ -232,8 +235,9 @@ struct MessageEncoder {
             }
         }
         if item.userInfo.count > WireLimits.userInfoEntriesPerItem {
-            throw WireError(.tooManyElements, field: path + ".userInfo",
-                            "\(item.userInfo.count) entries, at most \(WireLimits.userInfoEntriesPerItem)")
+            throw WireError(
+                .tooManyElements, field: path + ".userInfo",
+                "\(item.userInfo.count) entries, at most \(WireLimits.userInfoEntriesPerItem)")
         }
         // Sorted keys: the same item always encodes to the same bytes.
         for key in item.userInfo.keys.sorted() {
@@ -262,8 +266,9 @@ struct MessageEncoder {
         var used = [Bool](repeating: false, count: n)
         for i in descriptors {
             guard i < n, !used[i] else {
-                throw WireError(.badDescriptorIndex, field: field,
-                                "descriptor indices must be 0..<\(n), each used once; got \(descriptors)")
+                throw WireError(
+                    .badDescriptorIndex, field: field,
+                    "descriptor indices must be 0..<\(n), each used once; got \(descriptors)")
             }
             used[i] = true
         }

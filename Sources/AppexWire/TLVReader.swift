@@ -22,10 +22,19 @@ struct Field {
         }
     }
 
-    func u8(_ name: String) throws(WireError) -> UInt8 { try fixed(1, name); return frame[valueStart] }
-    func u32(_ name: String) throws(WireError) -> UInt32 { try fixed(4, name); return LittleEndian.u32(frame, valueStart) }
+    func u8(_ name: String) throws(WireError) -> UInt8 {
+        try fixed(1, name)
+        return frame[valueStart]
+    }
+    func u32(_ name: String) throws(WireError) -> UInt32 {
+        try fixed(4, name)
+        return LittleEndian.u32(frame, valueStart)
+    }
     func i32(_ name: String) throws(WireError) -> Int32 { Int32(bitPattern: try u32(name)) }
-    func u64(_ name: String) throws(WireError) -> UInt64 { try fixed(8, name); return LittleEndian.u64(frame, valueStart) }
+    func u64(_ name: String) throws(WireError) -> UInt64 {
+        try fixed(8, name)
+        return LittleEndian.u64(frame, valueStart)
+    }
     func i64(_ name: String) throws(WireError) -> Int64 { Int64(bitPattern: try u64(name)) }
     func f64(_ name: String) throws(WireError) -> Double { Double(bitPattern: try u64(name)) }
 
@@ -79,24 +88,29 @@ struct FieldReader {
         if cursor == end { return nil }
         let remaining = end - cursor
         guard remaining >= 6 else {
-            throw WireError(.truncated, field: path, offset: cursor,
-                            "a field header is 6 bytes, \(remaining) remain")
+            throw WireError(
+                .truncated, field: path, offset: cursor,
+                "a field header is 6 bytes, \(remaining) remain")
         }
         let tag = LittleEndian.u16(frame, cursor)
         let length = Int(LittleEndian.u32(frame, cursor + 2))
         guard length <= remaining - 6 else {
-            throw WireError(.truncated, field: path + ".tag\(tag)", offset: cursor,
-                            "field says \(length) bytes, \(remaining - 6) remain")
+            throw WireError(
+                .truncated, field: path + ".tag\(tag)", offset: cursor,
+                "field says \(length) bytes, \(remaining - 6) remain")
         }
-        let field = Field(frame: frame, tag: tag, offset: cursor, valueStart: cursor + 6,
-                          valueEnd: cursor + 6 + length, parent: path)
+        let field = Field(
+            frame: frame, tag: tag, offset: cursor, valueStart: cursor + 6,
+            valueEnd: cursor + 6 + length, parent: path)
         cursor += 6 + length
         return field
     }
 
     /// Sets a field that may appear at most once.
-    func once<T>(_ slot: inout T?, _ f: Field, _ name: String,
-                 _ read: (Field) throws(WireError) -> T) throws(WireError) {
+    func once<T>(
+        _ slot: inout T?, _ f: Field, _ name: String,
+        _ read: (Field) throws(WireError) -> T
+    ) throws(WireError) {
         if slot != nil { throw f.error(.duplicateField, name, "appears more than once") }
         slot = try read(f)
     }
@@ -109,8 +123,10 @@ struct FieldReader {
     }
 
     /// Appends one element of a repeated field, refusing the one past the limit before reading it.
-    func append<T>(_ list: inout [T], limit: Int, _ f: Field, _ name: String,
-                   _ read: (Field, String) throws(WireError) -> T) throws(WireError) {
+    func append<T>(
+        _ list: inout [T], limit: Int, _ f: Field, _ name: String,
+        _ read: (Field, String) throws(WireError) -> T
+    ) throws(WireError) {
         if list.count >= limit {
             throw f.error(.tooManyElements, name, "more than \(limit) elements")
         }
@@ -120,7 +136,8 @@ struct FieldReader {
     /// A tag this version does not define: skipped when marked optional, refused otherwise.
     func unknown(_ f: Field) throws(WireError) {
         if f.isOptionalExtension { return }
-        throw WireError(.unknownField, field: path, offset: f.offset,
-                        "tag \(f.tag) is not defined here (tags below 0x8000 must be understood)")
+        throw WireError(
+            .unknownField, field: path, offset: f.offset,
+            "tag \(f.tag) is not defined here (tags below 0x8000 must be understood)")
     }
 }

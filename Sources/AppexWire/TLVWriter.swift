@@ -20,12 +20,27 @@ struct TLVWriter {
         LittleEndian.append(UInt32(truncatingIfNeeded: length), to: &bytes)
     }
 
-    mutating func u8(_ tag: UInt16, _ v: UInt8) { header(tag, 1); bytes.append(v) }
+    mutating func u8(_ tag: UInt16, _ v: UInt8) {
+        header(tag, 1)
+        bytes.append(v)
+    }
     mutating func bool(_ tag: UInt16, _ v: Bool) { u8(tag, v ? 1 : 0) }
-    mutating func u32(_ tag: UInt16, _ v: UInt32) { header(tag, 4); LittleEndian.append(v, to: &bytes) }
-    mutating func i32(_ tag: UInt16, _ v: Int32) { header(tag, 4); LittleEndian.append(v, to: &bytes) }
-    mutating func u64(_ tag: UInt16, _ v: UInt64) { header(tag, 8); LittleEndian.append(v, to: &bytes) }
-    mutating func i64(_ tag: UInt16, _ v: Int64) { header(tag, 8); LittleEndian.append(v, to: &bytes) }
+    mutating func u32(_ tag: UInt16, _ v: UInt32) {
+        header(tag, 4)
+        LittleEndian.append(v, to: &bytes)
+    }
+    mutating func i32(_ tag: UInt16, _ v: Int32) {
+        header(tag, 4)
+        LittleEndian.append(v, to: &bytes)
+    }
+    mutating func u64(_ tag: UInt16, _ v: UInt64) {
+        header(tag, 8)
+        LittleEndian.append(v, to: &bytes)
+    }
+    mutating func i64(_ tag: UInt16, _ v: Int64) {
+        header(tag, 8)
+        LittleEndian.append(v, to: &bytes)
+    }
     mutating func f64(_ tag: UInt16, _ v: Double) { u64(tag, v.bitPattern) }
 
     mutating func data(_ tag: UInt16, _ v: [UInt8]) throws(WireError) {

@@ -27,11 +27,13 @@ extension MessageDecoder {
             default: try r.unknown(f)
             }
         }
-        return ScheduleTransfer(requestID: try r.required(id, "requestID"), token: try r.required(token, "token"),
-                                sessionIdentifier: try r.required(session, "sessionIdentifier"),
-                                transfer: TransferRequest(kind: try r.required(kind, "kind"), url: try r.required(url, "url"),
-                                                          appGroup: try r.required(group, "appGroup"),
-                                                          fileName: try r.required(file, "fileName"), method: method, headers: headers))
+        return ScheduleTransfer(
+            requestID: try r.required(id, "requestID"), token: try r.required(token, "token"),
+            sessionIdentifier: try r.required(session, "sessionIdentifier"),
+            transfer: TransferRequest(
+                kind: try r.required(kind, "kind"), url: try r.required(url, "url"),
+                appGroup: try r.required(group, "appGroup"),
+                fileName: try r.required(file, "fileName"), method: method, headers: headers))
     }
 
     static func transferScheduled(_ r: inout FieldReader) throws(WireError) -> TransferScheduled {
@@ -46,8 +48,9 @@ extension MessageDecoder {
             default: try r.unknown(f)
             }
         }
-        return TransferScheduled(requestID: try r.required(id, "requestID"), token: try r.required(token, "token"),
-                                 transferID: transfer, reason: reason.map(Reason.init(rawValue:)), message: message)
+        return TransferScheduled(
+            requestID: try r.required(id, "requestID"), token: try r.required(token, "token"),
+            transferID: transfer, reason: reason.map(Reason.init(rawValue:)), message: message)
     }
 
     /// `host`: the control channel's form, which names no request.
@@ -69,8 +72,9 @@ extension MessageDecoder {
         }
         let rid: UInt64 = host ? 0 : try r.required(id, "requestID")
         if !host && rid == 0 { throw WireError(.invalidValue, field: "TransferEvents.requestID", "request ids start above 0") }
-        return TransferEvents(requestID: rid, sessionIdentifier: try r.required(session, "sessionIdentifier"),
-                              bundleIdentifier: try r.required(bundle, "bundleIdentifier"), results: results)
+        return TransferEvents(
+            requestID: rid, sessionIdentifier: try r.required(session, "sessionIdentifier"),
+            bundleIdentifier: try r.required(bundle, "bundleIdentifier"), results: results)
     }
 
     private static func transferResult(_ field: Field, _ name: String) throws(WireError) -> TransferResult {
@@ -85,7 +89,9 @@ extension MessageDecoder {
             case Tag.TransferResult.outcome:
                 try r.once(&outcome, f, "outcome") { f throws(WireError) in
                     let v = try f.u8("outcome")
-                    guard let o = TransferResult.Outcome(rawValue: v) else { throw f.error(.invalidValue, "outcome", "outcome \(v) is not 1, 2 or 3") }
+                    guard let o = TransferResult.Outcome(rawValue: v) else {
+                        throw f.error(.invalidValue, "outcome", "outcome \(v) is not 1, 2 or 3")
+                    }
                     return o
                 }
             case Tag.TransferResult.reason: try r.once(&reason, f, "reason") { f throws(WireError) in try f.string("reason") }
@@ -95,9 +101,10 @@ extension MessageDecoder {
             default: try r.unknown(f)
             }
         }
-        return TransferResult(transferID: try r.required(id, "transferID"), kind: try r.required(kind, "kind"),
-                              fileName: try r.required(file, "fileName"), outcome: try r.required(outcome, "outcome"),
-                              reason: reason.map(Reason.init(rawValue:)), message: message,
-                              bytes: try r.required(bytes, "bytes"), httpStatus: status)
+        return TransferResult(
+            transferID: try r.required(id, "transferID"), kind: try r.required(kind, "kind"),
+            fileName: try r.required(file, "fileName"), outcome: try r.required(outcome, "outcome"),
+            reason: reason.map(Reason.init(rawValue:)), message: message,
+            bytes: try r.required(bytes, "bytes"), httpStatus: status)
     }
 }

@@ -97,8 +97,10 @@ public struct TransferResult: Equatable, Sendable {
     /// The server's last status, when one answered.
     public var httpStatus: UInt32?
 
-    public init(transferID: UInt64, kind: TransferKind, fileName: String, outcome: Outcome, reason: Reason? = nil,
-                message: String? = nil, bytes: UInt64 = 0, httpStatus: UInt32? = nil) {
+    public init(
+        transferID: UInt64, kind: TransferKind, fileName: String, outcome: Outcome, reason: Reason? = nil,
+        message: String? = nil, bytes: UInt64 = 0, httpStatus: UInt32? = nil
+    ) {
         self.transferID = transferID
         self.kind = kind
         self.fileName = fileName

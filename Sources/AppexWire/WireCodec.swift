@@ -10,11 +10,13 @@ public enum WireCodec {
         try encoder.encode(message)
         let payloadCount = encoder.w.payloadCount
         guard payloadCount <= WireProtocol.maxPayloadSize else {
-            throw WireError(.frameTooLarge, field: message.type.name,
-                            "payload of \(payloadCount) bytes, at most \(WireProtocol.maxPayloadSize); send bulk data as descriptors")
+            throw WireError(
+                .frameTooLarge, field: message.type.name,
+                "payload of \(payloadCount) bytes, at most \(WireProtocol.maxPayloadSize); send bulk data as descriptors")
         }
-        let header = FrameHeader(type: message.type, descriptorCount: try encoder.descriptorCount(message.type),
-                                 payloadLength: payloadCount)
+        let header = FrameHeader(
+            type: message.type, descriptorCount: try encoder.descriptorCount(message.type),
+            payloadLength: payloadCount)
         var frame: [UInt8] = []
         swap(&frame, &encoder.w.bytes)
         header.write(over: &frame)
@@ -26,18 +28,21 @@ public enum WireCodec {
     /// caller (the transport) checks that it received as many as the header announces.
     public static func decode(_ frame: [UInt8]) throws(WireError) -> Message {
         if frame.count > WireProtocol.maxFrameSize {
-            throw WireError(.frameTooLarge, field: "frame", offset: 0,
-                            "\(frame.count) bytes, at most \(WireProtocol.maxFrameSize)")
+            throw WireError(
+                .frameTooLarge, field: "frame", offset: 0,
+                "\(frame.count) bytes, at most \(WireProtocol.maxFrameSize)")
         }
         let header = try FrameHeader.decode(frame)
         let expected = WireProtocol.headerSize + header.payloadLength
         if frame.count < expected {
-            throw WireError(.truncated, field: "payload", offset: frame.count,
-                            "header announces \(header.payloadLength) payload bytes, \(frame.count - WireProtocol.headerSize) present")
+            throw WireError(
+                .truncated, field: "payload", offset: frame.count,
+                "header announces \(header.payloadLength) payload bytes, \(frame.count - WireProtocol.headerSize) present")
         }
         if frame.count > expected {
-            throw WireError(.lengthMismatch, field: "payload", offset: expected,
-                            "\(frame.count - expected) bytes after the \(header.payloadLength) the header announces")
+            throw WireError(
+                .lengthMismatch, field: "payload", offset: expected,
+                "\(frame.count - expected) bytes after the \(header.payloadLength) the header announces")
         }
         var decoder = MessageDecoder(frame: frame, header: header)
         return try decoder.decode()

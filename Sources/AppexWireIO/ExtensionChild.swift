@@ -1,4 +1,5 @@
 import AppexWire
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -14,8 +15,10 @@ public enum ExtensionChild {
     /// Starts command[0] with `environment` ("KEY=value" each); `socket` becomes its fd 3.
     /// Its stderr goes to `logPath` (created 0600), and its stdout too when `stdoutToLog`,
     /// else to /dev/null. Returns its pid.
-    public static func spawn(_ command: [String], environment: [String], socket: WireSocket, logPath: String,
-                             stdoutToLog: Bool) throws(SpawnError) -> pid_t {
+    public static func spawn(
+        _ command: [String], environment: [String], socket: WireSocket, logPath: String,
+        stdoutToLog: Bool
+    ) throws(SpawnError) -> pid_t {
         // dup2 onto 3 clears close-on-exec unless the source already is 3: use a copy above it,
         // so the child always inherits exactly one socket, at 3.
         let source = fcntl(socket.fd, F_DUPFD_CLOEXEC, 10)

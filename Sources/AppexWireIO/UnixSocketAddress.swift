@@ -4,15 +4,18 @@ import Glibc
 
 /// Fills a sockaddr_un for `path` and runs `body` with it. Paths longer than sun_path (107
 /// bytes plus NUL) are refused rather than cut.
-package func withUnixAddress<R>(_ path: String, _ operation: String,
-                        _ body: (UnsafePointer<sockaddr>, socklen_t) -> R) throws(SocketError) -> R {
+package func withUnixAddress<R>(
+    _ path: String, _ operation: String,
+    _ body: (UnsafePointer<sockaddr>, socklen_t) -> R
+) throws(SocketError) -> R {
     var address = sockaddr_un()
     address.sun_family = sa_family_t(AF_UNIX)
     let bytes = Array(path.utf8)
     let capacity = MemoryLayout.size(ofValue: address.sun_path)
     guard !bytes.isEmpty, bytes.count < capacity, !bytes.contains(0) else {
-        throw SocketError(operation, errno: ENAMETOOLONG,
-                          context: "\(path): a socket path is 1 to \(capacity - 1) bytes without NUL")
+        throw SocketError(
+            operation, errno: ENAMETOOLONG,
+            context: "\(path): a socket path is 1 to \(capacity - 1) bytes without NUL")
     }
     withUnsafeMutableBytes(of: &address.sun_path) { raw in
         raw.copyBytes(from: bytes)

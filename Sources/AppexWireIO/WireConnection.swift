@@ -1,5 +1,6 @@
 import AppexWire
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,4 +1,5 @@
 import AppexWire
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -35,8 +36,9 @@ public struct WireSocket: Hashable, Sendable {
         if let raw = getenv(WireProtocol.extensionSocketEnvironment) {
             let text = String(cString: raw)
             guard let n = Int32(text), n >= 0 else {
-                throw SocketError("\(WireProtocol.extensionSocketEnvironment)", errno: EINVAL,
-                                  context: "\"\(text)\" is not a descriptor number")
+                throw SocketError(
+                    "\(WireProtocol.extensionSocketEnvironment)", errno: EINVAL,
+                    context: "\"\(text)\" is not a descriptor number")
             }
             fd = n
         }
@@ -52,8 +54,9 @@ public struct WireSocket: Hashable, Sendable {
             throw SocketError.last("getsockopt(SO_DOMAIN)", context)
         }
         guard domain == AF_UNIX, type == Int32(SOCK_SEQPACKET.rawValue) else {
-            throw SocketError("inherited socket", errno: ENOTSOCK,
-                              context: "\(context) is domain \(domain) type \(type), expected AF_UNIX SOCK_SEQPACKET")
+            throw SocketError(
+                "inherited socket", errno: ENOTSOCK,
+                context: "\(context) is domain \(domain) type \(type), expected AF_UNIX SOCK_SEQPACKET")
         }
         guard fcntl(fd, F_SETFD, FD_CLOEXEC) == 0 else { throw SocketError.last("fcntl(F_SETFD)", context) }
         return socket
@@ -71,8 +74,9 @@ public struct WireSocket: Hashable, Sendable {
         let frame = try WireCodec.encode(message)
         let announced = Int(frame[10]) | Int(frame[11]) << 8
         guard announced == descriptors.count else {
-            throw WireError(.descriptorCountMismatch, field: message.type.name,
-                            "attachments refer to \(announced) descriptors, \(descriptors.count) given")
+            throw WireError(
+                .descriptorCountMismatch, field: message.type.name,
+                "attachments refer to \(announced) descriptors, \(descriptors.count) given")
         }
         return try send(frame: frame, descriptors: descriptors, blocking: blocking)
     }
@@ -133,7 +137,10 @@ public struct WireSocket: Hashable, Sendable {
         let length: Int
         while true {
             let n = recv(fd, &probe, 1, Int32(MSG_PEEK) | Int32(MSG_TRUNC) | wait)
-            if n >= 0 { length = n; break }
+            if n >= 0 {
+                length = n
+                break
+            }
             switch Glibc.errno {
             case EINTR: continue
             case EAGAIN where !blocking: return .wouldBlock
@@ -171,7 +178,10 @@ public struct WireSocket: Hashable, Sendable {
                     }
                 }
             }
-            if n >= 0 { received = n; break }
+            if n >= 0 {
+                received = n
+                break
+            }
             switch Glibc.errno {
             case EINTR: continue
             default: throw SocketError.last("recvmsg")
@@ -182,22 +192,29 @@ public struct WireSocket: Hashable, Sendable {
             return error
         }
         if oversized {
-            throw reject(WireError(.frameTooLarge, field: "frame", offset: 0,
-                                   "a record of \(length) bytes, at most \(WireProtocol.maxFrameSize)"))
+            throw reject(
+                WireError(
+                    .frameTooLarge, field: "frame", offset: 0,
+                    "a record of \(length) bytes, at most \(WireProtocol.maxFrameSize)"))
         }
         if msgFlags & Int32(MSG_CTRUNC) != 0 {
-            throw reject(WireError(.tooManyDescriptors, field: "control", offset: 0,
-                                   "the peer sent more than \(WireLimits.descriptorsPerFrame) descriptors with one frame"))
+            throw reject(
+                WireError(
+                    .tooManyDescriptors, field: "control", offset: 0,
+                    "the peer sent more than \(WireLimits.descriptorsPerFrame) descriptors with one frame"))
         }
         if received != length || msgFlags & Int32(MSG_TRUNC) != 0 {
-            throw reject(WireError(.truncated, field: "frame", offset: received,
-                                   "read \(received) of a \(length)-byte record"))
+            throw reject(
+                WireError(
+                    .truncated, field: "frame", offset: received,
+                    "read \(received) of a \(length)-byte record"))
         }
         do throws(WireError) {
             let header = try FrameHeader.decode(buffer)
             guard header.descriptorCount == fds.count else {
-                throw WireError(.descriptorCountMismatch, field: "header.fdCount", offset: 10,
-                                "header announces \(header.descriptorCount) descriptors, \(fds.count) arrived")
+                throw WireError(
+                    .descriptorCountMismatch, field: "header.fdCount", offset: 10,
+                    "header announces \(header.descriptorCount) descriptors, \(fds.count) arrived")
             }
             let message = try WireCodec.decode(buffer)
             return .frame(ReceivedFrame(message: message, descriptors: fds, size: length))

@@ -3,6 +3,7 @@
 // rightly report those imports, which the app-extension-unavailable group denies.
 import AppexWireIO
 import CAppexLinux
+
 #if canImport(Glibc)
 import Glibc
 #endif

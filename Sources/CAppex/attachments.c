@@ -4,7 +4,7 @@
 #include <string.h>
 #include <strings.h>
 
-static const char *const url_types[] = { "public.url" };
+static const char *const url_types[] = {"public.url"};
 
 void appex_attachment_url(appex_attachment *a, const char *url) {
     memset(a, 0, sizeof *a);
@@ -21,18 +21,18 @@ static const struct {
     const char *const types[4];
     size_t count;
 } by_extension[] = {
-    { "txt", { "public.plain-text", "public.text", "public.data" }, 3 },
-    { "md", { "net.daringfireball.markdown", "public.plain-text", "public.data" }, 3 },
-    { "jpg", { "public.jpeg", "public.image", "public.data" }, 3 },
-    { "jpeg", { "public.jpeg", "public.image", "public.data" }, 3 },
-    { "png", { "public.png", "public.image", "public.data" }, 3 },
-    { "gif", { "com.compuserve.gif", "public.image", "public.data" }, 3 },
-    { "pdf", { "com.adobe.pdf", "public.data" }, 2 },
-    { "html", { "public.html", "public.text", "public.data" }, 3 },
-    { "json", { "public.json", "public.text", "public.data" }, 3 },
+    {"txt", {"public.plain-text", "public.text", "public.data"}, 3},
+    {"md", {"net.daringfireball.markdown", "public.plain-text", "public.data"}, 3},
+    {"jpg", {"public.jpeg", "public.image", "public.data"}, 3},
+    {"jpeg", {"public.jpeg", "public.image", "public.data"}, 3},
+    {"png", {"public.png", "public.image", "public.data"}, 3},
+    {"gif", {"com.compuserve.gif", "public.image", "public.data"}, 3},
+    {"pdf", {"com.adobe.pdf", "public.data"}, 2},
+    {"html", {"public.html", "public.text", "public.data"}, 3},
+    {"json", {"public.json", "public.text", "public.data"}, 3},
 };
 
-static const char *const data_types[] = { "public.data" };
+static const char *const data_types[] = {"public.data"};
 
 void appex_attachment_file(appex_attachment *a, int fd, const char *suggested_name) {
     memset(a, 0, sizeof *a);

@@ -34,7 +34,7 @@ struct decoder;
 
 struct schema {
     const char *name;
-    size_t size;                  /* of the struct a nested field of this schema fills */
+    size_t size; /* of the struct a nested field of this schema fills */
     const struct rule *rules;
     size_t count;
     /* Checks across fields once all are in; NULL: none. */
@@ -61,9 +61,13 @@ static int malformed(struct decoder *d, const char *kind, const char *path, size
 
 static int fixed_size(int kind) {
     switch (kind) {
-    case K_U8: case K_BOOL: return 1;
-    case K_U32: case K_I32: return 4;
-    case K_U64: case K_I64: case K_F64: return 8;
+    case K_U8:
+    case K_BOOL: return 1;
+    case K_U32:
+    case K_I32: return 4;
+    case K_U64:
+    case K_I64:
+    case K_F64: return 8;
     default: return 0;
     }
 }
@@ -75,8 +79,9 @@ static size_t element_size(const struct rule *r) {
 /* ---- the tables ---- */
 
 #define M(field) offsetof(appex_message, field)
-#define ONE(tag, kind, req, name, field, present) { tag, kind, req, 1, name, M(field), present, NULL }
-#define HAS(field) (ptrdiff_t)M(field)
+#define ONE(tag, kind, req, name, field, present)                                                                      \
+    { tag, kind, req, 1, name, M(field), present, NULL }
+#define HAS(field) (ptrdiff_t) M(field)
 
 static int check_attachment(struct decoder *d, void *object, const char *path, size_t offset);
 static int check_user_info(struct decoder *d, void *object, const char *path, size_t offset);
@@ -93,11 +98,13 @@ struct attachment_wire {
 };
 
 static const struct rule attachment_rules[] = {
-    { 1, K_STRING, 1, APPEX_MAX_TYPE_IDS, "typeIdentifier", offsetof(appex_attachment, type_identifiers),
-      offsetof(appex_attachment, type_identifier_count), NULL },
-    { 2, K_BYTES, 0, 1, "inlineData", offsetof(appex_attachment, inline_data), offsetof(struct attachment_wire, has_inline), NULL },
-    { 3, K_U32, 0, 1, "fdIndex", offsetof(struct attachment_wire, fd_index), offsetof(struct attachment_wire, has_fd_index), NULL },
-    { 4, K_STRING, 0, 1, "suggestedName", offsetof(appex_attachment, suggested_name), NONE, NULL },
+    {1, K_STRING, 1, APPEX_MAX_TYPE_IDS, "typeIdentifier", offsetof(appex_attachment, type_identifiers),
+     offsetof(appex_attachment, type_identifier_count), NULL},
+    {2, K_BYTES, 0, 1, "inlineData", offsetof(appex_attachment, inline_data),
+     offsetof(struct attachment_wire, has_inline), NULL},
+    {3, K_U32, 0, 1, "fdIndex", offsetof(struct attachment_wire, fd_index),
+     offsetof(struct attachment_wire, has_fd_index), NULL},
+    {4, K_STRING, 0, 1, "suggestedName", offsetof(appex_attachment, suggested_name), NONE, NULL},
 };
 static const struct schema attachment_schema = {
     "attachment", sizeof(struct attachment_wire), attachment_rules, 4, check_attachment,
@@ -110,43 +117,45 @@ struct user_info_wire {
 };
 
 static const struct rule user_info_rules[] = {
-    { 1, K_STRING, 1, 1, "key", offsetof(appex_user_info, key), NONE, NULL },
-    { 2, K_STRING, 0, 1, "string", offsetof(appex_user_info, string), offsetof(struct user_info_wire, has[2]), NULL },
-    { 3, K_I64, 0, 1, "integer", offsetof(appex_user_info, integer), offsetof(struct user_info_wire, has[3]), NULL },
-    { 4, K_BOOL, 0, 1, "bool", offsetof(appex_user_info, boolean), offsetof(struct user_info_wire, has[4]), NULL },
-    { 5, K_F64, 0, 1, "double", offsetof(appex_user_info, number), offsetof(struct user_info_wire, has[5]), NULL },
-    { 6, K_BYTES, 0, 1, "data", offsetof(appex_user_info, data), offsetof(struct user_info_wire, has[6]), NULL },
+    {1, K_STRING, 1, 1, "key", offsetof(appex_user_info, key), NONE, NULL},
+    {2, K_STRING, 0, 1, "string", offsetof(appex_user_info, string), offsetof(struct user_info_wire, has[2]), NULL},
+    {3, K_I64, 0, 1, "integer", offsetof(appex_user_info, integer), offsetof(struct user_info_wire, has[3]), NULL},
+    {4, K_BOOL, 0, 1, "bool", offsetof(appex_user_info, boolean), offsetof(struct user_info_wire, has[4]), NULL},
+    {5, K_F64, 0, 1, "double", offsetof(appex_user_info, number), offsetof(struct user_info_wire, has[5]), NULL},
+    {6, K_BYTES, 0, 1, "data", offsetof(appex_user_info, data), offsetof(struct user_info_wire, has[6]), NULL},
 };
 static const struct schema user_info_schema = {
     "userInfo", sizeof(struct user_info_wire), user_info_rules, 6, check_user_info,
 };
 
 static const struct rule item_rules[] = {
-    { 1, K_STRING, 0, 1, "attributedTitle", offsetof(appex_item, title), NONE, NULL },
-    { 2, K_STRING, 0, 1, "attributedContentText", offsetof(appex_item, content_text), NONE, NULL },
-    { 3, K_NESTED, 0, APPEX_MAX_ATTACHMENTS, "attachment", offsetof(appex_item, attachments),
-      offsetof(appex_item, attachment_count), &attachment_schema },
-    { 4, K_NESTED, 0, APPEX_MAX_USER_INFO, "userInfo", offsetof(appex_item, user_info),
-      offsetof(appex_item, user_info_count), &user_info_schema },
+    {1, K_STRING, 0, 1, "attributedTitle", offsetof(appex_item, title), NONE, NULL},
+    {2, K_STRING, 0, 1, "attributedContentText", offsetof(appex_item, content_text), NONE, NULL},
+    {3, K_NESTED, 0, APPEX_MAX_ATTACHMENTS, "attachment", offsetof(appex_item, attachments),
+     offsetof(appex_item, attachment_count), &attachment_schema},
+    {4, K_NESTED, 0, APPEX_MAX_USER_INFO, "userInfo", offsetof(appex_item, user_info),
+     offsetof(appex_item, user_info_count), &user_info_schema},
 };
-static const struct schema item_schema = { "item", sizeof(appex_item), item_rules, 4, check_item };
+static const struct schema item_schema = {"item", sizeof(appex_item), item_rules, 4, check_item};
 
 static const struct rule error_rules[] = {
-    { 1, K_STRING, 1, 1, "domain", offsetof(appex_error_value, domain), NONE, NULL },
-    { 2, K_I64, 1, 1, "code", offsetof(appex_error_value, code), NONE, NULL },
-    { 3, K_STRING, 0, 1, "message", offsetof(appex_error_value, message), NONE, NULL },
+    {1, K_STRING, 1, 1, "domain", offsetof(appex_error_value, domain), NONE, NULL},
+    {2, K_I64, 1, 1, "code", offsetof(appex_error_value, code), NONE, NULL},
+    {3, K_STRING, 0, 1, "message", offsetof(appex_error_value, message), NONE, NULL},
 };
-static const struct schema error_schema = { "error", sizeof(appex_error_value), error_rules, 3, NULL };
+static const struct schema error_schema = {"error", sizeof(appex_error_value), error_rules, 3, NULL};
 
 static const struct rule phase_rules[] = {
-    { 1, K_STRING, 1, 1, "name", offsetof(appex_phase, name), NONE, NULL },
-    { 2, K_U64, 1, 1, "microseconds", offsetof(appex_phase, microseconds), NONE, NULL },
+    {1, K_STRING, 1, 1, "name", offsetof(appex_phase, name), NONE, NULL},
+    {2, K_U64, 1, 1, "microseconds", offsetof(appex_phase, microseconds), NONE, NULL},
 };
-static const struct schema phase_schema = { "phase", sizeof(appex_phase), phase_rules, 2, NULL };
+static const struct schema phase_schema = {"phase", sizeof(appex_phase), phase_rules, 2, NULL};
 
-#define ITEMS(tag) { tag, K_NESTED, 0, APPEX_MAX_ITEMS, "item", M(items), HAS(item_count), &item_schema }
+#define ITEMS(tag)                                                                                                     \
+    { tag, K_NESTED, 0, APPEX_MAX_ITEMS, "item", M(items), HAS(item_count), &item_schema }
 #define REQUEST_ID ONE(1, K_U64, 1, "requestID", request_id, HAS(has_request_id))
-#define ERROR(tag, req) { tag, K_NESTED, req, 1, "error", M(error), NONE, &error_schema }
+#define ERROR(tag, req)                                                                                                \
+    { tag, K_NESTED, req, 1, "error", M(error), NONE, &error_schema }
 
 static const struct rule hello_rules[] = {
     ONE(1, K_U32, 1, "protocolVersion", protocol_version, NONE),
@@ -157,23 +166,26 @@ static const struct rule refusal_rules[] = {
     ONE(1, K_STRING, 1, "reason", reason, NONE),
     ONE(2, K_STRING, 0, "message", message, NONE),
     ONE(3, K_U64, 0, "requestID", request_id, HAS(has_request_id)),
-    { 4, K_STRING, 0, APPEX_MAX_DETAILS, "detail", M(details), HAS(detail_count), NULL },
+    {4, K_STRING, 0, APPEX_MAX_DETAILS, "detail", M(details), HAS(detail_count), NULL},
 };
-static const struct rule ping_rules[] = { ONE(1, K_U64, 1, "sequence", sequence, NONE) };
-static const struct rule items_rules[] = { REQUEST_ID, ITEMS(2) };
-static const struct rule cancel_rules[] = { REQUEST_ID, ERROR(2, 1) };
-static const struct rule open_url_rules[] = { REQUEST_ID, ONE(2, K_STRING, 1, "url", url, NONE) };
-static const struct rule open_url_result_rules[] = { REQUEST_ID, ONE(2, K_BOOL, 1, "accepted", accepted, NONE) };
-static const struct rule memory_warning_rules[] = { ONE(1, K_U8, 1, "level", level, NONE) };
+static const struct rule ping_rules[] = {ONE(1, K_U64, 1, "sequence", sequence, NONE)};
+static const struct rule items_rules[] = {REQUEST_ID, ITEMS(2)};
+static const struct rule cancel_rules[] = {REQUEST_ID, ERROR(2, 1)};
+static const struct rule open_url_rules[] = {REQUEST_ID, ONE(2, K_STRING, 1, "url", url, NONE)};
+static const struct rule open_url_result_rules[] = {REQUEST_ID, ONE(2, K_BOOL, 1, "accepted", accepted, NONE)};
+static const struct rule memory_warning_rules[] = {ONE(1, K_U8, 1, "level", level, NONE)};
 static const struct rule will_expire_rules[] = {
-    REQUEST_ID, ONE(2, K_U32, 1, "millisecondsLeft", milliseconds, HAS(has_milliseconds)),
+    REQUEST_ID,
+    ONE(2, K_U32, 1, "millisecondsLeft", milliseconds, HAS(has_milliseconds)),
 };
 static const struct rule terminate_rules[] = {
     ONE(1, K_STRING, 1, "reason", reason, NONE),
     ONE(2, K_U32, 0, "graceMilliseconds", milliseconds, HAS(has_milliseconds)),
 };
 static const struct rule host_begin_rules[] = {
-    REQUEST_ID, ONE(2, K_STRING, 1, "bundleIdentifier", bundle_identifier, NONE), ITEMS(3),
+    REQUEST_ID,
+    ONE(2, K_STRING, 1, "bundleIdentifier", bundle_identifier, NONE),
+    ITEMS(3),
     ONE(4, K_U32, 0, "band", band, HAS(has_band)),
 };
 static const struct rule outcome_rules[] = {
@@ -183,10 +195,10 @@ static const struct rule outcome_rules[] = {
     ERROR(4, 0),
     ONE(5, K_STRING, 0, "reason", reason, NONE),
     ONE(6, K_BOOL, 0, "cold", cold, NONE),
-    { 7, K_NESTED, 0, APPEX_MAX_PHASES, "phase", M(phases), HAS(phase_count), &phase_schema },
+    {7, K_NESTED, 0, APPEX_MAX_PHASES, "phase", M(phases), HAS(phase_count), &phase_schema},
     ONE(8, K_U64, 0, "peakMemoryBytes", peak_memory_bytes, HAS(has_peak_memory_bytes)),
 };
-static const struct rule host_cancel_rules[] = { REQUEST_ID };
+static const struct rule host_cancel_rules[] = {REQUEST_ID};
 static const struct rule interruption_rules[] = {
     REQUEST_ID,
     ONE(2, K_STRING, 1, "bundleIdentifier", bundle_identifier, NONE),
@@ -198,7 +210,8 @@ static const struct rule interruption_rules[] = {
     ONE(8, K_U64, 0, "triggerToDeathMicros", trigger_to_death_micros, HAS(has_trigger_to_death_micros)),
 };
 
-#define SCHEMA(name, rules, check) { name, sizeof(appex_message), rules, sizeof rules / sizeof *rules, check }
+#define SCHEMA(name, rules, check)                                                                                     \
+    { name, sizeof(appex_message), rules, sizeof rules / sizeof *rules, check }
 
 /* The messages, and which role may receive each (a bit per role). */
 #define EXT (1u << APPEX_ROLE_EXTENSION)
@@ -211,22 +224,22 @@ static const struct message_kind {
     bool carries_items;
     struct schema schema;
 } messages[] = {
-    { APPEX_HELLO, EXT | HOST | SUP, false, SCHEMA("Hello", hello_rules, NULL) },
-    { APPEX_REFUSAL, EXT | HOST | SUP, false, SCHEMA("Refusal", refusal_rules, NULL) },
-    { APPEX_PING, EXT | HOST | SUP, false, SCHEMA("Ping", ping_rules, NULL) },
-    { APPEX_PONG, EXT | HOST | SUP, false, SCHEMA("Pong", ping_rules, NULL) },
-    { APPEX_BEGIN_REQUEST, EXT, true, SCHEMA("BeginRequest", items_rules, NULL) },
-    { APPEX_COMPLETE_REQUEST, SUP, true, SCHEMA("CompleteRequest", items_rules, NULL) },
-    { APPEX_CANCEL_REQUEST, EXT | SUP, false, SCHEMA("CancelRequest", cancel_rules, NULL) },
-    { APPEX_OPEN_URL, HOST | SUP, false, SCHEMA("OpenURL", open_url_rules, NULL) },
-    { APPEX_OPEN_URL_RESULT, EXT | SUP, false, SCHEMA("OpenURLResult", open_url_result_rules, NULL) },
-    { APPEX_MEMORY_WARNING, EXT, false, SCHEMA("MemoryWarning", memory_warning_rules, check_memory_warning) },
-    { APPEX_REQUEST_WILL_EXPIRE, EXT, false, SCHEMA("RequestWillExpire", will_expire_rules, NULL) },
-    { APPEX_TERMINATE, EXT, false, SCHEMA("Terminate", terminate_rules, NULL) },
-    { APPEX_HOST_BEGIN_REQUEST, SUP, true, SCHEMA("HostBeginRequest", host_begin_rules, NULL) },
-    { APPEX_REQUEST_OUTCOME, HOST, true, SCHEMA("RequestOutcome", outcome_rules, check_outcome) },
-    { APPEX_HOST_CANCEL_REQUEST, SUP, false, SCHEMA("HostCancelRequest", host_cancel_rules, NULL) },
-    { APPEX_INTERRUPTION, HOST, false, SCHEMA("Interruption", interruption_rules, NULL) },
+    {APPEX_HELLO, EXT | HOST | SUP, false, SCHEMA("Hello", hello_rules, NULL)},
+    {APPEX_REFUSAL, EXT | HOST | SUP, false, SCHEMA("Refusal", refusal_rules, NULL)},
+    {APPEX_PING, EXT | HOST | SUP, false, SCHEMA("Ping", ping_rules, NULL)},
+    {APPEX_PONG, EXT | HOST | SUP, false, SCHEMA("Pong", ping_rules, NULL)},
+    {APPEX_BEGIN_REQUEST, EXT, true, SCHEMA("BeginRequest", items_rules, NULL)},
+    {APPEX_COMPLETE_REQUEST, SUP, true, SCHEMA("CompleteRequest", items_rules, NULL)},
+    {APPEX_CANCEL_REQUEST, EXT | SUP, false, SCHEMA("CancelRequest", cancel_rules, NULL)},
+    {APPEX_OPEN_URL, HOST | SUP, false, SCHEMA("OpenURL", open_url_rules, NULL)},
+    {APPEX_OPEN_URL_RESULT, EXT | SUP, false, SCHEMA("OpenURLResult", open_url_result_rules, NULL)},
+    {APPEX_MEMORY_WARNING, EXT, false, SCHEMA("MemoryWarning", memory_warning_rules, check_memory_warning)},
+    {APPEX_REQUEST_WILL_EXPIRE, EXT, false, SCHEMA("RequestWillExpire", will_expire_rules, NULL)},
+    {APPEX_TERMINATE, EXT, false, SCHEMA("Terminate", terminate_rules, NULL)},
+    {APPEX_HOST_BEGIN_REQUEST, SUP, true, SCHEMA("HostBeginRequest", host_begin_rules, NULL)},
+    {APPEX_REQUEST_OUTCOME, HOST, true, SCHEMA("RequestOutcome", outcome_rules, check_outcome)},
+    {APPEX_HOST_CANCEL_REQUEST, SUP, false, SCHEMA("HostCancelRequest", host_cancel_rules, NULL)},
+    {APPEX_INTERRUPTION, HOST, false, SCHEMA("Interruption", interruption_rules, NULL)},
 };
 
 /* ---- walking fields ---- */
@@ -234,7 +247,7 @@ static const struct message_kind {
 struct field {
     uint16_t tag;
     uint32_t length;
-    size_t offset;   /* of the tag, from the frame's start */
+    size_t offset; /* of the tag, from the frame's start */
 };
 
 /* 1: a field in *f; 0: the end; -1: truncated. */
@@ -254,7 +267,10 @@ static int next_field(struct decoder *d, size_t *at, size_t end, const char *pat
 
 static const struct rule *find_rule(const struct schema *s, uint16_t tag, size_t *index) {
     for (size_t i = 0; i < s->count; i++)
-        if (s->rules[i].tag == tag) { *index = i; return &s->rules[i]; }
+        if (s->rules[i].tag == tag) {
+            *index = i;
+            return &s->rules[i];
+        }
     return NULL;
 }
 
@@ -296,7 +312,7 @@ static int store(struct decoder *d, const struct rule *r, const struct field *f,
         return 0;
     case K_NESTED: {
         void *object = slot;
-        if (r->most == 1) {   /* a single nested structure: stored by pointer */
+        if (r->most == 1) { /* a single nested structure: stored by pointer */
             object = appex_arena_alloc(d->arena, r->nested->size);
             if (!object) return appex_fail(d->err, "io", "out of memory decoding %s", inner);
             *(void **)slot = object;
@@ -311,11 +327,12 @@ static int store(struct decoder *d, const struct rule *r, const struct field *f,
 
 static int decode_struct(struct decoder *d, const struct schema *s, size_t start, size_t end, void *object,
                          const char *path) {
-    size_t times[MOST_RULES] = { 0 };
+    size_t times[MOST_RULES] = {0};
     struct field f;
     size_t at = start, index;
     int r;
-    if (s->count > MOST_RULES) return appex_fail(d->err, "usage", "libappex: schema %s has more than %d tags", s->name, MOST_RULES);
+    if (s->count > MOST_RULES)
+        return appex_fail(d->err, "usage", "libappex: schema %s has more than %d tags", s->name, MOST_RULES);
     /* First pass: tags, counts, sizes. */
     while ((r = next_field(d, &at, end, path, &f)) == 1) {
         const struct rule *rule = find_rule(s, f.tag, &index);
@@ -324,8 +341,7 @@ static int decode_struct(struct decoder *d, const struct schema *s, size_t start
             continue;
         }
         if (++times[index] > rule->most) {
-            if (rule->most == 1)
-                return malformed(d, "duplicate-field", path, f.offset, "%s appears twice", rule->name);
+            if (rule->most == 1) return malformed(d, "duplicate-field", path, f.offset, "%s appears twice", rule->name);
             return malformed(d, "too-many", path, f.offset, "more than %u %s fields", rule->most, rule->name);
         }
         int size = fixed_size(rule->kind);
@@ -345,12 +361,14 @@ static int decode_struct(struct decoder *d, const struct schema *s, size_t start
             *(void **)(base + rule->offset) = array;
         }
         if (rule->count_at != NONE) {
-            if (rule->most > 1) *(size_t *)(base + rule->count_at) = times[i];
-            else *(int *)(base + rule->count_at) = times[i] > 0;
+            if (rule->most > 1)
+                *(size_t *)(base + rule->count_at) = times[i];
+            else
+                *(int *)(base + rule->count_at) = times[i] > 0;
         }
     }
     /* Second pass: values, in order. */
-    size_t filled[MOST_RULES] = { 0 };
+    size_t filled[MOST_RULES] = {0};
     at = start;
     while (next_field(d, &at, end, path, &f) == 1) {
         const struct rule *rule = find_rule(s, f.tag, &index);
@@ -376,7 +394,10 @@ static int check_user_info(struct decoder *d, void *object, const char *path, si
     struct user_info_wire *w = object;
     int values = 0;
     for (int tag = 2; tag <= 6; tag++)
-        if (w->has[tag]) { values++; w->u.kind = tag; }
+        if (w->has[tag]) {
+            values++;
+            w->u.kind = tag;
+        }
     if (values != 1) return malformed(d, "bad-user-info", path, offset, "%d values, exactly one is required", values);
     return 0;
 }
@@ -388,7 +409,8 @@ static int check_item(struct decoder *d, void *object, const char *path, size_t 
     for (size_t i = 0; i < item->user_info_count; i++)
         for (size_t j = 0; j < i; j++)
             if (strcmp(entries[i].u.key, entries[j].u.key) == 0)
-                return malformed(d, "duplicate-key", path, offset, "userInfo key \"%s\" appears twice", entries[i].u.key);
+                return malformed(d, "duplicate-key", path, offset, "userInfo key \"%s\" appears twice",
+                                 entries[i].u.key);
     /* Compact the arrays into the public element types. */
     if (item->user_info_count) {
         appex_user_info *plain = appex_arena_alloc(d->arena, item->user_info_count * sizeof *plain);
@@ -432,9 +454,11 @@ static int check_descriptors(struct decoder *d, appex_message *m, int fd_count, 
             if (index < 0) continue;
             if (index >= fd_count)
                 return malformed(d, "bad-descriptor-index", path, APPEX_HEADER_SIZE,
-                                 "items[%zu].attachments[%zu] names descriptor %d, the frame has %d", i, j, index, fd_count);
+                                 "items[%zu].attachments[%zu] names descriptor %d, the frame has %d", i, j, index,
+                                 fd_count);
             if (named & (1u << index))
-                return malformed(d, "bad-descriptor-index", path, APPEX_HEADER_SIZE, "descriptor %d is named twice", index);
+                return malformed(d, "bad-descriptor-index", path, APPEX_HEADER_SIZE, "descriptor %d is named twice",
+                                 index);
             named |= 1u << index;
         }
     if (named != (fd_count ? (1u << fd_count) - 1 : 0))
@@ -454,13 +478,19 @@ void appex_message_free(appex_message *m) {
 
 int appex_message_take_fd(appex_message *m, int fd) {
     for (int i = 0; m && fd >= 0 && i < m->fd_count; i++)
-        if (m->fds[i] == fd) { m->fds[i] = -1; return fd; }
+        if (m->fds[i] == fd) {
+            m->fds[i] = -1;
+            return fd;
+        }
     return -1;
 }
 
 /* Points b at a copy of its bytes in the arena; false when out of memory. */
 static bool own_bytes(struct appex_arena *arena, appex_bytes *b) {
-    if (b->length == 0) { b->data = NULL; return true; }
+    if (b->length == 0) {
+        b->data = NULL;
+        return true;
+    }
     uint8_t *copy = appex_arena_alloc(arena, b->length);
     if (!copy) return false;
     memcpy(copy, b->data, b->length);
@@ -478,7 +508,8 @@ int appex_decode(const uint8_t *frame, size_t length, int fd_count, enum appex_r
         return appex_fail(err, "protocol-error", "truncated-header: a %zu-byte record, the header is %d", length,
                           APPEX_HEADER_SIZE);
     if (length > APPEX_MAX_FRAME)
-        return appex_fail(err, "protocol-error", "oversized-frame: %zu bytes, the limit is %d", length, APPEX_MAX_FRAME);
+        return appex_fail(err, "protocol-error", "oversized-frame: %zu bytes, the limit is %d", length,
+                          APPEX_MAX_FRAME);
     if (memcmp(frame, "APXW", 4) != 0) return appex_fail(err, "protocol-error", "bad-magic at offset 0");
     unsigned format = (unsigned)appex_get_le(frame + 4, 2);
     if (format != APPEX_FRAME_FORMAT)
@@ -495,18 +526,19 @@ int appex_decode(const uint8_t *frame, size_t length, int fd_count, enum appex_r
                           announced, fd_count);
     uint32_t payload = (uint32_t)appex_get_le(frame + 12, 4);
     if (payload != length - APPEX_HEADER_SIZE)
-        return appex_fail(err, "protocol-error", "bad-payload-length at offset 12: %u, the record has %zu after the header",
-                          payload, length - APPEX_HEADER_SIZE);
+        return appex_fail(err, "protocol-error",
+                          "bad-payload-length at offset 12: %u, the record has %zu after the header", payload,
+                          length - APPEX_HEADER_SIZE);
     const struct message_kind *kind = NULL;
     for (size_t i = 0; i < sizeof messages / sizeof *messages; i++)
         if (messages[i].type == type) kind = &messages[i];
     if (!kind) return appex_fail(err, "protocol-error", "unknown-type 0x%02x at offset 6", type);
     if (!(kind->receivers & (1u << role)))
-        return appex_fail(err, "protocol-error", "wrong-direction: %s (0x%02x) is not sent to this end", kind->schema.name,
-                          type);
+        return appex_fail(err, "protocol-error", "wrong-direction: %s (0x%02x) is not sent to this end",
+                          kind->schema.name, type);
     if (fd_count > 0 && !kind->carries_items)
-        return appex_fail(err, "protocol-error", "descriptors-not-allowed: %s carries %d descriptors", kind->schema.name,
-                          fd_count);
+        return appex_fail(err, "protocol-error", "descriptors-not-allowed: %s carries %d descriptors",
+                          kind->schema.name, fd_count);
 
     struct appex_arena *arena = appex_arena_new();
     appex_message *m = arena ? appex_arena_alloc(arena, sizeof *m) : NULL;
@@ -517,7 +549,7 @@ int appex_decode(const uint8_t *frame, size_t length, int fd_count, enum appex_r
     m->storage_ = arena;
     m->type = type;
     for (int i = 0; i < APPEX_MAX_FDS; i++) m->fds[i] = -1;
-    struct decoder d = { frame, arena, err };
+    struct decoder d = {frame, arena, err};
     if (decode_struct(&d, &kind->schema, APPEX_HEADER_SIZE, length, m, kind->schema.name) < 0 ||
         (kind->carries_items && check_descriptors(&d, m, fd_count, kind->schema.name) < 0)) {
         appex_arena_free(arena);

@@ -6,7 +6,10 @@
 #include <string.h>
 
 static void append(struct appex_frame *f, const void *data, size_t n) {
-    if (f->too_big || n > APPEX_MAX_FRAME - f->length) { f->too_big = true; return; }
+    if (f->too_big || n > APPEX_MAX_FRAME - f->length) {
+        f->too_big = true;
+        return;
+    }
     if (n) memcpy(f->bytes + f->length, data, n);
     f->length += n;
 }
@@ -24,13 +27,16 @@ void appex_frame_begin(struct appex_frame *f, uint16_t type) {
     append(f, "APXW", 4);
     append_le(f, APPEX_FRAME_FORMAT, 2);
     append_le(f, type, 2);
-    append_le(f, 0, 2);   /* flags */
-    append_le(f, 0, 2);   /* fd count, set by finish */
-    append_le(f, 0, 4);   /* payload length, set by finish */
+    append_le(f, 0, 2); /* flags */
+    append_le(f, 0, 2); /* fd count, set by finish */
+    append_le(f, 0, 4); /* payload length, set by finish */
 }
 
 void appex_frame_bytes(struct appex_frame *f, uint16_t tag, const void *value, size_t n) {
-    if (n > UINT32_MAX) { f->too_big = true; return; }
+    if (n > UINT32_MAX) {
+        f->too_big = true;
+        return;
+    }
     append_le(f, tag, 2);
     append_le(f, n, 4);
     append(f, value, n);
@@ -73,7 +79,8 @@ static void attachment(struct appex_frame *f, const appex_attachment *a) {
     for (size_t i = 0; i < a->type_identifier_count && i < APPEX_MAX_TYPE_IDS; i++)
         appex_frame_string(f, 1, a->type_identifiers[i]);
     if (a->fd >= 0) {
-        if (f->fd_count == APPEX_MAX_FDS) f->too_many = true;
+        if (f->fd_count == APPEX_MAX_FDS)
+            f->too_many = true;
         else {
             appex_frame_int(f, 3, (uint64_t)f->fd_count, 4);
             f->fds[f->fd_count++] = a->fd;
@@ -99,13 +106,16 @@ static void user_info(struct appex_frame *f, const appex_user_info *u) {
         break;
     }
     case APPEX_USER_INFO_DATA: appex_frame_bytes(f, 6, u->data.data, u->data.length); break;
-    default: f->too_many = true;   /* no such kind: refuse to send */
+    default: f->too_many = true; /* no such kind: refuse to send */
     }
     appex_frame_close(f, at);
 }
 
 void appex_frame_items(struct appex_frame *f, uint16_t tag, const appex_item *items, size_t count) {
-    if (count > APPEX_MAX_ITEMS) { f->too_many = true; return; }
+    if (count > APPEX_MAX_ITEMS) {
+        f->too_many = true;
+        return;
+    }
     for (size_t i = 0; i < count; i++) {
         const appex_item *item = &items[i];
         size_t at = appex_frame_open(f, tag);
@@ -122,9 +132,14 @@ void appex_frame_items(struct appex_frame *f, uint16_t tag, const appex_item *it
 }
 
 int appex_frame_finish(struct appex_frame *f, appex_error *err) {
-    if (f->too_big) return appex_fail(err, "usage", "the message does not fit in a %d-byte frame (send bulk data as a descriptor)", APPEX_MAX_FRAME);
+    if (f->too_big)
+        return appex_fail(err, "usage", "the message does not fit in a %d-byte frame (send bulk data as a descriptor)",
+                          APPEX_MAX_FRAME);
     if (f->bad_text) return appex_fail(err, "usage", "a string to send is not UTF-8 or holds a NUL byte");
-    if (f->too_many) return appex_fail(err, "usage", "a count over the protocol's limits (items, attachments, type identifiers 1-16, user info, descriptors)");
+    if (f->too_many)
+        return appex_fail(
+            err, "usage",
+            "a count over the protocol's limits (items, attachments, type identifiers 1-16, user info, descriptors)");
     appex_set_le(f->bytes + 10, (uint64_t)f->fd_count, 2);
     appex_set_le(f->bytes + 12, f->length - APPEX_HEADER_SIZE, 4);
     return 0;

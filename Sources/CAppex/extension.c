@@ -29,11 +29,11 @@ struct appex_extension {
     /* APPEX_PINGS_ON_THREAD: the reader and its queue. */
     pthread_t reader;
     bool reader_running;
-    int queue_fd;   /* eventfd, readable while the queue holds something or the reader ended */
+    int queue_fd; /* eventfd, readable while the queue holds something or the reader ended */
     pthread_mutex_t queue_lock;
     pthread_cond_t queue_changed;
     struct queued *head, *tail;
-    int ended;       /* 0 running, else the final APPEX_NEXT_CLOSED or APPEX_NEXT_ERROR */
+    int ended; /* 0 running, else the final APPEX_NEXT_CLOSED or APPEX_NEXT_ERROR */
     appex_error end_error;
 };
 
@@ -59,9 +59,7 @@ static int pong(appex_extension *ext, uint64_t sequence, appex_error *err) {
 static int judge(appex_extension *ext, appex_message *m, appex_error *err) {
     int i;
     switch (m->type) {
-    case APPEX_HELLO:
-        appex_fail(err, "protocol-error", "a second Hello from appexd");
-        return refuse_locked(ext, err);
+    case APPEX_HELLO: appex_fail(err, "protocol-error", "a second Hello from appexd"); return refuse_locked(ext, err);
     case APPEX_REFUSAL:
         if (m->has_request_id) return APPEX_NEXT_MESSAGE;
         appex_fail(err, m->reason, "appexd refused: %s%s%s", m->reason, m->message ? ": " : "",
@@ -94,10 +92,12 @@ static int judge(appex_extension *ext, appex_message *m, appex_error *err) {
     case APPEX_REQUEST_WILL_EXPIRE:
     case APPEX_OPEN_URL_RESULT:
         i = appex_book_lookup(&ext->book, m->request_id,
-                              m->type == APPEX_CANCEL_REQUEST ? "CancelRequest"
-                              : m->type == APPEX_OPEN_URL_RESULT ? "OpenURLResult" : "RequestWillExpire", err);
+                              m->type == APPEX_CANCEL_REQUEST    ? "CancelRequest"
+                              : m->type == APPEX_OPEN_URL_RESULT ? "OpenURLResult"
+                                                                 : "RequestWillExpire",
+                              err);
         if (i == -2) return refuse_locked(ext, err);
-        if (i == -1) return APPEX_NEXT_NOTHING;   /* stale: the request was answered meanwhile */
+        if (i == -1) return APPEX_NEXT_NOTHING; /* stale: the request was answered meanwhile */
         if (m->type == APPEX_OPEN_URL_RESULT) {
             if (ext->book.open[i].urls == 0) {
                 appex_fail(err, "protocol-error", "OpenURLResult for request %llu, which awaits none",
@@ -107,11 +107,8 @@ static int judge(appex_extension *ext, appex_message *m, appex_error *err) {
             ext->book.open[i].urls--;
         }
         return APPEX_NEXT_MESSAGE;
-    case APPEX_TERMINATE:
-        ext->terminated = true;
-        return APPEX_NEXT_MESSAGE;
-    default:   /* MemoryWarning; the decoder let nothing else through */
-        return APPEX_NEXT_MESSAGE;
+    case APPEX_TERMINATE: ext->terminated = true; return APPEX_NEXT_MESSAGE;
+    default: /* MemoryWarning; the decoder let nothing else through */ return APPEX_NEXT_MESSAGE;
     }
 }
 
@@ -123,8 +120,10 @@ static int read_one(appex_extension *ext, appex_message **out, appex_error *err)
     if (r == APPEX_NEXT_ERROR && strcmp(err->reason, "protocol-error") == 0) refuse_locked(ext, err);
     if (r == APPEX_NEXT_MESSAGE) {
         r = judge(ext, m, err);
-        if (r == APPEX_NEXT_MESSAGE) *out = m;
-        else appex_message_free(m);
+        if (r == APPEX_NEXT_MESSAGE)
+            *out = m;
+        else
+            appex_message_free(m);
     }
     if (r == APPEX_NEXT_CLOSED || r == APPEX_NEXT_ERROR) ext->closed = true;
     pthread_mutex_unlock(&ext->lock);
@@ -144,8 +143,10 @@ static void *reader_main(void *arg) {
             if (q) {
                 q->next = NULL;
                 q->message = m;
-                if (ext->tail) ext->tail->next = q;
-                else ext->head = q;
+                if (ext->tail)
+                    ext->tail->next = q;
+                else
+                    ext->head = q;
                 ext->tail = q;
             } else {
                 appex_message_free(m);
@@ -188,11 +189,16 @@ static int next_from_queue(appex_extension *ext, appex_message **out, int timeou
     clock_gettime(CLOCK_MONOTONIC, &deadline);
     deadline.tv_sec += timeout_ms / 1000;
     deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (deadline.tv_nsec >= 1000000000L) { deadline.tv_sec++; deadline.tv_nsec -= 1000000000L; }
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
     pthread_mutex_lock(&ext->queue_lock);
     while (!ext->head && !ext->ended && timeout_ms != 0) {
-        if (timeout_ms < 0) pthread_cond_wait(&ext->queue_changed, &ext->queue_lock);
-        else if (pthread_cond_timedwait(&ext->queue_changed, &ext->queue_lock, &deadline) == ETIMEDOUT) break;
+        if (timeout_ms < 0)
+            pthread_cond_wait(&ext->queue_changed, &ext->queue_lock);
+        else if (pthread_cond_timedwait(&ext->queue_changed, &ext->queue_lock, &deadline) == ETIMEDOUT)
+            break;
     }
     int r = take_queued(ext, out, err);
     pthread_mutex_unlock(&ext->queue_lock);
@@ -265,8 +271,10 @@ int appex_extension_open_url(appex_extension *ext, uint64_t request_id, const ch
         appex_frame_begin(&ext->out, APPEX_OPEN_URL);
         appex_frame_int(&ext->out, 1, request_id, 8);
         appex_frame_string(&ext->out, 2, url);
-        if (appex_frame_finish(&ext->out, err) < 0 || appex_send_frame(ext->sock, &ext->out, err) < 0) i = -1;
-        else ext->book.open[i].urls++;
+        if (appex_frame_finish(&ext->out, err) < 0 || appex_send_frame(ext->sock, &ext->out, err) < 0)
+            i = -1;
+        else
+            ext->book.open[i].urls++;
     }
     pthread_mutex_unlock(&ext->lock);
     return i < 0 ? -1 : 0;
@@ -284,7 +292,7 @@ void appex_extension_refuse(appex_extension *ext, const char *reason, const char
 
 void appex_extension_close(appex_extension *ext) {
     if (!ext) return;
-    shutdown(ext->sock, SHUT_RDWR);   /* the reader's recvmsg returns */
+    shutdown(ext->sock, SHUT_RDWR); /* the reader's recvmsg returns */
     if (ext->reader_running) pthread_join(ext->reader, NULL);
     for (struct queued *q = ext->head, *next; q; q = next) {
         next = q->next;
@@ -323,7 +331,7 @@ int appex_extension_open_fd(appex_extension **out, int sock, const char *bundle_
     pthread_condattr_destroy(&attr);
     if (appex_session_hello(sock, bundle_identifier, err) < 0 ||
         appex_session_await_hello(sock, APPEX_ROLE_EXTENSION, err) < 0) {
-        ext->sock = -1;   /* the caller's socket stays the caller's on failure */
+        ext->sock = -1; /* the caller's socket stays the caller's on failure */
         appex_extension_close(ext);
         return -1;
     }

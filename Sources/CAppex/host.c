@@ -26,9 +26,10 @@ int appex_host_connect(appex_host **out, const char *socket_path, const char *id
     *out = NULL;
     if (!socket_path || !*socket_path) socket_path = getenv("APPEX_SOCKET");
     if (!socket_path || !*socket_path) socket_path = DEFAULT_SOCKET;
-    struct sockaddr_un address = { .sun_family = AF_UNIX };
+    struct sockaddr_un address = {.sun_family = AF_UNIX};
     if (strlen(socket_path) >= sizeof address.sun_path)
-        return appex_fail(err, "usage", "socket path %s is longer than %zu bytes", socket_path, sizeof address.sun_path - 1);
+        return appex_fail(err, "usage", "socket path %s is longer than %zu bytes", socket_path,
+                          sizeof address.sun_path - 1);
     strcpy(address.sun_path, socket_path);
     appex_host *host = calloc(1, sizeof *host);
     if (!host) return appex_fail(err, "io", "out of memory");
@@ -41,7 +42,8 @@ int appex_host_connect(appex_host **out, const char *socket_path, const char *id
     int r;
     do r = connect(host->sock, (struct sockaddr *)&address, sizeof address);
     while (r < 0 && errno == EINTR);
-    if (r < 0) r = appex_fail_errno(err, errno, "connect to %s", socket_path);
+    if (r < 0)
+        r = appex_fail_errno(err, errno, "connect to %s", socket_path);
     else if (appex_session_hello(host->sock, identifier ? identifier : "libappex", err) < 0 ||
              appex_session_await_hello(host->sock, APPEX_ROLE_HOST, err) < 0)
         r = -1;
@@ -77,7 +79,7 @@ int appex_host_begin(appex_host *host, const char *bundle_identifier, const appe
 }
 
 int appex_host_cancel(appex_host *host, uint64_t request_id, appex_error *err) {
-    if (appex_book_find(&host->book, request_id) < 0) return 0;   /* it has ended: nothing to cancel */
+    if (appex_book_find(&host->book, request_id) < 0) return 0; /* it has ended: nothing to cancel */
     appex_frame_begin(&host->out, APPEX_HOST_CANCEL_REQUEST);
     appex_frame_int(&host->out, 1, request_id, 8);
     return send_built(host, err);
@@ -86,7 +88,8 @@ int appex_host_cancel(appex_host *host, uint64_t request_id, appex_error *err) {
 int appex_host_open_url_result(appex_host *host, uint64_t request_id, int accepted, appex_error *err) {
     int i = appex_book_find(&host->book, request_id);
     if (i < 0 || host->book.open[i].urls == 0)
-        return appex_fail(err, "usage", "request %llu has no OpenURL awaiting a result", (unsigned long long)request_id);
+        return appex_fail(err, "usage", "request %llu has no OpenURL awaiting a result",
+                          (unsigned long long)request_id);
     appex_frame_begin(&host->out, APPEX_OPEN_URL_RESULT);
     appex_frame_int(&host->out, 1, request_id, 8);
     appex_frame_int(&host->out, 2, accepted ? 1 : 0, 1);
@@ -107,16 +110,12 @@ static int refuse(appex_host *host, appex_error *err) {
 static int judge(appex_host *host, appex_message *m, appex_error *err) {
     int i;
     switch (m->type) {
-    case APPEX_HELLO:
-        appex_fail(err, "protocol-error", "a second Hello from appexd");
-        return refuse(host, err);
+    case APPEX_HELLO: appex_fail(err, "protocol-error", "a second Hello from appexd"); return refuse(host, err);
     case APPEX_PING:
         appex_frame_begin(&host->out, APPEX_PONG);
         appex_frame_int(&host->out, 1, m->sequence, 8);
         return send_built(host, err) < 0 ? APPEX_NEXT_ERROR : APPEX_NEXT_NOTHING;
-    case APPEX_PONG:
-        appex_fail(err, "protocol-error", "a Pong, and this host sent no Ping");
-        return refuse(host, err);
+    case APPEX_PONG: appex_fail(err, "protocol-error", "a Pong, and this host sent no Ping"); return refuse(host, err);
     case APPEX_REFUSAL:
         if (!m->has_request_id) {
             appex_fail(err, m->reason, "appexd refused the connection: %s%s%s", m->reason, m->message ? ": " : "",
@@ -146,8 +145,7 @@ static int judge(appex_host *host, appex_message *m, appex_error *err) {
         }
         if (m->type == APPEX_REQUEST_OUTCOME || m->type == APPEX_REFUSAL) appex_book_remove(&host->book, i);
         return APPEX_NEXT_MESSAGE;
-    default:
-        return APPEX_NEXT_MESSAGE;
+    default: return APPEX_NEXT_MESSAGE;
     }
 }
 
@@ -164,8 +162,10 @@ int appex_host_next(appex_host *host, appex_message **out, int timeout_ms, appex
         return r;
     }
     r = judge(host, m, err);
-    if (r == APPEX_NEXT_MESSAGE) *out = m;
-    else appex_message_free(m);
+    if (r == APPEX_NEXT_MESSAGE)
+        *out = m;
+    else
+        appex_message_free(m);
     return r;
 }
 

@@ -12,15 +12,13 @@
 #define APPEX_ROLE_SUPERVISOR_ 3
 
 /* ---- errors ---- */
-int appex_fail(appex_error *err, const char *reason, const char *format, ...)
-    __attribute__((format(printf, 3, 4)));
-int appex_fail_errno(appex_error *err, int errnum, const char *format, ...)
-    __attribute__((format(printf, 3, 4)));
+int appex_fail(appex_error *err, const char *reason, const char *format, ...) __attribute__((format(printf, 3, 4)));
+int appex_fail_errno(appex_error *err, int errnum, const char *format, ...) __attribute__((format(printf, 3, 4)));
 
 /* ---- arena: every allocation of one message, freed at once ---- */
 struct appex_arena;
 struct appex_arena *appex_arena_new(void);
-void *appex_arena_alloc(struct appex_arena *arena, size_t size);   /* zeroed; NULL when out of memory */
+void *appex_arena_alloc(struct appex_arena *arena, size_t size); /* zeroed; NULL when out of memory */
 void appex_arena_free(struct appex_arena *arena);
 
 /* ---- little-endian ---- */
@@ -34,16 +32,16 @@ static inline void appex_set_le(uint8_t *p, uint64_t v, int size) {
 }
 
 /* ---- UTF-8 ---- */
-size_t appex_utf8_sequence(const uint8_t *p, size_t n);   /* bytes of the sequence at p, 0 when invalid */
-bool appex_is_text(const uint8_t *p, size_t n);          /* valid UTF-8, no NUL */
+size_t appex_utf8_sequence(const uint8_t *p, size_t n); /* bytes of the sequence at p, 0 when invalid */
+bool appex_is_text(const uint8_t *p, size_t n); /* valid UTF-8, no NUL */
 
 /* ---- encoding: one frame in one buffer, descriptors beside it ---- */
 struct appex_frame {
     uint8_t bytes[APPEX_MAX_FRAME];
     size_t length;
     bool too_big;
-    bool bad_text;       /* a string that is not UTF-8 or has a NUL */
-    bool too_many;       /* a count over its limit */
+    bool bad_text; /* a string that is not UTF-8 or has a NUL */
+    bool too_many; /* a count over its limit */
     int fds[APPEX_MAX_FDS];
     int fd_count;
 };

@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 int appex_session_hello(int sock, const char *identifier, appex_error *err) {
-    struct appex_frame *f = malloc(sizeof *f);   /* heap, not TLS: see appex_send_refusal */
+    struct appex_frame *f = malloc(sizeof *f); /* heap, not TLS: see appex_send_refusal */
     if (!f) return appex_fail(err, "io", "out of memory");
     appex_frame_begin(f, APPEX_HELLO);
     appex_frame_int(f, 1, APPEX_PROTOCOL_VERSION, 4);
@@ -56,15 +56,14 @@ int appex_book_add(struct appex_book *b, uint64_t id) {
     return 0;
 }
 
-void appex_book_remove(struct appex_book *b, int index) {
-    b->open[index] = b->open[--b->count];
-}
+void appex_book_remove(struct appex_book *b, int index) { b->open[index] = b->open[--b->count]; }
 
 int appex_book_lookup(const struct appex_book *b, uint64_t id, const char *what, appex_error *err) {
     int i = appex_book_find(b, id);
     if (i >= 0) return i;
     if (id == 0 || id > b->last)
         return appex_fail(err, "protocol-error", "%s names request %llu, which never began", what,
-                          (unsigned long long)id) - 1;
-    return -1;   /* ended: stale */
+                          (unsigned long long)id) -
+               1;
+    return -1; /* ended: stale */
 }

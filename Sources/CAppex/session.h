@@ -12,9 +12,12 @@ int appex_session_await_hello(int sock, enum appex_role role, appex_error *err);
 
 /* Requests begun and not answered, with the OpenURLs awaiting a result for each. */
 struct appex_book {
-    struct { uint64_t id; int urls; } open[APPEX_MAX_IN_FLIGHT];
+    struct {
+        uint64_t id;
+        int urls;
+    } open[APPEX_MAX_IN_FLIGHT];
     int count;
-    uint64_t last;   /* the highest id begun */
+    uint64_t last; /* the highest id begun */
 };
 
 int appex_book_find(const struct appex_book *b, uint64_t id);

@@ -90,10 +90,17 @@ size_t appex_utf8_sequence(const uint8_t *p, size_t n) {
     size_t len;
     uint32_t cp;
     if (b < 0x80) return 1;
-    if (b >= 0xC2 && b <= 0xDF) { len = 2; cp = b & 0x1F; }
-    else if (b >= 0xE0 && b <= 0xEF) { len = 3; cp = b & 0x0F; }
-    else if (b >= 0xF0 && b <= 0xF4) { len = 4; cp = b & 0x07; }
-    else return 0;
+    if (b >= 0xC2 && b <= 0xDF) {
+        len = 2;
+        cp = b & 0x1F;
+    } else if (b >= 0xE0 && b <= 0xEF) {
+        len = 3;
+        cp = b & 0x0F;
+    } else if (b >= 0xF0 && b <= 0xF4) {
+        len = 4;
+        cp = b & 0x07;
+    } else
+        return 0;
     if (n < len) return 0;
     for (size_t i = 1; i < len; i++) {
         if ((p[i] & 0xC0) != 0x80) return 0;

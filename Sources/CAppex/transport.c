@@ -10,12 +10,12 @@
 #include <unistd.h>
 
 int appex_send_frame(int sock, const struct appex_frame *f, appex_error *err) {
-    struct iovec iov = { (void *)f->bytes, f->length };
+    struct iovec iov = {(void *)f->bytes, f->length};
     union {
         char buffer[CMSG_SPACE(APPEX_MAX_FDS * sizeof(int))];
         struct cmsghdr align;
     } control;
-    struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
     if (f->fd_count > 0) {
         memset(&control, 0, sizeof control);
         msg.msg_control = control.buffer;
@@ -38,7 +38,7 @@ int appex_send_frame(int sock, const struct appex_frame *f, appex_error *err) {
  * leave no room in the small stacks other threads of a linking program ask for. */
 void appex_send_refusal(int sock, const char *reason, const char *message) {
     struct appex_frame *f = malloc(sizeof *f);
-    if (!f) return;   /* best effort, as section 8 allows */
+    if (!f) return; /* best effort, as section 8 allows */
     appex_frame_begin(f, APPEX_REFUSAL);
     appex_frame_string(f, 1, reason);
     if (message) appex_frame_string(f, 2, message);
@@ -47,7 +47,7 @@ void appex_send_refusal(int sock, const char *reason, const char *message) {
 }
 
 int appex_wait_readable(int fd, int timeout_ms, appex_error *err) {
-    struct pollfd p = { .fd = fd, .events = POLLIN };
+    struct pollfd p = {.fd = fd, .events = POLLIN};
     for (;;) {
         int n = poll(&p, 1, timeout_ms);
         if (n < 0 && errno == EINTR) continue;
@@ -81,9 +81,9 @@ int appex_receive(int sock, enum appex_role role, appex_message **out, appex_err
         char buffer[CMSG_SPACE((APPEX_MAX_FDS + 1) * sizeof(int))];
         struct cmsghdr align;
     } control;
-    struct iovec iov = { frame, capacity };
-    struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buffer,
-                          .msg_controllen = sizeof control.buffer };
+    struct iovec iov = {frame, capacity};
+    struct msghdr msg = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buffer, .msg_controllen = sizeof control.buffer};
     ssize_t n;
     do n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
     while (n < 0 && errno == EINTR);
@@ -99,8 +99,10 @@ int appex_receive(int sock, enum appex_role role, appex_message **out, appex_err
         for (size_t i = 0; i < count; i++) {
             int fd;
             memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-            if (nfds <= APPEX_MAX_FDS) fds[nfds++] = fd;
-            else close(fd);
+            if (nfds <= APPEX_MAX_FDS)
+                fds[nfds++] = fd;
+            else
+                close(fd);
         }
     }
     int result;

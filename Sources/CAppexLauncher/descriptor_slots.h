@@ -7,7 +7,7 @@
 
 // The slots one launch holds: which slot, the descriptor staged there, its number there.
 typedef struct appex_slot_set {
-    int32_t limit;               // the reserved numbers' bound; 0: no slots, no staging
+    int32_t limit; // the reserved numbers' bound; 0: no slots, no staging
     int n;
     int slot[APPEX_SLOT_SET_MAX];
     int32_t original[APPEX_SLOT_SET_MAX];

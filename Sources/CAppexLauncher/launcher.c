@@ -80,9 +80,9 @@ static uint64_t now_ns(void) {
 typedef struct child_ctx {
     const appex_plan *plan;
     appex_result *result;
-    int notify_sock;           // child's end of the socketpair, or -1
-    int32_t unshare_below;     // > 0: cloned with CLONE_FILES; keep only descriptors below this
-    const cpu_set_t *cpus;     // non-NULL: the child starts pinned to the parent's CPU; restore this
+    int notify_sock; // child's end of the socketpair, or -1
+    int32_t unshare_below; // > 0: cloned with CLONE_FILES; keep only descriptors below this
+    const cpu_set_t *cpus; // non-NULL: the child starts pinned to the parent's CPU; restore this
 } child_ctx;
 
 // The child starts on the CPU its parent is leaving. With CLONE_VFORK the parent sleeps as
@@ -146,8 +146,7 @@ static int apply_op(const appex_mount_op *op) {
         if (r < 0 && errno != EEXIST) return -1;
         return 0;
     case APPEX_OP_MKFILE: {
-        r = syscall(SYS_openat, AT_FDCWD, op->target,
-                    O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, op->mode);
+        r = syscall(SYS_openat, AT_FDCWD, op->target, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, op->mode);
         if (r < 0) return errno == EEXIST ? 0 : -1;
         syscall(SYS_close, (int)r);
         return 0;
@@ -159,13 +158,9 @@ static int apply_op(const appex_mount_op *op) {
         // Not MS_REC: submounts under a listed path stay invisible.
         if (syscall(SYS_mount, op->source, op->target, NULL, MS_BIND, NULL) < 0) return -1;
         if (op->flags == 0) return 0;
-        return (int)syscall(SYS_mount, NULL, op->target, NULL,
-                            MS_REMOUNT | MS_BIND | ms_flags(op->flags), NULL);
-    case APPEX_OP_TMPFS:
-        return (int)syscall(SYS_mount, "tmpfs", op->target, "tmpfs", ms_flags(op->flags),
-                            op->source);
-    case APPEX_OP_PROC:
-        return (int)syscall(SYS_mount, "proc", op->target, "proc", ms_flags(op->flags), op->source);
+        return (int)syscall(SYS_mount, NULL, op->target, NULL, MS_REMOUNT | MS_BIND | ms_flags(op->flags), NULL);
+    case APPEX_OP_TMPFS: return (int)syscall(SYS_mount, "tmpfs", op->target, "tmpfs", ms_flags(op->flags), op->source);
+    case APPEX_OP_PROC: return (int)syscall(SYS_mount, "proc", op->target, "proc", ms_flags(op->flags), op->source);
     case APPEX_OP_MKNOD:
         r = syscall(SYS_mknodat, AT_FDCWD, op->target, op->mode, op->dev);
         return (r < 0 && errno != EEXIST) ? -1 : 0;
@@ -181,9 +176,7 @@ static int apply_op(const appex_mount_op *op) {
     }
     case APPEX_OP_ATTACH_TREE:
         return (int)syscall(SYS_move_mount, op->fd, "", AT_FDCWD, op->target, MOVE_MOUNT_F_EMPTY_PATH);
-    default:
-        errno = EINVAL;
-        return -1;
+    default: errno = EINVAL; return -1;
     }
 }
 
@@ -197,8 +190,7 @@ static int child_main(void *arg) {
     // 0. Cloned with CLONE_FILES (descriptor slots): a private descriptor table before
     //    anything else, holding only the descriptors below the slots' bound; until this
     //    the child must not touch a descriptor, the table is still the parent's.
-    if (c->unshare_below > 0 &&
-        syscall(SYS_close_range, (unsigned int)c->unshare_below, ~0U, CLOSE_RANGE_UNSHARE) < 0)
+    if (c->unshare_below > 0 && syscall(SYS_close_range, (unsigned int)c->unshare_below, ~0U, CLOSE_RANGE_UNSHARE) < 0)
         fail(c, APPEX_STEP_FDS, 5, errno);
 
     // Handlers are the parent's code on shared memory: reset them all first.
@@ -235,8 +227,7 @@ static int child_main(void *arg) {
 
     // UTS name (new UTS namespace only; an entered sandbox has its own already).
     if (p->hostname && (p->namespaces & APPEX_NS_UTS) && p->enter_pidfd < 0) {
-        if (syscall(SYS_sethostname, p->hostname, strlen(p->hostname)) < 0)
-            fail(c, APPEX_STEP_HOSTNAME, 0, errno);
+        if (syscall(SYS_sethostname, p->hostname, strlen(p->hostname)) < 0) fail(c, APPEX_STEP_HOSTNAME, 0, errno);
     }
 
     // 3. Filesystem view: private propagation, tmpfs root, ops, pivot_root (an entered
@@ -246,8 +237,7 @@ static int child_main(void *arg) {
         long old_umask = syscall(SYS_umask, 0);
         if (syscall(SYS_mount, NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
             fail(c, APPEX_STEP_MOUNT_PRIVATE, 0, errno);
-        if (syscall(SYS_mount, "tmpfs", p->root, "tmpfs", MS_NOSUID | MS_NODEV,
-                    "mode=0755,size=1m,nr_inodes=4096") < 0)
+        if (syscall(SYS_mount, "tmpfs", p->root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m,nr_inodes=4096") < 0)
             fail(c, APPEX_STEP_ROOT_TMPFS, 0, errno);
         for (int32_t i = 0; i < p->n_ops; i++) {
             if (apply_op(&p->ops[i]) < 0) fail(c, APPEX_STEP_MOUNT_OP, i, errno);
@@ -257,8 +247,7 @@ static int child_main(void *arg) {
         if (syscall(SYS_pivot_root, ".", ".") < 0) fail(c, APPEX_STEP_PIVOT_ROOT, 1, errno);
         if (syscall(SYS_umount2, ".", MNT_DETACH) < 0) fail(c, APPEX_STEP_DETACH_OLD_ROOT, 0, errno);
         if (syscall(SYS_chdir, "/") < 0) fail(c, APPEX_STEP_DETACH_OLD_ROOT, 1, errno);
-        if (syscall(SYS_mount, NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV,
-                    NULL) < 0)
+        if (syscall(SYS_mount, NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0)
             fail(c, APPEX_STEP_ROOT_READONLY, 0, errno);
         syscall(SYS_umask, old_umask);
     }
@@ -275,8 +264,7 @@ static int child_main(void *arg) {
         }
     }
     if (c->notify_sock >= 0) {
-        if (syscall(SYS_dup3, c->notify_sock, APPEX_NOTIFY_SOCK_FD, O_CLOEXEC) < 0)
-            fail(c, APPEX_STEP_FDS, 1, errno);
+        if (syscall(SYS_dup3, c->notify_sock, APPEX_NOTIFY_SOCK_FD, O_CLOEXEC) < 0) fail(c, APPEX_STEP_FDS, 1, errno);
     }
     // The channel goes to fd 3. Whatever sits there now (the executable's fd, say) is moved
     // out of the way first, so the dup3 below cannot close something still needed.
@@ -290,15 +278,15 @@ static int child_main(void *arg) {
         if (syscall(SYS_dup3, p->channel_fd, APPEX_CHANNEL_FD, 0) < 0) fail(c, APPEX_STEP_FDS, 3, errno);
     }
     if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0) fail(c, APPEX_STEP_FDS, 0, errno);
-    if (p->channel_fd >= 0 && syscall(SYS_fcntl, APPEX_CHANNEL_FD, F_SETFD, 0) < 0)
-        fail(c, APPEX_STEP_FDS, 4, errno);
+    if (p->channel_fd >= 0 && syscall(SYS_fcntl, APPEX_CHANNEL_FD, F_SETFD, 0) < 0) fail(c, APPEX_STEP_FDS, 4, errno);
 
     // 5. rlimits while still privileged (lowering hard limits needs no privilege,
     //    raising them above the current hard limit does).
     for (int32_t i = 0; i < p->n_rlimits; i++) {
-        struct rlimit64 { uint64_t cur, max; } rl = {p->rlimits[i].soft, p->rlimits[i].hard};
-        if (syscall(SYS_prlimit64, 0, p->rlimits[i].resource, &rl, NULL) < 0)
-            fail(c, APPEX_STEP_RLIMIT, i, errno);
+        struct rlimit64 {
+            uint64_t cur, max;
+        } rl = {p->rlimits[i].soft, p->rlimits[i].hard};
+        if (syscall(SYS_prlimit64, 0, p->rlimits[i].resource, &rl, NULL) < 0) fail(c, APPEX_STEP_RLIMIT, i, errno);
     }
 
     // 6. Credentials. First empty the bounding and ambient sets (this needs CAP_SETPCAP, so
@@ -315,7 +303,8 @@ static int child_main(void *arg) {
                 fail(c, APPEX_STEP_CAPABILITIES, 0, errno);
             }
         }
-        if (syscall(SYS_setgroups, p->n_groups, p->n_groups ? p->groups : NULL) < 0) fail(c, APPEX_STEP_SETGROUPS, 0, errno);
+        if (syscall(SYS_setgroups, p->n_groups, p->n_groups ? p->groups : NULL) < 0)
+            fail(c, APPEX_STEP_SETGROUPS, 0, errno);
         if (syscall(SYS_setresgid, p->gid, p->gid, p->gid) < 0) fail(c, APPEX_STEP_SETGID, 0, errno);
         if (syscall(SYS_setresuid, p->uid, p->uid, p->uid) < 0) fail(c, APPEX_STEP_SETUID, 0, errno);
     }
@@ -323,14 +312,12 @@ static int child_main(void *arg) {
 
     // 7. No new privileges: setuid binaries and file caps are inert from here on.
     if (p->no_new_privs || p->bpf) {
-        if (syscall(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-            fail(c, APPEX_STEP_NO_NEW_PRIVS, 0, errno);
+        if (syscall(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) fail(c, APPEX_STEP_NO_NEW_PRIVS, 0, errno);
     }
 
     // 8. seccomp last: every step above may use any syscall.
     if (p->bpf && p->bpf_len > 0) {
-        struct sock_fprog prog = {.len = (unsigned short)p->bpf_len,
-                                  .filter = (struct sock_filter *)p->bpf};
+        struct sock_fprog prog = {.len = (unsigned short)p->bpf_len, .filter = (struct sock_filter *)p->bpf};
         unsigned long flags = p->seccomp_notify ? SECCOMP_FILTER_FLAG_NEW_LISTENER : 0;
         long fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
         if (fd < 0) fail(c, APPEX_STEP_SECCOMP, 0, errno);
@@ -343,8 +330,8 @@ static int child_main(void *arg) {
                 struct cmsghdr align;
             } u;
             memset(&u, 0, sizeof(u));
-            struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1,
-                                 .msg_control = u.buf, .msg_controllen = sizeof(u.buf)};
+            struct msghdr msg = {
+                .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf)};
             struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
             cm->cmsg_level = SOL_SOCKET;
             cm->cmsg_type = SCM_RIGHTS;
@@ -381,32 +368,31 @@ static int child_main(void *arg) {
 // the new, empty stack, so it cannot return into C. This trampoline calls
 // fn(arg) there and exits with its result. rdi=args rsi=size rdx=fn rcx=arg.
 long appex_clone3_trampoline(struct clone_args *args, size_t size, int (*fn)(void *), void *arg);
-__asm__(
-    ".text\n"
-    ".globl appex_clone3_trampoline\n"
-    ".hidden appex_clone3_trampoline\n"
-    ".type appex_clone3_trampoline,@function\n"
-    "appex_clone3_trampoline:\n"
-    "  push %r12\n"
-    "  push %r13\n"
-    "  mov %rdx, %r12\n"
-    "  mov %rcx, %r13\n"
-    "  mov $435, %eax\n" // __NR_clone3
-    "  syscall\n"
-    "  test %rax, %rax\n"
-    "  jz 1f\n"
-    "  pop %r13\n"
-    "  pop %r12\n"
-    "  ret\n"
-    "1:\n"
-    "  xor %ebp, %ebp\n"
-    "  mov %r13, %rdi\n"
-    "  call *%r12\n"
-    "  mov %eax, %edi\n"
-    "  mov $231, %eax\n" // __NR_exit_group
-    "  syscall\n"
-    "  hlt\n"
-    ".size appex_clone3_trampoline, .-appex_clone3_trampoline\n");
+__asm__(".text\n"
+        ".globl appex_clone3_trampoline\n"
+        ".hidden appex_clone3_trampoline\n"
+        ".type appex_clone3_trampoline,@function\n"
+        "appex_clone3_trampoline:\n"
+        "  push %r12\n"
+        "  push %r13\n"
+        "  mov %rdx, %r12\n"
+        "  mov %rcx, %r13\n"
+        "  mov $435, %eax\n" // __NR_clone3
+        "  syscall\n"
+        "  test %rax, %rax\n"
+        "  jz 1f\n"
+        "  pop %r13\n"
+        "  pop %r12\n"
+        "  ret\n"
+        "1:\n"
+        "  xor %ebp, %ebp\n"
+        "  mov %r13, %rdi\n"
+        "  call *%r12\n"
+        "  mov %eax, %edi\n"
+        "  mov $231, %eax\n" // __NR_exit_group
+        "  syscall\n"
+        "  hlt\n"
+        ".size appex_clone3_trampoline, .-appex_clone3_trampoline\n");
 #endif
 
 static int recv_listener(int sock) {
@@ -416,8 +402,7 @@ static int recv_listener(int sock) {
         char buf[CMSG_SPACE(sizeof(int))];
         struct cmsghdr align;
     } u;
-    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1,
-                         .msg_control = u.buf, .msg_controllen = sizeof(u.buf)};
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf)};
     ssize_t n = recvmsg(sock, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
     if (n <= 0) return -1;
     struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
@@ -463,13 +448,15 @@ int appex_launch(const appex_plan *plan, appex_result *result) {
     }
 
     size_t stack_size = plan->stack_size ? plan->stack_size : 256 * 1024;
-    void *stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    void *stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
     if (stack == MAP_FAILED) {
         result->step = APPEX_STEP_CLONE;
         result->index = 2;
         result->error = errno;
-        if (sv[0] >= 0) { close(sv[0]); close(sv[1]); }
+        if (sv[0] >= 0) {
+            close(sv[0]);
+            close(sv[1]);
+        }
         return -1;
     }
 
@@ -487,7 +474,8 @@ int appex_launch(const appex_plan *plan, appex_result *result) {
     }
     if (use_slots) {
         int bad = 0;
-        for (int32_t i = 0; i < plan->n_cgroup_procs_fds; i++) bad |= appex_slot_stage(&slots, plan->cgroup_procs_fds[i], &procs[i]);
+        for (int32_t i = 0; i < plan->n_cgroup_procs_fds; i++)
+            bad |= appex_slot_stage(&slots, plan->cgroup_procs_fds[i], &procs[i]);
         staged.cgroup_procs_fds = procs;
         for (int32_t i = 0; i < plan->n_ops; i++) {
             ops[i] = plan->ops[i];
@@ -509,7 +497,9 @@ int appex_launch(const appex_plan *plan, appex_result *result) {
             notify = sv[1];
         }
     }
-    child_ctx ctx = {.plan = use_slots ? &staged : plan, .result = result, .notify_sock = notify,
+    child_ctx ctx = {.plan = use_slots ? &staged : plan,
+                     .result = result,
+                     .notify_sock = notify,
                      .unshare_below = use_slots ? slots.limit : 0};
     unsigned long files = use_slots ? CLONE_FILES : 0;
 
@@ -530,7 +520,10 @@ int appex_launch(const appex_plan *plan, appex_result *result) {
             appex_slot_release(&slots);
             free(ops);
             munmap(stack, stack_size);
-            if (sv[0] >= 0) { close(sv[0]); close(sv[1]); }
+            if (sv[0] >= 0) {
+                close(sv[0]);
+                close(sv[1]);
+            }
             return -1;
         }
     }
@@ -590,7 +583,10 @@ int appex_launch(const appex_plan *plan, appex_result *result) {
     if (pid < 0) {
         result->step = APPEX_STEP_CLONE;
         result->error = clone_errno;
-        if (sv[0] >= 0) { close(sv[0]); close(sv[1]); }
+        if (sv[0] >= 0) {
+            close(sv[0]);
+            close(sv[1]);
+        }
         return -1;
     }
     result->pid = (int32_t)pid;
@@ -611,7 +607,10 @@ int appex_launch(const appex_plan *plan, appex_result *result) {
         result->exit_status = si.si_status;
         close(pidfd);
         result->pidfd = -1;
-        if (sv[0] >= 0) { close(sv[0]); close(sv[1]); }
+        if (sv[0] >= 0) {
+            close(sv[0]);
+            close(sv[1]);
+        }
         return -1;
     }
 

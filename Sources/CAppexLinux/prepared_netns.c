@@ -36,7 +36,7 @@ int appex_netns_maker_finish(struct appex_netns_maker *m) {
     if (m->started) {
         pthread_join(m->thread, NULL);
     } else {
-        appex_netns_maker_body(m);  // no thread could be made: the work is done here
+        appex_netns_maker_body(m); // no thread could be made: the work is done here
     }
     int fd = m->fd;
     free(m);

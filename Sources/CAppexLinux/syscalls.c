@@ -28,9 +28,7 @@ int appex_open_tree_clone(int dirfd) {
     return (int)syscall(SYS_open_tree, dirfd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
 }
 
-int appex_pidfd_send_signal(int pidfd, int sig) {
-    return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
-}
+int appex_pidfd_send_signal(int pidfd, int sig) { return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0); }
 
 int appex_pidfd_open(int pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
 
@@ -40,9 +38,7 @@ int appex_wait_pidfd(int pidfd, int options, int32_t *code, int32_t *status) {
     siginfo_t si;
     memset(&si, 0, sizeof(si));
     int r;
-    do {
-        r = waitid(P_PIDFD, (id_t)pidfd, &si, WEXITED | options);
-    } while (r < 0 && errno == EINTR);
+    do { r = waitid(P_PIDFD, (id_t)pidfd, &si, WEXITED | options); } while (r < 0 && errno == EINTR);
     if (r < 0) return -1;
     *code = si.si_code;
     *status = si.si_status;

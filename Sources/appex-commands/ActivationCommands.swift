@@ -31,10 +31,10 @@ struct ActivationEvalCommand: ParsableCommand {
         commandName: "eval",
         abstract: "Print true if the items activate the rule, false if not (the reason goes to stderr).",
         discussion: """
-        ITEMS_JSON: {"extensionItems": [{"attachments": [{"registeredTypeIdentifiers": ["public.jpeg"]}], \
-        "attributedContentText": "optional"}]}. Use - to read it from standard input.
-        Exit status: 0 with true/false; 65 for an invalid rule, plist or items payload; 66 for a missing file.
-        """
+            ITEMS_JSON: {"extensionItems": [{"attachments": [{"registeredTypeIdentifiers": ["public.jpeg"]}], \
+            "attributedContentText": "optional"}]}. Use - to read it from standard input.
+            Exit status: 0 with true/false; 65 for an invalid rule, plist or items payload; 66 for a missing file.
+            """
     )
 
     @Option(help: ArgumentHelp("An Info.plist whose NSExtensionActivationRule to evaluate.", valueName: "INFO_PLIST"))
@@ -58,8 +58,9 @@ struct ActivationEvalCommand: ParsableCommand {
             switch ActivationCLI.compile(rule) {
             case .success(let r): compiled = r
             case .failure(let error):
-                throw failInput(["error: --rule:\(error.location.line):\(error.location.column): \(error.message) [\(error.code)]"]
-                                + ActivationCLI.caret(rule, error.location))
+                throw failInput(
+                    ["error: --rule:\(error.location.line):\(error.location.column): \(error.message) [\(error.code)]"]
+                        + ActivationCLI.caret(rule, error.location))
             }
         } else if let plist {
             let info: InfoPlist
@@ -105,12 +106,12 @@ struct ExtensionsForCommand: ParsableCommand {
         commandName: "extensions-for",
         abstract: "List the extensions a share sheet would offer.",
         discussion: """
-        List the extensions whose activation rule accepts the given items, like a share sheet. \
-        PATH is an .appex bundle, a containing .app directory whose PlugIns/ holds .appex bundles, \
-        or a bare Info.plist. All --item/--file attachments and --text go into one extension item, \
-        as a share sheet sends them. Extensions without an NSExtensionActivationRule (widgets, \
-        keyboards, …) do not take items and are never listed.
-        """
+            List the extensions whose activation rule accepts the given items, like a share sheet. \
+            PATH is an .appex bundle, a containing .app directory whose PlugIns/ holds .appex bundles, \
+            or a bare Info.plist. All --item/--file attachments and --text go into one extension item, \
+            as a share sheet sends them. Extensions without an NSExtensionActivationRule (widgets, \
+            keyboards, …) do not take items and are never listed.
+            """
     )
 
     @Argument(help: ArgumentHelp("Bundles, containing apps or Info.plist files.", valueName: "PATH"))
@@ -153,8 +154,9 @@ struct ExtensionsForCommand: ParsableCommand {
             let graph = UTTypeGraph.system
             var attachments = itemTypes.map { ActivationAttachment(registeredTypeIdentifiers: [$0]) }
             attachments += files.map { name in
-                ActivationAttachment(registeredTypeIdentifiers: graph.types(forFileName: name),
-                           suggestedName: (name as NSString).lastPathComponent)
+                ActivationAttachment(
+                    registeredTypeIdentifiers: graph.types(forFileName: name),
+                    suggestedName: (name as NSString).lastPathComponent)
             }
             request = ActivationItems(extensionItems: [ActivationItem(attachments: attachments, attributedContentText: text)])
             do {

@@ -32,20 +32,25 @@ struct DaemonOptions: ParsableArguments {
     }
 
     static func json(_ e: ExtensionInfo) -> [String: Any] {
-        ["bundleIdentifier": e.bundleIdentifier, "extensionPoint": e.extensionPoint, "enabled": e.enabled,
-         "displayName": e.displayName.jsonOrNull, "version": e.version.jsonOrNull,
-         "containingApp": e.containingApp.jsonOrNull]
+        [
+            "bundleIdentifier": e.bundleIdentifier, "extensionPoint": e.extensionPoint, "enabled": e.enabled,
+            "displayName": e.displayName.jsonOrNull, "version": e.version.jsonOrNull,
+            "containingApp": e.containingApp.jsonOrNull,
+        ]
     }
 
     /// `appex list`: a header and aligned columns, or a line saying nothing is installed.
     static func table(_ extensions: [ExtensionInfo]) -> [String] {
         guard !extensions.isEmpty else { return ["no extensions installed (appex install PATH installs one)"] }
         let rows = extensions.map { e in
-            [e.bundleIdentifier, e.enabled ? "enabled" : "disabled", e.extensionPoint.isEmpty ? "-" : e.extensionPoint,
-             e.version ?? "-", e.containingApp ?? "-"]
+            [
+                e.bundleIdentifier, e.enabled ? "enabled" : "disabled", e.extensionPoint.isEmpty ? "-" : e.extensionPoint,
+                e.version ?? "-", e.containingApp ?? "-",
+            ]
         }
-        return TextTable.render(headers: ["EXTENSION", "STATE", "EXTENSION POINT", "VERSION", "CONTAINING APP"],
-                                rows: rows, indent: "", textColumns: true)
+        return TextTable.render(
+            headers: ["EXTENSION", "STATE", "EXTENSION POINT", "VERSION", "CONTAINING APP"],
+            rows: rows, indent: "", textColumns: true)
     }
 }
 

@@ -2,6 +2,7 @@ import AppexHostClient
 import AppexRun
 import ArgumentParser
 import Dispatch
+
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,5 +1,6 @@
 import AppexWire
 import AppexWireIO
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -35,16 +36,27 @@ enum ConformanceChecks {
     static let grace = 2_000
 
     static let all: [ConformanceCheck] = [
-        ConformanceCheck(name: "check-in", summary: "its first frame is Hello, protocol 1, with APPEX_BUNDLE_IDENTIFIER, within the launch deadline", run: checkIn),
+        ConformanceCheck(
+            name: "check-in", summary: "its first frame is Hello, protocol 1, with APPEX_BUNDLE_IDENTIFIER, within the launch deadline", run: checkIn),
         ConformanceCheck(name: "request", summary: "a BeginRequest with text is answered once, by CompleteRequest or CancelRequest", run: request),
-        ConformanceCheck(name: "descriptors", summary: "a request with a descriptor is answered, and the descriptor closed within a second", run: descriptors),
+        ConformanceCheck(
+            name: "descriptors", summary: "a request with a descriptor is answered, and the descriptor closed within a second", run: descriptors),
         ConformanceCheck(name: "ping", summary: "Pings are answered with their Pongs in order, unknown tags from 0x8000 skipped", run: ping),
         ConformanceCheck(name: "stale-cancel", summary: "a CancelRequest for a request already answered is ignored", run: staleCancel),
-        ConformanceCheck(name: "malformed-magic", summary: "a frame with a bad magic gets Refusal(protocol-error) and a non-zero exit", run: { try malformed($0, badMagic) }),
-        ConformanceCheck(name: "malformed-field", summary: "an unknown tag below 0x8000 gets Refusal(protocol-error) and a non-zero exit", run: { try malformed($0, unknownTag) }),
-        ConformanceCheck(name: "unsolicited-pong", summary: "a Pong it never asked for gets Refusal(protocol-error) and a non-zero exit", run: { try malformed($0, pong) }),
-        ConformanceCheck(name: "request-id-order", summary: "a request id that does not increase gets Refusal(protocol-error) and a non-zero exit", run: repeatedRequestID),
-        ConformanceCheck(name: "version-mismatch", summary: "appexd's Hello of version 2 gets Refusal(version-mismatch) and a non-zero exit", run: versionMismatch),
+        ConformanceCheck(
+            name: "malformed-magic", summary: "a frame with a bad magic gets Refusal(protocol-error) and a non-zero exit",
+            run: { try malformed($0, badMagic) }),
+        ConformanceCheck(
+            name: "malformed-field", summary: "an unknown tag below 0x8000 gets Refusal(protocol-error) and a non-zero exit",
+            run: { try malformed($0, unknownTag) }),
+        ConformanceCheck(
+            name: "unsolicited-pong", summary: "a Pong it never asked for gets Refusal(protocol-error) and a non-zero exit",
+            run: { try malformed($0, pong) }),
+        ConformanceCheck(
+            name: "request-id-order", summary: "a request id that does not increase gets Refusal(protocol-error) and a non-zero exit",
+            run: repeatedRequestID),
+        ConformanceCheck(
+            name: "version-mismatch", summary: "appexd's Hello of version 2 gets Refusal(version-mismatch) and a non-zero exit", run: versionMismatch),
         ConformanceCheck(name: "refused-check-in", summary: "a Refusal at check-in ends it with a non-zero exit", run: refusedCheckIn),
         ConformanceCheck(name: "terminate", summary: "Terminate ends it within the grace period", run: terminate),
         ConformanceCheck(name: "end-of-stream", summary: "end of stream ends it with exit status 0", run: endOfStream),
@@ -81,10 +93,12 @@ enum ConformanceChecks {
         _ = text.withUnsafeBytes { write(pipeEnds[1], $0.baseAddress, $0.count) }
         close(pipeEnds[1])
         defer { close(pipeEnds[0]) }
-        let attachment = Attachment(typeIdentifiers: ["public.plain-text", "public.text", "public.data"],
-                                    content: .descriptor(index: 0), suggestedName: "conformance.txt")
-        try peer.send(.beginRequest(BeginRequest(requestID: 1, items: [ExtensionItem(attachments: [attachment])])),
-                      descriptors: [pipeEnds[0]])
+        let attachment = Attachment(
+            typeIdentifiers: ["public.plain-text", "public.text", "public.data"],
+            content: .descriptor(index: 0), suggestedName: "conformance.txt")
+        try peer.send(
+            .beginRequest(BeginRequest(requestID: 1, items: [ExtensionItem(attachments: [attachment])])),
+            descriptors: [pipeEnds[0]])
         try expectAnswer(peer, 1)
         try peer.pingRoundTrip(2)
         // An implementation may close it just after sending the answer, on another thread:

@@ -3,6 +3,7 @@ import AppexCommandSupport
 import AppexRun
 import ArgumentParser
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -55,9 +56,11 @@ struct ConformanceCommand: ParsableCommand {
         if host {
             guard bundle == nil, !command.isEmpty else { throw CommandFailure(.usage, "appex conformance: --host -- COMMAND [ARGS...], no bundle") }
             let selected = ConformanceHostChecks.all.filter { checks.isEmpty || checks.contains($0.name) }
-            try report(subject: command.joined(separator: " "), selected.map { check in
-                (check.name, check.summary, { [command] in try check.run(command) })
-            })
+            try report(
+                subject: command.joined(separator: " "),
+                selected.map { check in
+                    (check.name, check.summary, { [command] in try check.run(command) })
+                })
             return
         }
         guard let bundle else { throw CommandFailure(.usage, "appex conformance: a bundle, or --host -- COMMAND") }
@@ -73,8 +76,9 @@ struct ConformanceCommand: ParsableCommand {
         let unknown = checks.filter { name in !ConformanceChecks.all.contains { $0.name == name } }
         guard unknown.isEmpty else { throw CommandFailure(.usage, "appex conformance: no check named \(unknown.joined(separator: ", ")) (--list)") }
         let selected = ConformanceChecks.all.filter { checks.isEmpty || checks.contains($0.name) }
-        let target = ConformanceTarget(executable: executable, bundleIdentifier: identifier, bundlePath: loaded.path,
-                                       uid: geteuid() == 0 && uid != 0 ? uid : nil)
+        let target = ConformanceTarget(
+            executable: executable, bundleIdentifier: identifier, bundlePath: loaded.path,
+            uid: geteuid() == 0 && uid != 0 ? uid : nil)
         try report(subject: identifier, selected.map { check in (check.name, check.summary, { try check.run(target) }) })
     }
 

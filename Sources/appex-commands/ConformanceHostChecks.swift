@@ -1,6 +1,7 @@
 import AppexWire
 import AppexWireIO
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -140,8 +141,11 @@ enum ConformanceHostChecks {
     static func completed(_ command: [String]) throws {
         let s = try Session(command)
         let id = try s.request()
-        try s.send(.requestOutcome(RequestOutcome(requestID: id, outcome: .completed,
-                                                  items: [ExtensionItem(attributedContentText: "from appex conformance")])))
+        try s.send(
+            .requestOutcome(
+                RequestOutcome(
+                    requestID: id, outcome: .completed,
+                    items: [ExtensionItem(attributedContentText: "from appex conformance")])))
         let status = try s.exitStatus()
         guard status == 0 else { throw Failure("exited with status \(status) after a completed outcome\(s.tail)") }
     }

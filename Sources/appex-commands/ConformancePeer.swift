@@ -1,6 +1,7 @@
 import AppexWire
 import AppexWireIO
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -28,8 +29,10 @@ final class ConformancePeer {
         logPath = NSTemporaryDirectory() + "appex-conformance-\(getpid())-\(UInt64.random(in: 0...UInt64.max)).log"
         var command = [executable]
         if let uid { command = ["/usr/bin/setpriv", "--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", "--"] + command }
-        let environment = ["APPEX_SOCKET_FD=3", "APPEX_BUNDLE_IDENTIFIER=\(bundleIdentifier)", "APPEX_BUNDLE_PATH=\(bundlePath)",
-                           "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "HOME=/nonexistent"]
+        let environment = [
+            "APPEX_SOCKET_FD=3", "APPEX_BUNDLE_IDENTIFIER=\(bundleIdentifier)", "APPEX_BUNDLE_PATH=\(bundlePath)",
+            "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "HOME=/nonexistent",
+        ]
         do {
             pid = try ExtensionChild.spawn(command, environment: environment, socket: theirs, logPath: logPath, stdoutToLog: true)
         } catch {
@@ -108,7 +111,10 @@ final class ConformancePeer {
         while true {
             var s: Int32 = 0
             let r = waitpid(pid, &s, WNOHANG)
-            if r == pid { status = s; return s }
+            if r == pid {
+                status = s
+                return s
+            }
             if r < 0 && errno != EINTR { return nil }
             if ContinuousClock.now >= deadline { return nil }
             usleep(2_000)
@@ -132,8 +138,9 @@ final class ConformancePeer {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
         return names.compactMap { name in
             guard let fd = Int32(name),
-                  let link = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(name)"),
-                  link == target else { return nil }
+                let link = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(name)"),
+                link == target
+            else { return nil }
             return fd
         }
     }

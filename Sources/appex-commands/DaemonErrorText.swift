@@ -1,6 +1,7 @@
 import AppexHostClient
 import AppexRun
 import AppexWire
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -34,7 +35,8 @@ extension HostClientError {
         case .socket:
             let path = HostClient.socketPath(explicit: socketPath)
             let why = socketError.map { String(cString: strerror($0.errno)) } ?? message
-            let hint = socketError?.errno == EACCES
+            let hint =
+                socketError?.errno == EACCES
                 ? "only root and appexd's configured admins and hosts may use it"
                 : "start appexd (systemctl start appexd), or set APPEX_SOCKET or --socket to the socket of a running appexd"
             return ["\(command): cannot connect to appexd at \(path) (\(why)): \(hint)"]

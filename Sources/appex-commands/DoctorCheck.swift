@@ -1,4 +1,5 @@
 import AppexCommandSupport
+
 /// One line of `appex doctor`: what was looked at, what was found, and what to do about it.
 struct DoctorCheck {
     enum Status: String {
@@ -32,11 +33,12 @@ struct DoctorCheck {
 
     /// `[ok] name: detail`, with `; fix: …` when there is one.
     var line: String {
-        let mark = switch status {
-        case .ok: "[ok]  "
-        case .warning: "[warn]"
-        case .failed: "[FAIL]"
-        }
+        let mark =
+            switch status {
+            case .ok: "[ok]  "
+            case .warning: "[warn]"
+            case .failed: "[FAIL]"
+            }
         return "\(mark) \(name): \(detail)" + (fix.map { "; fix: \($0)" } ?? "")
     }
 

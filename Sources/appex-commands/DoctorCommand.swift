@@ -10,7 +10,8 @@ struct DoctorCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "doctor",
         abstract: "Check whether this machine can run Appex.",
-        discussion: "Check whether this machine can run Appex: root, cgroups, seccomp, the uid range, appexd, policies, sandbox init, state directory.")
+        discussion:
+            "Check whether this machine can run Appex: root, cgroups, seccomp, the uid range, appexd, policies, sandbox init, state directory.")
 
     @Option(help: "appexd's control socket (default $APPEX_SOCKET, else /run/appex/appexd.sock).")
     var socket: String?

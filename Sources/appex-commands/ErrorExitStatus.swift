@@ -6,6 +6,7 @@ import AppexRegistry
 import AppexRun
 import AppexSandbox
 import AppexStateDirectory
+
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -23,8 +23,9 @@ struct HistorySource {
             defer { client.close() }
             return HistorySource(stateDirectory: try await client.stateDirectory(), origin: "appexd at \(path)")
         } catch let e as HostClientError where e.kind == .socket {
-            return HistorySource(stateDirectory: SupervisorOptions.defaultStateDirectory,
-                                 origin: "the default: no appexd answers at \(path)")
+            return HistorySource(
+                stateDirectory: SupervisorOptions.defaultStateDirectory,
+                origin: "the default: no appexd answers at \(path)")
         }
     }
 

@@ -55,9 +55,11 @@ struct InfoCommand: ParsableCommand {
             d["findings"] = ValidationReport.findings(info: info, bundle: nil, policies: policies).map(\.jsonObject)
             return d
         case .entitlements(let path, let entitlements):
-            return ["kind": "entitlements", "path": path, "bundleIdentifier": NSNull(), "extensionPoint": NSNull(),
-                    "activationRule": ["kind": "none"], "entitlements": describe(entitlements),
-                    "findings": entitlements.validate().map(\.jsonObject)]
+            return [
+                "kind": "entitlements", "path": path, "bundleIdentifier": NSNull(), "extensionPoint": NSNull(),
+                "activationRule": ["kind": "none"], "entitlements": describe(entitlements),
+                "findings": entitlements.validate().map(\.jsonObject),
+            ]
         case .containingApp(let app):
             var d = describe(info: app.info, entitlements: Entitlements(), policies: policies)
             d["kind"] = "containing-app"
@@ -120,9 +122,12 @@ struct InfoCommand: ParsableCommand {
             "\(indent)  activation rule: \(((d["activationRule"] as? [String: Any])?["kind"] as? String) ?? "none")",
         ]
         if let policy = d["effectivePolicy"] as? [String: Any], let p = policy["policy"] as? [String: Any],
-           let memory = p["memory"] as? [String: Any] {
+            let memory = p["memory"] as? [String: Any]
+        {
             let hard = (memory["activeHardLimitBytes"] as? Int64).map { ByteSize(bytes: $0).description } ?? "-"
-            lines.append("\(indent)  policy:          \(p["title"] as? String ?? "-"), hard limit \(hard), deadline \(p["launchDeadlineMs"] as? Int64 ?? 0) ms, \((policy["syscalls"] as? [Any])?.count ?? 0) syscalls denied")
+            lines.append(
+                "\(indent)  policy:          \(p["title"] as? String ?? "-"), hard limit \(hard), deadline \(p["launchDeadlineMs"] as? Int64 ?? 0) ms, \((policy["syscalls"] as? [Any])?.count ?? 0) syscalls denied"
+            )
         }
         for f in (d["findings"] as? [[String: Any]]) ?? [] {
             lines.append("\(indent)  \(f["severity"] ?? ""): \(f["keyPath"] ?? ""): \(f["message"] ?? "")")

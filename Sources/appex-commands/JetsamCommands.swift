@@ -61,12 +61,16 @@ struct JetsamCommand: AsyncParsableCommand {
         }
         let widths = (0..<header.count).map { c in rows.map { $0[c].count }.max() ?? 0 }
         for row in rows {
-            lines.append(zip(row, widths).enumerated().map { i, p in
-                i == row.count - 1 ? p.0 : p.0.padding(toLength: p.1, withPad: " ", startingAt: 0)
-            }.joined(separator: "  "))
+            lines.append(
+                zip(row, widths).enumerated().map { i, p in
+                    i == row.count - 1 ? p.0 : p.0.padding(toLength: p.1, withPad: " ", startingAt: 0)
+                }.joined(separator: "  "))
         }
-        if r.entries.isEmpty { lines.append("(no live extensions)") }
-        else if r.entries.contains(where: \.overSoftLimit) { lines.append("! over its soft limit: an early victim") }
+        if r.entries.isEmpty {
+            lines.append("(no live extensions)")
+        } else if r.entries.contains(where: \.overSoftLimit) {
+            lines.append("! over its soft limit: an early victim")
+        }
         return lines.joined(separator: "\n")
     }
 
@@ -94,7 +98,9 @@ struct KillsCommand: AsyncParsableCommand {
     @Option(help: "Read this state directory (default: the one of the appexd at the socket).") var stateDir: String?
     @Option(help: "appexd's control socket (default $APPEX_SOCKET, else /run/appex/appexd.sock).") var socket: String?
     @Option(help: "At most this many records.") var limit = 50
-    @Flag(name: [.customShort("f"), .long], help: "Keep running and print each termination as it is recorded (oldest first; one JSON object a line with --json).")
+    @Flag(
+        name: [.customShort("f"), .long],
+        help: "Keep running and print each termination as it is recorded (oldest first; one JSON object a line with --json).")
     var follow = false
     @Flag(help: "JSON output.") var json = false
 
@@ -119,8 +125,10 @@ struct KillsCommand: AsyncParsableCommand {
     }
 
     /// Polls the database for records newer than `after`, printing each once, until killed.
-    static func follow(_ registry: Registry, bundleIdentifier: String?, after newest: TerminationHistory?,
-                       json: Bool, source: HistorySource) async throws -> Never {
+    static func follow(
+        _ registry: Registry, bundleIdentifier: String?, after newest: TerminationHistory?,
+        json: Bool, source: HistorySource
+    ) async throws -> Never {
         if !json { FileHandle.standardOutput.write(Data((source.sourceLine + ", following\n").utf8)) }
         var seen = newest.map(Self.order)
         while true {

@@ -19,7 +19,9 @@ struct LintBinaryCommand: ParsableCommand {
     @Argument(help: "ELF executables, or .appex bundles (their executable and the libraries they bundle).")
     var paths: [String]
 
-    @Option(name: .customLong("extension-point"), help: "Check against this extension point's policy (default: the bundle's; the defaults for a bare executable).")
+    @Option(
+        name: .customLong("extension-point"),
+        help: "Check against this extension point's policy (default: the bundle's; the defaults for a bare executable).")
     var extensionPoint: String?
 
     @OptionGroup var policyOverlays: PolicyOverlayOptions
@@ -66,10 +68,12 @@ struct LintBinaryCommand: ParsableCommand {
             let (p, defaults) = policy(extensionPoint ?? bundle.info.extensionInfo?.pointIdentifier, bundle.entitlements)
             guard let executable = bundle.info.executable, bundle.executablePath != nil else {
                 var report = BinaryLintReport(policy: p)
-                report.errors.append(BinaryLintError(object: path, kind: .unreadable, message: "the bundle's Info.plist names no executable (CFBundleExecutable)"))
+                report.errors.append(
+                    BinaryLintError(object: path, kind: .unreadable, message: "the bundle's Info.plist names no executable (CFBundleExecutable)"))
                 return Target(path: path, kind: "bundle", report: report, usesDefaults: defaults)
             }
-            return Target(path: path, kind: "bundle", report: BinaryLinter.lint(bundle: bundle.path, executable: executable, policy: p), usesDefaults: defaults)
+            return Target(
+                path: path, kind: "bundle", report: BinaryLinter.lint(bundle: bundle.path, executable: executable, policy: p), usesDefaults: defaults)
         } catch {
             let (p, defaults) = policy(extensionPoint, Entitlements())
             var report = BinaryLintReport(policy: p)
@@ -108,8 +112,10 @@ struct LintBinaryCommand: ParsableCommand {
                 ["name": l.name, "neededBy": l.neededBy, "path": l.path.jsonOrNull, "checked": l.checked, "note": l.note.jsonOrNull]
             },
             "findings": r.findings.map { f -> [String: Any] in
-                ["severity": "warning", "code": f.code.rawValue, "object": f.object, "symbol": f.symbol.jsonOrNull,
-                 "syscall": f.syscall.jsonOrNull, "group": f.group.jsonOrNull, "action": f.action.jsonOrNull, "message": f.message]
+                [
+                    "severity": "warning", "code": f.code.rawValue, "object": f.object, "symbol": f.symbol.jsonOrNull,
+                    "syscall": f.syscall.jsonOrNull, "group": f.group.jsonOrNull, "action": f.action.jsonOrNull, "message": f.message,
+                ]
             },
             "errors": r.errors.map { e -> [String: Any] in ["object": e.object, "kind": e.kind.rawValue, "message": e.message] },
         ]

@@ -1,6 +1,7 @@
 import AppexBundle
 import ArgumentParser
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -36,7 +36,9 @@ struct PolicyCommand: ParsableCommand {
             do {
                 let set = try PolicySet.load(directories: dirs)
                 let points = set.byExtensionPoint.count
-                print("\(dirs.joined(separator: " + ")): ok: \(set.extensionPointPolicies.count) policies covering \(points) extension points, \(set.groups.count) syscall groups")
+                print(
+                    "\(dirs.joined(separator: " + ")): ok: \(set.extensionPointPolicies.count) policies covering \(points) extension points, \(set.groups.count) syscall groups"
+                )
             } catch let errors as PolicyErrors {
                 for e in errors.errors { print("error: \(e)") }
                 throw ExitCode(1)
@@ -58,8 +60,10 @@ struct PolicyCommand: ParsableCommand {
         func run() throws {
             let set = try PolicyLocator.load(overlays: policyOverlays.directories)
             guard set.byExtensionPoint[extensionPoint] != nil else {
-                throw CommandFailure(.noInput, "appex policy show: no policy covers extension point \(extensionPoint); "
-                                     + "the policies cover: \(set.byExtensionPoint.keys.sorted().joined(separator: ", "))")
+                throw CommandFailure(
+                    .noInput,
+                    "appex policy show: no policy covers extension point \(extensionPoint); "
+                        + "the policies cover: \(set.byExtensionPoint.keys.sorted().joined(separator: ", "))")
             }
             try JSONOutput.print(EffectivePolicy(extensionPoint: extensionPoint, in: set).jsonObject)
         }

@@ -46,7 +46,9 @@ struct ProfileCommand: AsyncParsableCommand {
     @Option(help: "State directory (default /var/lib/appex as root, $XDG_STATE_HOME/appex otherwise).")
     var stateDir: String?
     @OptionGroup var policyOverlays: PolicyOverlayOptions
-    @Option(name: .customLong("uid-range"), help: "Uids for the extension, START-END (default 200000-265535); give one of its own when appexd runs on another state directory.")
+    @Option(
+        name: .customLong("uid-range"),
+        help: "Uids for the extension, START-END (default 200000-265535); give one of its own when appexd runs on another state directory.")
     var uidRange: String?
     @Option(name: .customLong("cgroup-parent"), help: "The cgroup parent the launches run under (default appex-profile-<pid>, removed at the end).")
     var cgroupParent: String?
@@ -72,10 +74,11 @@ struct ProfileCommand: AsyncParsableCommand {
             try UIDRangeCheck.verify(parsed)
             uids = parsed
         }
-        let profile = ProfileRun(target: target, extensionIdentifier: extensionIdentifier, count: n, warm: warm,
-                                 texts: texts, urls: urls, files: files,
-                                 stateDirectory: stateDir ?? SupervisorOptions.defaultStateDirectory,
-                                 policies: policyOverlays.directories, uidRange: uids, cgroupParent: cgroupParent)
+        let profile = ProfileRun(
+            target: target, extensionIdentifier: extensionIdentifier, count: n, warm: warm,
+            texts: texts, urls: urls, files: files,
+            stateDirectory: stateDir ?? SupervisorOptions.defaultStateDirectory,
+            policies: policyOverlays.directories, uidRange: uids, cgroupParent: cgroupParent)
         let progress = ProfileProgress(title: warm ? "requests" : "launches", total: n)
         let samples: ProfileSamples
         do {

@@ -5,6 +5,7 @@ import AppexSupervisor
 import AppexWire
 import Foundation
 import Logging
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -37,8 +38,10 @@ struct ProfileRun {
         var isDirectory: ObjCBool = false
         let isBundle = FileManager.default.fileExists(atPath: target, isDirectory: &isDirectory) && isDirectory.boolValue
         if !isBundle && !FileManager.default.fileExists(atPath: stateDirectory + "/" + Registry.databaseName) {
-            throw CommandFailure(.noInput, "appex profile: no bundle at \(target), and no extension \(extensionIdentifier ?? target) "
-                                 + "is installed in \(stateDirectory) (it holds no \(Registry.databaseName); --state-dir names another)")
+            throw CommandFailure(
+                .noInput,
+                "appex profile: no bundle at \(target), and no extension \(extensionIdentifier ?? target) "
+                    + "is installed in \(stateDirectory) (it holds no \(Registry.databaseName); --state-dir names another)")
         }
         let lock: StateDirectoryLock
         do {
@@ -50,12 +53,15 @@ struct ProfileRun {
         var logger = Logger(label: "appex.profile")
         // Failures are counted and shown with the results; log lines would tear the progress bar.
         logger.logLevel = ProcessInfo.processInfo.environment["APPEX_PROFILE_LOG"] == "debug" ? .debug : .critical
-        let supervisor = try Supervisor(options: SupervisorOptions(stateDirectory: stateDirectory, policyOverlays: policies,
-                                                                   cgroupParent: cgroupParent ?? CgroupParentName.embedded(Self.cgroupPrefix),
-                                                                   uidRange: uidRange),
-                                    logger: logger)
-        _ = try StaleSweep.run(stateDirectory: stateDirectory, cgroups: supervisor.cgroupManager,
-                               uidRange: supervisor.options.uidRange, embeddedPrefix: cgroupParent == nil ? Self.cgroupPrefix : nil)
+        let supervisor = try Supervisor(
+            options: SupervisorOptions(
+                stateDirectory: stateDirectory, policyOverlays: policies,
+                cgroupParent: cgroupParent ?? CgroupParentName.embedded(Self.cgroupPrefix),
+                uidRange: uidRange),
+            logger: logger)
+        _ = try StaleSweep.run(
+            stateDirectory: stateDirectory, cgroups: supervisor.cgroupManager,
+            uidRange: supervisor.options.uidRange, embeddedPrefix: cgroupParent == nil ? Self.cgroupPrefix : nil)
         supervisor.start()
         do {
             let identifier = try await resolve(supervisor)
@@ -95,14 +101,17 @@ struct ProfileRun {
         return id
     }
 
-    private func measure(_ supervisor: Supervisor, identifier: String,
-                         progress: (Int, Int) -> Void) async throws -> ProfileSamples {
+    private func measure(
+        _ supervisor: Supervisor, identifier: String,
+        progress: (Int, Int) -> Void
+    ) async throws -> ProfileSamples {
         guard let policy = await supervisor.effectivePolicy(of: identifier) else {
             throw ValidationErrorText("\(identifier) is installed but could not be loaded (see appex info)")
         }
         let installed = try await supervisor.list().first { $0.bundleIdentifier == identifier }
-        var result = ProfileSamples(bundleIdentifier: identifier, version: installed?.version, warm: warm,
-                                    requested: count, launchDeadline: policy.policy.launchDeadline)
+        var result = ProfileSamples(
+            bundleIdentifier: identifier, version: installed?.version, warm: warm,
+            requested: count, launchDeadline: policy.policy.launchDeadline)
         var requestID: UInt64 = 0
 
         if warm {
@@ -128,10 +137,12 @@ struct ProfileRun {
     /// the same for every launch (disabled, rule not met), so it ends the run.
     private func request(_ supervisor: Supervisor, _ identifier: String, id: UInt64) async throws -> (RequestOutcome?, String) {
         // Opened anew for each request: every launch reads its files from the start.
-        let items = try RequestItems.make(texts: texts.isEmpty && urls.isEmpty && files.isEmpty ? ["appex profile"] : texts,
-                                          urls: urls, files: files)
-        let result = await supervisor.request(HostBeginRequest(requestID: id, bundleIdentifier: identifier, items: items.items),
-                                              descriptors: items.descriptors)
+        let items = try RequestItems.make(
+            texts: texts.isEmpty && urls.isEmpty && files.isEmpty ? ["appex profile"] : texts,
+            urls: urls, files: files)
+        let result = await supervisor.request(
+            HostBeginRequest(requestID: id, bundleIdentifier: identifier, items: items.items),
+            descriptors: items.descriptors)
         switch result {
         case .refused(let r):
             throw ValidationErrorText("\(identifier) refused the request: \(r.reason)" + (r.message.map { ": \($0)" } ?? ""))

@@ -33,7 +33,10 @@ struct ReportCommand: AsyncParsableCommand {
     var bucket: ReportBucket = .auto
     @Option(help: "Rows read per history table, newest first.")
     var limit: Int = Registry.historyLimit
-    @Option(help: "State directory (default: the one of the appexd at the socket; with none answering, /var/lib/appex as root, $XDG_STATE_HOME/appex otherwise).")
+    @Option(
+        help:
+            "State directory (default: the one of the appexd at the socket; with none answering, /var/lib/appex as root, $XDG_STATE_HOME/appex otherwise)."
+    )
     var stateDir: String?
     @Option(help: "appexd's control socket (default $APPEX_SOCKET, else /run/appex/appexd.sock).")
     var socket: String?
@@ -47,8 +50,9 @@ struct ReportCommand: AsyncParsableCommand {
         let source = try await HistorySource.resolve(stateDir: stateDir, socket: socket)
         let state = source.stateDirectory
         let registry = try source.registry(command: "appex report")
-        let histories = try HistoryReader.read(registry, extension: extensionIdentifier, limit: limit,
-                                               policies: policyOverlays.directories)
+        let histories = try HistoryReader.read(
+            registry, extension: extensionIdentifier, limit: limit,
+            policies: policyOverlays.directories)
         if let extensionIdentifier, histories.allSatisfy(\.isEmpty) {
             throw CommandFailure(.noInput, "appex report: \(extensionIdentifier) has no launches, requests or terminations in \(source.sourceLine)")
         }

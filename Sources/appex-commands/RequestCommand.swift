@@ -7,6 +7,7 @@ import AppexSupervisor
 import AppexWire
 import ArgumentParser
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -46,9 +47,16 @@ struct RequestCommand: AsyncParsableCommand {
     @Option(help: "State directory for --bundle (default /var/lib/appex as root, $XDG_STATE_HOME/appex otherwise).")
     var stateDir: String?
     @OptionGroup var policyOverlays: PolicyOverlayOptions
-    @Option(name: .customLong("uid-range"), help: "Uids for the extension with --bundle, START-END (default 200000-265535); give one of its own when appexd runs on another state directory.")
+    @Option(
+        name: .customLong("uid-range"),
+        help:
+            "Uids for the extension with --bundle, START-END (default 200000-265535); give one of its own when appexd runs on another state directory."
+    )
     var uidRange: String?
-    @Option(help: "The extension's jetsam band while it serves this request, by name (idle, background, ui-support, foreground-support, foreground, …) or number; never above its policy's.")
+    @Option(
+        help:
+            "The extension's jetsam band while it serves this request, by name (idle, background, ui-support, foreground-support, foreground, …) or number; never above its policy's."
+    )
     var band: String?
 
     func validate() throws {
@@ -79,13 +87,18 @@ struct RequestCommand: AsyncParsableCommand {
             throw CommandFailure(.noInput, "appex request: --bundle \(bundle): no such file or directory")
         }
         if let bundle {
-            output = try await Self.embedded(bundle: bundle, identifier: bundleIdentifier, request: request,
-                                             stateDirectory: stateDir ?? SupervisorOptions.defaultStateDirectory,
-                                             policies: policyOverlays.directories, band: band.flatMap(Self.bandValue),
-                                             uidRange: try uidRange.flatMap(UIDRangeCheck.parse).map { try UIDRangeCheck.verify($0); return $0 })
+            output = try await Self.embedded(
+                bundle: bundle, identifier: bundleIdentifier, request: request,
+                stateDirectory: stateDir ?? SupervisorOptions.defaultStateDirectory,
+                policies: policyOverlays.directories, band: band.flatMap(Self.bandValue),
+                uidRange: try uidRange.flatMap(UIDRangeCheck.parse).map {
+                    try UIDRangeCheck.verify($0)
+                    return $0
+                })
         } else {
-            output = try await Self.throughDaemon(identifier: bundleIdentifier!, request: request, socket: socket,
-                                                  band: band.flatMap(Self.bandValue))
+            output = try await Self.throughDaemon(
+                identifier: bundleIdentifier!, request: request, socket: socket,
+                band: band.flatMap(Self.bandValue))
         }
         if json {
             try JSONOutput.print(output.json)
@@ -99,13 +112,16 @@ struct RequestCommand: AsyncParsableCommand {
         let client = try HostClient.connect(socketPath: socket, identifier: "appex-cli")
         defer { client.close() }
         do {
-            let received = try await client.beginRequest(bundleIdentifier: identifier, items: request.items,
-                                                         descriptors: request.descriptors, band: band)
+            let received = try await client.beginRequest(
+                bundleIdentifier: identifier, items: request.items,
+                descriptors: request.descriptors, band: band)
             received.closeDescriptors()
             return RequestOutput(received.message)
         } catch let e as HostClientError where e.kind == .refused {
-            return RequestOutput(refusal: Refusal(reason: e.reason ?? Reason("refused"), message: e.refusalText,
-                                                  details: e.details))
+            return RequestOutput(
+                refusal: Refusal(
+                    reason: e.reason ?? Reason("refused"), message: e.refusalText,
+                    details: e.details))
         }
     }
 
@@ -113,27 +129,34 @@ struct RequestCommand: AsyncParsableCommand {
     /// sweep each other's extensions.
     static let cgroupPrefix = "appex-request"
 
-    static func embedded(bundle: String, identifier: String?, request: RequestItems, stateDirectory: String,
-                         policies: [String], band: UInt32?, uidRange: ClosedRange<UInt32>?) async throws -> RequestOutput {
+    static func embedded(
+        bundle: String, identifier: String?, request: RequestItems, stateDirectory: String,
+        policies: [String], band: UInt32?, uidRange: ClosedRange<UInt32>?
+    ) async throws -> RequestOutput {
         let lock = try StateDirectoryLock(stateDirectory: stateDirectory)
         defer { withExtendedLifetime(lock) {} }
-        let supervisor = try Supervisor(options: SupervisorOptions(stateDirectory: stateDirectory, policyOverlays: policies,
-                                                                   cgroupParent: CgroupParentName.embedded(Self.cgroupPrefix),
-                                                                   uidRange: uidRange ?? UIDAllocator.defaultRange))
-        _ = try StaleSweep.run(stateDirectory: stateDirectory, cgroups: supervisor.cgroupManager,
-                               uidRange: supervisor.options.uidRange, embeddedPrefix: Self.cgroupPrefix)
+        let supervisor = try Supervisor(
+            options: SupervisorOptions(
+                stateDirectory: stateDirectory, policyOverlays: policies,
+                cgroupParent: CgroupParentName.embedded(Self.cgroupPrefix),
+                uidRange: uidRange ?? UIDAllocator.defaultRange))
+        _ = try StaleSweep.run(
+            stateDirectory: stateDirectory, cgroups: supervisor.cgroupManager,
+            uidRange: supervisor.options.uidRange, embeddedPrefix: Self.cgroupPrefix)
         supervisor.start()
         do {
             let installed = try await supervisor.install(path: bundle).extensions
             guard let target = identifier ?? (installed.count == 1 ? installed[0].bundleIdentifier : nil) else {
                 await supervisor.shutdown()
-                throw ValidationErrorText("\(bundle) holds \(installed.count) extensions; name one: \(installed.map(\.bundleIdentifier).joined(separator: ", "))")
+                throw ValidationErrorText(
+                    "\(bundle) holds \(installed.count) extensions; name one: \(installed.map(\.bundleIdentifier).joined(separator: ", "))")
             }
             _ = try await supervisor.enable(target)
             // The supervisor owns what it is given: hand it duplicates.
             let fds = request.descriptors.map { fcntl($0, F_DUPFD_CLOEXEC, 3) }
-            let result = await supervisor.request(HostBeginRequest(requestID: 1, bundleIdentifier: target, items: request.items, band: band),
-                                                  descriptors: fds)
+            let result = await supervisor.request(
+                HostBeginRequest(requestID: 1, bundleIdentifier: target, items: request.items, band: band),
+                descriptors: fds)
             await supervisor.shutdown()
             switch result {
             case .refused(let r): return RequestOutput(refusal: r)

@@ -1,6 +1,7 @@
 import AppexCommandSupport
 import AppexWire
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -33,14 +34,17 @@ struct RequestItems {
                 descriptors.forEach { _ = close($0) }
                 throw ValidationErrorText("--file \(path): not a regular file")
             }
-            attachments.append(AppexWire.Attachment(typeIdentifiers: typeIdentifiers(forFile: path),
-                                                    content: .descriptor(index: descriptors.count),
-                                                    suggestedName: (path as NSString).lastPathComponent))
+            attachments.append(
+                AppexWire.Attachment(
+                    typeIdentifiers: typeIdentifiers(forFile: path),
+                    content: .descriptor(index: descriptors.count),
+                    suggestedName: (path as NSString).lastPathComponent))
             descriptors.append(fd)
         }
         let text = texts.isEmpty ? nil : texts.joined(separator: "\n")
-        return RequestItems(items: [AppexWire.ExtensionItem(attributedContentText: text, attachments: attachments, userInfo: userInfo)],
-                            descriptors: descriptors)
+        return RequestItems(
+            items: [AppexWire.ExtensionItem(attributedContentText: text, attachments: attachments, userInfo: userInfo)],
+            descriptors: descriptors)
     }
 
     /// `--user-info KEY=VALUE` options: string values under their keys. A key given twice

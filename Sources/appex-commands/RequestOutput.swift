@@ -29,7 +29,8 @@ struct RequestOutput {
         items = o.items
         error = o.error.map { e in "\(e.domain) \(e.code)" + (e.message.map { ": \($0)" } ?? "") }
         errorForPeople = o.error.map { e in
-            e.domain == Self.appexdErrorDomain ? e.message ?? "appexd ended the request" : "\(e.domain) \(e.code)" + (e.message.map { ": \($0)" } ?? "")
+            e.domain == Self.appexdErrorDomain
+                ? e.message ?? "appexd ended the request" : "\(e.domain) \(e.code)" + (e.message.map { ": \($0)" } ?? "")
         }
         reason = o.reason?.rawValue
         cold = o.cold

@@ -29,8 +29,10 @@ struct RunCommand: ParsableCommand {
     @Flag(help: "Print one JSON object: exitStatus, signal, killReason, peakMemoryBytes, phases (µs), …")
     var json = false
 
-    @Flag(inversion: .prefixedNo,
-          help: "Show the extension's stdout and stderr on appex's own (besides its log); the report goes to stderr. Default: when stdout is a terminal.")
+    @Flag(
+        inversion: .prefixedNo,
+        help:
+            "Show the extension's stdout and stderr on appex's own (besides its log); the report goes to stderr. Default: when stdout is a terminal.")
     var stdio: Bool?
 
     @Option(name: .customLong("extension-point"), help: "Run under this extension point's policy (required for a bare executable).")
@@ -41,17 +43,22 @@ struct RunCommand: ParsableCommand {
     @Option(name: .customLong("state-dir"), help: "State root: containers, uids, logs.")
     var stateDir = RunRequest.defaultStateDir
 
-    @Option(name: .customLong("uid-range"), help: ArgumentHelp(
-        "Host uids and gids Appex gives extensions and their sandboxes, START-END.",
-        discussion: "Checked against /etc/passwd, /etc/group, /etc/subuid and /etc/subgid: an overlap is refused."))
+    @Option(
+        name: .customLong("uid-range"),
+        help: ArgumentHelp(
+            "Host uids and gids Appex gives extensions and their sandboxes, START-END.",
+            discussion: "Checked against /etc/passwd, /etc/group, /etc/subuid and /etc/subgid: an overlap is refused."))
     var uidRange = RunRequest.defaultUIDRange
 
     @Option(help: "Kill the extension after this many seconds (kill reason run-timeout).")
     var timeout: Double?
 
-    @Option(help: ArgumentHelp(
-        "Launch it this many times, one after another, into one sandbox, as a supervisor does.",
-        discussion: "The first launch builds the extension's sandbox (phase view), later ones only enter it. With --json, more than one launch prints an array of reports."))
+    @Option(
+        help: ArgumentHelp(
+            "Launch it this many times, one after another, into one sandbox, as a supervisor does.",
+            discussion:
+                "The first launch builds the extension's sandbox (phase view), later ones only enter it. With --json, more than one launch prints an array of reports."
+        ))
     var launches = 1
 
     func run() throws {
@@ -60,9 +67,10 @@ struct RunCommand: ParsableCommand {
 
     /// The parsed options as plain values.
     var request: RunRequest {
-        RunRequest(bundle: bundle, arguments: arguments, json: json, extensionPoint: extensionPoint,
-                   policyDirs: policyOverlays.directories, stateDir: stateDir, uidRange: uidRange, timeout: timeout, launches: launches,
-                   stdio: stdio)
+        RunRequest(
+            bundle: bundle, arguments: arguments, json: json, extensionPoint: extensionPoint,
+            policyDirs: policyOverlays.directories, stateDir: stateDir, uidRange: uidRange, timeout: timeout, launches: launches,
+            stdio: stdio)
     }
 }
 

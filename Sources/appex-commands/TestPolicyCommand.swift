@@ -1,11 +1,12 @@
 import AppexCommandSupport
 import AppexPolicy
 import AppexPolicyTesting
-import AppexSandbox
 import AppexRun
+import AppexSandbox
 import AppexStateDirectory
 import ArgumentParser
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -88,7 +89,8 @@ struct TestPolicyCommand: ParsableCommand {
             throw ExitCode(ExitStatus.noInput.rawValue)
         }
         guard geteuid() == 0 else {
-            FileHandle.standardError.write(Data("appex test-policy: runs cases under the real sandbox (namespaces, cgroups, uids): needs root\n".utf8))
+            FileHandle.standardError.write(
+                Data("appex test-policy: runs cases under the real sandbox (namespaces, cgroups, uids): needs root\n".utf8))
             throw ExitCode(ExitStatus.noPermission.rawValue)
         }
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
@@ -102,7 +104,8 @@ struct TestPolicyCommand: ParsableCommand {
         let environment = try PolicyTestEnvironment(
             stateDirectory: stateDir, uidRange: uids,
             probe: try Self.locate("appex-probe", option: probe, environment: "APPEX_PROBE"),
-            probeExtension: usesSupervisor ? try Self.locate("appex-probe-extension", option: probeExtension, environment: "APPEX_PROBE_EXTENSION") : "",
+            probeExtension: usesSupervisor
+                ? try Self.locate("appex-probe-extension", option: probeExtension, environment: "APPEX_PROBE_EXTENSION") : "",
             setuidProbe: variables.contains("setuidProbe"), listener: variables.contains("hostLoopbackPort"))
         defer { environment.tearDown() }
 
@@ -125,9 +128,10 @@ struct TestPolicyCommand: ParsableCommand {
             if !json { print(PolicyTestReport.line(result)) }
         }
         if results.count < planned.count {
-            let result = PolicyTestResult(suite: "run", name: "interrupted", expected: "every case run",
-                                          verdict: .fail("\(planned.count - results.count) of \(planned.count) cases not run", "interrupted"),
-                                          milliseconds: 0)
+            let result = PolicyTestResult(
+                suite: "run", name: "interrupted", expected: "every case run",
+                verdict: .fail("\(planned.count - results.count) of \(planned.count) cases not run", "interrupted"),
+                milliseconds: 0)
             if !json { print(PolicyTestReport.line(result)) }
             results.append(result)
         }
@@ -153,9 +157,10 @@ struct TestPolicyCommand: ParsableCommand {
     static func hostCheck(_ environment: PolicyTestEnvironment) -> PolicyTestResult {
         let left = environment.hostLeftovers()
         let all = left.cgroups.map { "cgroup \($0)" } + left.mounts.map { "mount \($0)" } + left.processes
-        return PolicyTestResult(suite: "host", name: "nothing left behind", expected: "no cgroups, mounts or processes left",
-                                verdict: all.isEmpty ? .pass("none left") : .fail(all.joined(separator: ", "), "the run left these on the host"),
-                                milliseconds: 0)
+        return PolicyTestResult(
+            suite: "host", name: "nothing left behind", expected: "no cgroups, mounts or processes left",
+            verdict: all.isEmpty ? .pass("none left") : .fail(all.joined(separator: ", "), "the run left these on the host"),
+            milliseconds: 0)
     }
 
     static func printError(_ error: Error) {

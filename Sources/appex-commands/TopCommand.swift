@@ -6,6 +6,7 @@ import ArgumentParser
 import Foundation
 import Synchronization
 import UnixSignals
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -81,8 +82,9 @@ struct TopCommand: AsyncParsableCommand {
             guard let report = last else { break }
             func screen() -> TopScreen {
                 let size = terminal?.console.size ?? (width: 0, height: 0)
-                return TopScreen(report: report, cpuPercent: problem == nil ? rates : [:], socket: where_, interval: interval,
-                                 time: Date(), width: size.width, height: size.height > 0 ? size.height : Int.max, problem: problem)
+                return TopScreen(
+                    report: report, cpuPercent: problem == nil ? rates : [:], socket: where_, interval: interval,
+                    time: Date(), width: size.width, height: size.height > 0 ? size.height : Int.max, problem: problem)
             }
             if let terminal {
                 terminal.draw(screen().lines())

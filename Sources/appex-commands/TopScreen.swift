@@ -82,8 +82,9 @@ struct TopScreen {
     func lines() -> [ConsoleText] {
         var out: [ConsoleText] = []
         let clock = Self.clock.string(from: time)
-        out.append("appex top".consoleText(.init(color: nil, isBold: true))
-                   + " — appexd at \(socket)   \(clock)   every \(String(format: "%.1f", interval))s   q: quit".consoleText())
+        out.append(
+            "appex top".consoleText(.init(color: nil, isBold: true))
+                + " — appexd at \(socket)   \(clock)   every \(String(format: "%.1f", interval))s   q: quit".consoleText())
         if let problem {
             out.append(problem.consoleText(.error))
         }

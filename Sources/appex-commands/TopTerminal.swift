@@ -1,4 +1,5 @@
 import ConsoleKitTerminal
+
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -31,23 +31,31 @@ struct TransfersListCommand: AsyncParsableCommand {
         }
         var table: [[String]] = []
         for r in rows {
-            table.append(["\(r.id ?? 0)", r.bundleIdentifier, r.sessionIdentifier, r.kind,
-                          r.state.rawValue + (r.state.isOver && !r.delivered ? "*" : ""), "\(r.bytes)",
-                          r.httpStatus.map(String.init) ?? "-", r.appGroup + "/" + r.fileName, r.reason ?? "-"])
+            table.append([
+                "\(r.id ?? 0)", r.bundleIdentifier, r.sessionIdentifier, r.kind,
+                r.state.rawValue + (r.state.isOver && !r.delivered ? "*" : ""), "\(r.bytes)",
+                r.httpStatus.map(String.init) ?? "-", r.appGroup + "/" + r.fileName, r.reason ?? "-",
+            ])
         }
-        if rows.isEmpty { print("no background transfers") } else {
-            for line in TextTable.render(headers: ["ID", "EXTENSION", "SESSION", "KIND", "STATE", "BYTES", "STATUS", "FILE", "REASON"],
-                                         rows: table, indent: "") { print(line) }
+        if rows.isEmpty {
+            print("no background transfers")
+        } else {
+            for line in TextTable.render(
+                headers: ["ID", "EXTENSION", "SESSION", "KIND", "STATE", "BYTES", "STATUS", "FILE", "REASON"],
+                rows: table, indent: "")
+            { print(line) }
         }
         if rows.contains(where: { $0.state.isOver && !$0.delivered }) { print("* its session's events are not delivered yet") }
     }
 
     static func json(_ r: TransferRecord) -> [String: Any] {
-        ["id": r.id ?? 0, "bundleIdentifier": r.bundleIdentifier, "session": r.sessionIdentifier, "kind": r.kind, "url": r.url,
-         "method": r.method, "appGroup": r.appGroup, "fileName": r.fileName, "state": r.state.rawValue,
-         "reason": r.reason.jsonOrNull, "message": r.message.jsonOrNull, "bytes": r.bytes, "httpStatus": r.httpStatus.jsonOrNull,
-         "attempts": r.attempts, "delivered": r.delivered, "createdAt": ISO8601DateFormatter().string(from: r.createdAt),
-         "endedAt": r.endedAt.map { ISO8601DateFormatter().string(from: $0) }.jsonOrNull]
+        [
+            "id": r.id ?? 0, "bundleIdentifier": r.bundleIdentifier, "session": r.sessionIdentifier, "kind": r.kind, "url": r.url,
+            "method": r.method, "appGroup": r.appGroup, "fileName": r.fileName, "state": r.state.rawValue,
+            "reason": r.reason.jsonOrNull, "message": r.message.jsonOrNull, "bytes": r.bytes, "httpStatus": r.httpStatus.jsonOrNull,
+            "attempts": r.attempts, "delivered": r.delivered, "createdAt": ISO8601DateFormatter().string(from: r.createdAt),
+            "endedAt": r.endedAt.map { ISO8601DateFormatter().string(from: $0) }.jsonOrNull,
+        ]
     }
 }
 
@@ -56,8 +64,10 @@ struct TransfersCancelCommand: AsyncParsableCommand {
         commandName: "cancel",
         abstract: "Cancel unfinished transfers: by id, extension or BUNDLE/SESSION.")
     @Argument(help: "A transfer id, a bundle identifier, or BUNDLE/SESSION.") var selector: String
-    @Option(help: ArgumentHelp("Cancel as this containing app's host: only its extensions' transfers.",
-                               discussion: "Needs a uid that speaks for the app (appexd.yaml `apps`); administrators need no --app."))
+    @Option(
+        help: ArgumentHelp(
+            "Cancel as this containing app's host: only its extensions' transfers.",
+            discussion: "Needs a uid that speaks for the app (appexd.yaml `apps`); administrators need no --app."))
     var app: String?
     @OptionGroup var daemon: DaemonOptions
 

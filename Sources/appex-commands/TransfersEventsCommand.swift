@@ -28,7 +28,8 @@ struct TransfersEventsCommand: AsyncParsableCommand {
             var seen = 0
             for await events in client.transferEvents {
                 // Written at once, not buffered: a script reads each session's events as they come.
-                let text = daemon.json
+                let text =
+                    daemon.json
                     ? String(decoding: try JSONSerialization.data(withJSONObject: Self.json(events), options: [.sortedKeys]), as: UTF8.self)
                     : Self.lines(events).joined(separator: "\n")
                 FileHandle.standardOutput.write(Data((text + "\n").utf8))
@@ -47,10 +48,14 @@ struct TransfersEventsCommand: AsyncParsableCommand {
     }
 
     static func json(_ e: TransferEvents) -> [String: Any] {
-        ["bundleIdentifier": e.bundleIdentifier, "session": e.sessionIdentifier,
-         "results": e.results.map { r in
-             ["id": Int(r.transferID), "fileName": r.fileName, "outcome": "\(r.outcome)", "bytes": Int(r.bytes),
-              "reason": r.reason.map(\.rawValue).jsonOrNull] as [String: Any]
-         }]
+        [
+            "bundleIdentifier": e.bundleIdentifier, "session": e.sessionIdentifier,
+            "results": e.results.map { r in
+                [
+                    "id": Int(r.transferID), "fileName": r.fileName, "outcome": "\(r.outcome)", "bytes": Int(r.bytes),
+                    "reason": r.reason.map(\.rawValue).jsonOrNull,
+                ] as [String: Any]
+            },
+        ]
     }
 }

@@ -38,10 +38,13 @@ struct ValidateCommand: ParsableCommand {
             results += Self.validate(path, settings: settings, policies: policies)
         }
         if json {
-            try JSONOutput.print(results.map { r in
-                ["path": r.path, "kind": r.kind, "valid": r.valid,
-                 "findings": r.findings.map(\.jsonObject)] as [String: Any]
-            })
+            try JSONOutput.print(
+                results.map { r in
+                    [
+                        "path": r.path, "kind": r.kind, "valid": r.valid,
+                        "findings": r.findings.map(\.jsonObject),
+                    ] as [String: Any]
+                })
         } else {
             for r in results { print(Self.render(r)) }
         }
@@ -54,7 +57,9 @@ struct ValidateCommand: ParsableCommand {
         do {
             switch try InputTarget.load(path, buildSettings: settings) {
             case .bundle(let bundle):
-                return [Result(path: path, kind: "bundle", findings: ValidationReport.findings(info: bundle.info, bundle: bundle, policies: policies))]
+                return [
+                    Result(path: path, kind: "bundle", findings: ValidationReport.findings(info: bundle.info, bundle: bundle, policies: policies))
+                ]
             case .infoPlist(_, let info):
                 return [Result(path: path, kind: "info-plist", findings: ValidationReport.findings(info: info, bundle: nil, policies: policies))]
             case .entitlements(_, let entitlements):
@@ -71,7 +76,10 @@ struct ValidateCommand: ParsableCommand {
                 for plugIn in app.plugIns {
                     switch plugIn.result {
                     case .success(let bundle):
-                        out.append(Result(path: plugIn.path, kind: "bundle", findings: ValidationReport.findings(info: bundle.info, bundle: bundle, policies: policies)))
+                        out.append(
+                            Result(
+                                path: plugIn.path, kind: "bundle",
+                                findings: ValidationReport.findings(info: bundle.info, bundle: bundle, policies: policies)))
                     case .failure(let error):
                         out.append(Result(path: plugIn.path, kind: "bundle", findings: [malformed(error)]))
                     }

@@ -10,21 +10,27 @@ enum ValidationReport {
         // RUNPATH entries are checked against the system paths the bundle's policy shows.
         var systemPaths = RunpathCheck.defaultSystemPaths
         if let policies, let point = info.extensionInfo?.pointIdentifier, BuildVariables.references(in: point).isEmpty {
-            systemPaths = EffectivePolicy(extensionPoint: point, entitlements: bundle?.entitlements ?? Entitlements(), in: policies)
+            systemPaths =
+                EffectivePolicy(extensionPoint: point, entitlements: bundle?.entitlements ?? Entitlements(), in: policies)
                 .policy.readOnlyPaths
         }
-        var out = bundle.map { BundleValidator.validate(bundle: $0, extraExtensionPoints: points, systemPaths: systemPaths) }
+        var out =
+            bundle.map { BundleValidator.validate(bundle: $0, extraExtensionPoints: points, systemPaths: systemPaths) }
             ?? BundleValidator.validate(info: info, extraExtensionPoints: points)
         out += ActivationValidation.findings(for: info, bundle: bundle)
         if let policies, let point = info.extensionInfo?.pointIdentifier, BuildVariables.references(in: point).isEmpty {
             let effective = EffectivePolicy(extensionPoint: point, entitlements: bundle?.entitlements ?? Entitlements(), in: policies)
             if effective.usesDefaults, ExtensionPointCatalog.isKnown(point) {
-                out.append(.warning("policy.defaults", at: "NSExtension:NSExtensionPointIdentifier",
-                                    "no policy in Policies/ covers \"\(point)\"; the defaults apply"))
+                out.append(
+                    .warning(
+                        "policy.defaults", at: "NSExtension:NSExtensionPointIdentifier",
+                        "no policy in Policies/ covers \"\(point)\"; the defaults apply"))
             }
             for refused in effective.refusedEntitlements {
-                out.append(.warning("policy.entitlement-refused", at: PlistKeyPath([refused]),
-                                    "the \(effective.policy.title) policy does not grant \(refused); it is ignored"))
+                out.append(
+                    .warning(
+                        "policy.entitlement-refused", at: PlistKeyPath([refused]),
+                        "the \(effective.policy.title) policy does not grant \(refused); it is ignored"))
             }
         }
         // The extension-safe API check: the executable's (and bundled libraries') imports

@@ -36,10 +36,18 @@
 
 /* Section 4: the message types this extension sends or may receive. */
 enum {
-    MSG_HELLO = 0x01, MSG_REFUSAL = 0x02, MSG_PING = 0x03, MSG_PONG = 0x04,
-    MSG_BEGIN_REQUEST = 0x10, MSG_COMPLETE_REQUEST = 0x11, MSG_CANCEL_REQUEST = 0x12,
-    MSG_OPEN_URL = 0x13, MSG_OPEN_URL_RESULT = 0x14, MSG_MEMORY_WARNING = 0x15,
-    MSG_REQUEST_WILL_EXPIRE = 0x16, MSG_TERMINATE = 0x17,
+    MSG_HELLO = 0x01,
+    MSG_REFUSAL = 0x02,
+    MSG_PING = 0x03,
+    MSG_PONG = 0x04,
+    MSG_BEGIN_REQUEST = 0x10,
+    MSG_COMPLETE_REQUEST = 0x11,
+    MSG_CANCEL_REQUEST = 0x12,
+    MSG_OPEN_URL = 0x13,
+    MSG_OPEN_URL_RESULT = 0x14,
+    MSG_MEMORY_WARNING = 0x15,
+    MSG_REQUEST_WILL_EXPIRE = 0x16,
+    MSG_TERMINATE = 0x17,
 };
 
 #define PREFIX "hello from C: "
@@ -85,7 +93,10 @@ struct frame_out {
 };
 
 static void append(struct frame_out *f, const void *data, size_t n) {
-    if (f->too_big || n > MAX_FRAME - f->length) { f->too_big = 1; return; }
+    if (f->too_big || n > MAX_FRAME - f->length) {
+        f->too_big = 1;
+        return;
+    }
     memcpy(f->bytes + f->length, data, n);
     f->length += n;
 }
@@ -102,9 +113,9 @@ static void begin_frame(struct frame_out *f, uint16_t type) {
     append(f, "APXW", 4);
     append_le(f, FRAME_FORMAT, 2);
     append_le(f, type, 2);
-    append_le(f, 0, 2);   /* flags */
-    append_le(f, 0, 2);   /* fd count: this extension never sends descriptors */
-    append_le(f, 0, 4);   /* payload length, set by send_frame */
+    append_le(f, 0, 2); /* flags */
+    append_le(f, 0, 2); /* fd count: this extension never sends descriptors */
+    append_le(f, 0, 4); /* payload length, set by send_frame */
 }
 
 static void add_bytes(struct frame_out *f, uint16_t tag, const void *value, size_t n) {
@@ -158,21 +169,21 @@ struct field {
     uint16_t tag;
     uint32_t length;
     const uint8_t *value;
-    size_t offset;   /* of the field's tag, from the start of the frame */
+    size_t offset; /* of the field's tag, from the start of the frame */
 };
 
 /* 1: a field in *f; 0: no more fields; -1: truncated. */
 static int next(struct fields *run, struct field *f) {
     if (run->at == run->end) return 0;
     if (run->end - run->at < 6)
-        return bad("truncated field in %s at offset %zu: %zu bytes left, a field header is 6",
-                   run->name, run->at, run->end - run->at);
+        return bad("truncated field in %s at offset %zu: %zu bytes left, a field header is 6", run->name, run->at,
+                   run->end - run->at);
     f->offset = run->at;
     f->tag = (uint16_t)get_le(run->frame + run->at, 2);
     f->length = (uint32_t)get_le(run->frame + run->at + 2, 4);
     if (f->length > run->end - run->at - 6)
-        return bad("truncated field in %s at offset %zu: tag %u says %u bytes, %zu remain",
-                   run->name, run->at, f->tag, f->length, run->end - run->at - 6);
+        return bad("truncated field in %s at offset %zu: tag %u says %u bytes, %zu remain", run->name, run->at, f->tag,
+                   f->length, run->end - run->at - 6);
     f->value = run->frame + run->at + 6;
     run->at += 6 + (size_t)f->length;
     return 1;
@@ -180,7 +191,7 @@ static int next(struct fields *run, struct field *f) {
 
 static struct fields inside(const struct fields *outer, const struct field *f, const char *name) {
     size_t start = f->offset + 6;
-    return (struct fields){ outer->frame, start, start + f->length, name };
+    return (struct fields){outer->frame, start, start + f->length, name};
 }
 
 /* Number of bytes in the UTF-8 sequence starting at p[0..n), or 0 when it is not valid. */
@@ -189,10 +200,17 @@ static size_t utf8_sequence(const uint8_t *p, size_t n) {
     size_t len;
     uint32_t cp;
     if (b < 0x80) return 1;
-    if (b >= 0xC2 && b <= 0xDF) { len = 2; cp = b & 0x1F; }
-    else if (b >= 0xE0 && b <= 0xEF) { len = 3; cp = b & 0x0F; }
-    else if (b >= 0xF0 && b <= 0xF4) { len = 4; cp = b & 0x07; }
-    else return 0;
+    if (b >= 0xC2 && b <= 0xDF) {
+        len = 2;
+        cp = b & 0x1F;
+    } else if (b >= 0xE0 && b <= 0xEF) {
+        len = 3;
+        cp = b & 0x0F;
+    } else if (b >= 0xF0 && b <= 0xF4) {
+        len = 4;
+        cp = b & 0x07;
+    } else
+        return 0;
     if (n < len) return 0;
     for (size_t i = 1; i < len; i++) {
         if ((p[i] & 0xC0) != 0x80) return 0;
@@ -222,38 +240,48 @@ enum { TEXT = -1, DATA = -2, NESTED = -3 };
 struct rule {
     uint16_t tag;
     int kind;
-    unsigned most;       /* 1: at most once; more: repeated up to this many */
-    int required;        /* at least once */
+    unsigned most; /* 1: at most once; more: repeated up to this many */
+    int required; /* at least once */
     const char *name;
 };
 
 static const struct rule hello_rules[] = {
-    { 1, 4, 1, 1, "protocolVersion" }, { 2, TEXT, 1, 1, "bundleIdentifier" }, { 3, 4, 1, 1, "pid" },
+    {1, 4, 1, 1, "protocolVersion"},
+    {2, TEXT, 1, 1, "bundleIdentifier"},
+    {3, 4, 1, 1, "pid"},
 };
 static const struct rule refusal_rules[] = {
-    { 1, TEXT, 1, 1, "reason" }, { 2, TEXT, 1, 0, "message" }, { 3, 8, 1, 0, "requestID" },
-    { 4, TEXT, 64, 0, "detail" },
+    {1, TEXT, 1, 1, "reason"},
+    {2, TEXT, 1, 0, "message"},
+    {3, 8, 1, 0, "requestID"},
+    {4, TEXT, 64, 0, "detail"},
 };
-static const struct rule ping_rules[] = { { 1, 8, 1, 1, "sequence" } };
-static const struct rule memory_warning_rules[] = { { 1, 1, 1, 1, "level" } };
-static const struct rule will_expire_rules[] = { { 1, 8, 1, 1, "requestID" }, { 2, 4, 1, 1, "millisecondsLeft" } };
-static const struct rule terminate_rules[] = { { 1, TEXT, 1, 1, "reason" }, { 2, 4, 1, 0, "graceMilliseconds" } };
-static const struct rule cancel_rules[] = { { 1, 8, 1, 1, "requestID" }, { 2, NESTED, 1, 1, "error" } };
+static const struct rule ping_rules[] = {{1, 8, 1, 1, "sequence"}};
+static const struct rule memory_warning_rules[] = {{1, 1, 1, 1, "level"}};
+static const struct rule will_expire_rules[] = {{1, 8, 1, 1, "requestID"}, {2, 4, 1, 1, "millisecondsLeft"}};
+static const struct rule terminate_rules[] = {{1, TEXT, 1, 1, "reason"}, {2, 4, 1, 0, "graceMilliseconds"}};
+static const struct rule cancel_rules[] = {{1, 8, 1, 1, "requestID"}, {2, NESTED, 1, 1, "error"}};
 static const struct rule error_rules[] = {
-    { 1, TEXT, 1, 1, "domain" }, { 2, 8, 1, 1, "code" }, { 3, TEXT, 1, 0, "message" },
+    {1, TEXT, 1, 1, "domain"},
+    {2, 8, 1, 1, "code"},
+    {3, TEXT, 1, 0, "message"},
 };
-static const struct rule begin_rules[] = { { 1, 8, 1, 1, "requestID" }, { 2, NESTED, MAX_ITEMS, 0, "item" } };
+static const struct rule begin_rules[] = {{1, 8, 1, 1, "requestID"}, {2, NESTED, MAX_ITEMS, 0, "item"}};
 static const struct rule item_rules[] = {
-    { 1, TEXT, 1, 0, "attributedTitle" }, { 2, TEXT, 1, 0, "attributedContentText" },
-    { 3, NESTED, MAX_ATTACHMENTS, 0, "attachment" }, { 4, NESTED, MAX_USER_INFO, 0, "userInfo" },
+    {1, TEXT, 1, 0, "attributedTitle"},
+    {2, TEXT, 1, 0, "attributedContentText"},
+    {3, NESTED, MAX_ATTACHMENTS, 0, "attachment"},
+    {4, NESTED, MAX_USER_INFO, 0, "userInfo"},
 };
 static const struct rule attachment_rules[] = {
-    { 1, TEXT, MAX_TYPE_IDS, 1, "typeIdentifier" }, { 2, DATA, 1, 0, "inlineData" }, { 3, 4, 1, 0, "fdIndex" },
-    { 4, TEXT, 1, 0, "suggestedName" },
+    {1, TEXT, MAX_TYPE_IDS, 1, "typeIdentifier"},
+    {2, DATA, 1, 0, "inlineData"},
+    {3, 4, 1, 0, "fdIndex"},
+    {4, TEXT, 1, 0, "suggestedName"},
 };
 static const struct rule user_info_rules[] = {
-    { 1, TEXT, 1, 1, "key" }, { 2, TEXT, 1, 0, "string" }, { 3, 8, 1, 0, "integer" }, { 4, 1, 1, 0, "bool" },
-    { 5, 8, 1, 0, "double" }, { 6, DATA, 1, 0, "data" },
+    {1, TEXT, 1, 1, "key"}, {2, TEXT, 1, 0, "string"}, {3, 8, 1, 0, "integer"},
+    {4, 1, 1, 0, "bool"},   {5, 8, 1, 0, "double"},    {6, DATA, 1, 0, "data"},
 };
 #define MOST_RULES 6
 
@@ -261,7 +289,7 @@ static const struct rule user_info_rules[] = {
  * from there up), sizes, UTF-8, how often each appears. first[i] is the first field that
  * matched rules[i] (value NULL when there is none). Nested fields are the caller's to check. */
 static int check_fields(struct fields run, const struct rule *rules, size_t count, struct field *first) {
-    unsigned times[MOST_RULES] = { 0 };
+    unsigned times[MOST_RULES] = {0};
     struct field f;
     int r;
     memset(first, 0, count * sizeof *first);
@@ -277,10 +305,11 @@ static int check_fields(struct fields run, const struct rule *rules, size_t coun
             return rule->most == 1 ? bad("%s.%s appears twice, again at offset %zu", run.name, rule->name, f.offset)
                                    : bad("%s has more than %u %s fields", run.name, rule->most, rule->name);
         if (rule->kind > 0 && f.length != (uint32_t)rule->kind)
-            return bad("bad-field-length in %s.%s at offset %zu: value is %u bytes, this field is %d",
-                       run.name, rule->name, f.offset, f.length, rule->kind);
+            return bad("bad-field-length in %s.%s at offset %zu: value is %u bytes, this field is %d", run.name,
+                       rule->name, f.offset, f.length, rule->kind);
         if (rule->kind == TEXT && !is_text(f.value, f.length))
-            return bad("bad-string in %s.%s at offset %zu: invalid UTF-8 or a NUL byte", run.name, rule->name, f.offset);
+            return bad("bad-string in %s.%s at offset %zu: invalid UTF-8 or a NUL byte", run.name, rule->name,
+                       f.offset);
         if (times[i] == 1) first[i] = f;
     }
     if (r < 0) return -1;
@@ -305,11 +334,11 @@ static int each(struct fields *run, uint16_t tag, struct field *f) {
 struct request {
     uint64_t id;
     /* The input: the first item's content text, else its first attachment. */
-    struct field content_text;   /* value NULL when there is none */
+    struct field content_text; /* value NULL when there is none */
     int has_attachment;
     struct field inline_data;
-    int attachment_fd;           /* index of its descriptor, or -1 for inline data */
-    uint32_t fds_named;          /* a bit per descriptor index an attachment names */
+    int attachment_fd; /* index of its descriptor, or -1 for inline data */
+    uint32_t fds_named; /* a bit per descriptor index an attachment names */
 };
 
 /* Exactly one of inlineData and fdIndex; every descriptor named by exactly one attachment. */
@@ -319,11 +348,11 @@ static int check_attachment(struct fields run, int descriptors, struct request *
     if (!first[2].value) return 0;
     uint32_t index = (uint32_t)get_le(first[2].value, 4);
     if (index >= (uint32_t)descriptors)
-        return bad("bad descriptor index in %s.fdIndex at offset %zu: %u, the frame has %d descriptors",
-                   run.name, first[2].offset, index, descriptors);
+        return bad("bad descriptor index in %s.fdIndex at offset %zu: %u, the frame has %d descriptors", run.name,
+                   first[2].offset, index, descriptors);
     if (req->fds_named & (1u << index))
-        return bad("bad descriptor index in %s.fdIndex at offset %zu: descriptor %u is used twice",
-                   run.name, first[2].offset, index);
+        return bad("bad descriptor index in %s.fdIndex at offset %zu: descriptor %u is used twice", run.name,
+                   first[2].offset, index);
     req->fds_named |= 1u << index;
     return 0;
 }
@@ -450,7 +479,7 @@ static int answer(int sock, const struct request *req, const int *fds) {
     begin_frame(&out, MSG_COMPLETE_REQUEST);
     add_integer(&out, 1, req->id, 8);
     size_t item = open_nested(&out, 2);
-    add_string(&out, 2, reply);           /* attributedContentText */
+    add_string(&out, 2, reply); /* attributedContentText */
     close_nested(&out, item);
     free(reply);
     if (out.too_big) return send_cancel(sock, req->id, 2, "the answer does not fit in one frame");
@@ -485,8 +514,8 @@ static int protocol_error(int sock) {
 /* The connection's state, for the sequence rules of section 6. */
 struct session {
     int sock;
-    int checked_in;          /* appexd's Hello has arrived */
-    uint64_t last_request;   /* the highest request id begun so far */
+    int checked_in; /* appexd's Hello has arrived */
+    uint64_t last_request; /* the highest request id begun so far */
 };
 
 /* Handles one frame. Returns 0 to go on, 1 to stop with exit status 0, -1 on a protocol
@@ -520,23 +549,24 @@ static int handle(struct session *s, uint16_t type, struct fields payload, const
         static struct frame_out out;
         if (CHECK(payload, ping_rules, first)) return -1;
         begin_frame(&out, MSG_PONG);
-        add_bytes(&out, 1, first[0].value, 8);   /* the same sequence */
+        add_bytes(&out, 1, first[0].value, 8); /* the same sequence */
         return send_frame(s->sock, &out) ? -2 : 0;
     }
     case MSG_BEGIN_REQUEST: {
         struct request req;
         if (parse_begin_request(payload, nfds, &req)) return -1;
         if (req.id <= s->last_request)
-            return bad("BeginRequest %llu after request %llu: ids must increase",
-                       (unsigned long long)req.id, (unsigned long long)s->last_request);
+            return bad("BeginRequest %llu after request %llu: ids must increase", (unsigned long long)req.id,
+                       (unsigned long long)s->last_request);
         s->last_request = req.id;
         return answer(s->sock, &req, fds) ? -2 : 0;
     }
     case MSG_CANCEL_REQUEST:
     case MSG_REQUEST_WILL_EXPIRE:
         if (type == MSG_CANCEL_REQUEST
-            ? CHECK(payload, cancel_rules, first) || CHECK(inside(&payload, &first[1], "CancelRequest.error"), error_rules, error)
-            : CHECK(payload, will_expire_rules, first))
+                ? CHECK(payload, cancel_rules, first) ||
+                      CHECK(inside(&payload, &first[1], "CancelRequest.error"), error_rules, error)
+                : CHECK(payload, will_expire_rules, first))
             return -1;
         /* Every request is answered at once, so these can only be stale (section 6): ignore
          * them, unless they name a request that never began. */
@@ -548,15 +578,11 @@ static int handle(struct session *s, uint16_t type, struct fields payload, const
         if (CHECK(payload, memory_warning_rules, first)) return -1;
         if (first[0].value[0] != 1 && first[0].value[0] != 2)
             return bad("bad MemoryWarning.level at offset %zu: %u (1 or 2)", first[0].offset, first[0].value[0]);
-        return 0;   /* nothing cached, nothing to free */
-    case MSG_TERMINATE:
-        return CHECK(payload, terminate_rules, first) ? -1 : 1;
-    case MSG_PONG:
-        return bad("a Pong, and this extension sent no Ping");
-    case MSG_OPEN_URL_RESULT:
-        return bad("an OpenURLResult, and this extension sent no OpenURL");
-    default:
-        return bad("message type 0x%02x is not one appexd sends on an extension channel", type);
+        return 0; /* nothing cached, nothing to free */
+    case MSG_TERMINATE: return CHECK(payload, terminate_rules, first) ? -1 : 1;
+    case MSG_PONG: return bad("a Pong, and this extension sent no Ping");
+    case MSG_OPEN_URL_RESULT: return bad("an OpenURLResult, and this extension sent no OpenURL");
+    default: return bad("message type 0x%02x is not one appexd sends on an extension channel", type);
     }
 }
 
@@ -564,7 +590,8 @@ static int handle(struct session *s, uint16_t type, struct fields payload, const
 static int check_header(const uint8_t *frame, size_t n, int nfds) {
     if (n < HEADER_SIZE) return bad("a %zu-byte record, shorter than the %d-byte header", n, HEADER_SIZE);
     if (memcmp(frame, "APXW", 4) != 0) return bad("bad magic at offset 0");
-    if (get_le(frame + 4, 2) != FRAME_FORMAT) return bad("unknown frame format %u at offset 4", (unsigned)get_le(frame + 4, 2));
+    if (get_le(frame + 4, 2) != FRAME_FORMAT)
+        return bad("unknown frame format %u at offset 4", (unsigned)get_le(frame + 4, 2));
     if (get_le(frame + 8, 2) != 0) return bad("reserved flags 0x%04x at offset 8", (unsigned)get_le(frame + 8, 2));
     if (get_le(frame + 10, 2) != (uint64_t)nfds)
         return bad("header announces %u descriptors at offset 10, %d arrived", (unsigned)get_le(frame + 10, 2), nfds);
@@ -592,7 +619,8 @@ int main(void) {
         fprintf(stderr, "hello-c: APPEX_SOCKET_FD=\"%s\" is not a descriptor number\n", fd_text);
         return 2;
     }
-    if (!bundle_identifier || !*bundle_identifier || !is_text((const uint8_t *)bundle_identifier, strlen(bundle_identifier))) {
+    if (!bundle_identifier || !*bundle_identifier ||
+        !is_text((const uint8_t *)bundle_identifier, strlen(bundle_identifier))) {
         fprintf(stderr, "hello-c: APPEX_BUNDLE_IDENTIFIER is not set (appexd sets it to the bundle's identifier)\n");
         return 2;
     }
@@ -607,7 +635,7 @@ int main(void) {
         fprintf(stderr, "hello-c: fcntl(F_SETFD) on fd %ld: %s\n", fd, strerror(errno));
         return 2;
     }
-    struct session s = { .sock = (int)fd };
+    struct session s = {.sock = (int)fd};
     if (send_hello(s.sock, bundle_identifier)) {
         fprintf(stderr, "hello-c: cannot check in: %s\n", problem);
         return 1;
@@ -616,12 +644,16 @@ int main(void) {
     static uint8_t frame[MAX_FRAME];
     for (;;) {
         char control[CMSG_SPACE((MAX_FDS + 1) * sizeof(int))];
-        struct iovec iov = { frame, sizeof frame };
-        struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control, .msg_controllen = sizeof control };
+        struct iovec iov = {frame, sizeof frame};
+        struct msghdr msg = {
+            .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control, .msg_controllen = sizeof control};
         ssize_t n = recvmsg(s.sock, &msg, MSG_CMSG_CLOEXEC);
         if (n < 0 && errno == EINTR) continue;
-        if (n < 0) { fprintf(stderr, "hello-c: recvmsg: %s\n", strerror(errno)); return 1; }
-        if (n == 0) return 0;   /* appexd closed the connection (or sent an empty record: the same) */
+        if (n < 0) {
+            fprintf(stderr, "hello-c: recvmsg: %s\n", strerror(errno));
+            return 1;
+        }
+        if (n == 0) return 0; /* appexd closed the connection (or sent an empty record: the same) */
 
         int fds[MAX_FDS + 1], nfds = 0;
         for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
@@ -630,21 +662,31 @@ int main(void) {
                     memcpy(&fds[nfds++], CMSG_DATA(c) + i * sizeof(int), sizeof(int));
 
         int result;
-        if (msg.msg_flags & MSG_TRUNC) result = bad("a record larger than %d bytes", MAX_FRAME);
-        else if (msg.msg_flags & MSG_CTRUNC || nfds > MAX_FDS) result = bad("more than %d descriptors with one frame", MAX_FDS);
-        else if ((type = check_header(frame, (size_t)n, nfds)) < 0) result = -1;
+        if (msg.msg_flags & MSG_TRUNC)
+            result = bad("a record larger than %d bytes", MAX_FRAME);
+        else if (msg.msg_flags & MSG_CTRUNC || nfds > MAX_FDS)
+            result = bad("more than %d descriptors with one frame", MAX_FDS);
+        else if ((type = check_header(frame, (size_t)n, nfds)) < 0)
+            result = -1;
         else {
-            static const char *names[] = { [MSG_HELLO] = "Hello", [MSG_REFUSAL] = "Refusal", [MSG_PING] = "Ping",
-                [MSG_BEGIN_REQUEST] = "BeginRequest", [MSG_CANCEL_REQUEST] = "CancelRequest",
-                [MSG_MEMORY_WARNING] = "MemoryWarning", [MSG_REQUEST_WILL_EXPIRE] = "RequestWillExpire",
-                [MSG_TERMINATE] = "Terminate" };
+            static const char *names[] = {[MSG_HELLO] = "Hello",
+                                          [MSG_REFUSAL] = "Refusal",
+                                          [MSG_PING] = "Ping",
+                                          [MSG_BEGIN_REQUEST] = "BeginRequest",
+                                          [MSG_CANCEL_REQUEST] = "CancelRequest",
+                                          [MSG_MEMORY_WARNING] = "MemoryWarning",
+                                          [MSG_REQUEST_WILL_EXPIRE] = "RequestWillExpire",
+                                          [MSG_TERMINATE] = "Terminate"};
             const char *name = type < (int)(sizeof names / sizeof *names) && names[type] ? names[type] : "message";
-            struct fields payload = { frame, HEADER_SIZE, (size_t)n, name };
+            struct fields payload = {frame, HEADER_SIZE, (size_t)n, name};
             result = handle(&s, (uint16_t)type, payload, fds, nfds);
         }
-        close_all(fds, nfds);   /* this extension keeps no descriptor past its answer */
+        close_all(fds, nfds); /* this extension keeps no descriptor past its answer */
         if (result == 1) return 0;
         if (result == -1) return protocol_error(s.sock);
-        if (result == -2) { fprintf(stderr, "hello-c: %s\n", problem); return 1; }
+        if (result == -2) {
+            fprintf(stderr, "hello-c: %s\n", problem);
+            return 1;
+        }
     }
 }

@@ -23,9 +23,7 @@
 #define MAX_ATTACHMENT_TEXT 4096
 
 /* Length of the UTF-8 sequence at p (the input was checked to be UTF-8). */
-static size_t sequence_length(unsigned char b) {
-    return b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
-}
+static size_t sequence_length(unsigned char b) { return b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4; }
 
 static int is_utf8(const unsigned char *p, size_t n) {
     for (size_t i = 0; i < n;) {
@@ -84,7 +82,9 @@ static int answer(appex_extension *ext, const appex_message *request, appex_erro
             length = item->attachments[0].inline_data.length;
         } else if (item->attachment_count > 0) {
             ssize_t n = read_up_to(item->attachments[0].fd, buffer, sizeof buffer);
-            if (n < 0) return appex_extension_cancel(ext, request->request_id, DOMAIN, errno, "cannot read the attachment", err);
+            if (n < 0)
+                return appex_extension_cancel(ext, request->request_id, DOMAIN, errno, "cannot read the attachment",
+                                              err);
             input = buffer;
             length = (size_t)n;
         }
@@ -93,9 +93,9 @@ static int answer(appex_extension *ext, const appex_message *request, appex_erro
         return appex_extension_cancel(ext, request->request_id, DOMAIN, 1, "the input is not UTF-8 text", err);
     char *text = greeting(input, length);
     if (!text) return appex_extension_cancel(ext, request->request_id, DOMAIN, ENOMEM, "out of memory", err);
-    appex_item reply = { .content_text = text };
+    appex_item reply = {.content_text = text};
     int r = appex_extension_complete(ext, request->request_id, &reply, 1, err);
-    if (r < 0 && strcmp(err->reason, "usage") == 0)   /* too big for one frame */
+    if (r < 0 && strcmp(err->reason, "usage") == 0) /* too big for one frame */
         r = appex_extension_cancel(ext, request->request_id, DOMAIN, 2, err->message, err);
     free(text);
     return r;
@@ -109,7 +109,7 @@ int main(void) {
         return strcmp(err.reason, "usage") == 0 ? 2 : 1;
     }
     for (;;) {
-        struct pollfd p = { .fd = appex_extension_fd(ext), .events = POLLIN };
+        struct pollfd p = {.fd = appex_extension_fd(ext), .events = POLLIN};
         if (poll(&p, 1, -1) < 0 && errno != EINTR) break;
         appex_message *m;
         int r = appex_extension_next(ext, &m, 0, &err);

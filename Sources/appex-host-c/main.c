@@ -27,8 +27,10 @@ static void print_item(size_t index, const appex_item *item) {
     for (size_t i = 0; i < item->attachment_count; i++) {
         const appex_attachment *a = &item->attachments[i];
         printf("  attachment %zu: %s", i, a->type_identifier_count ? a->type_identifiers[0] : "?");
-        if (a->fd >= 0) printf(" (descriptor)\n");
-        else printf(" %.*s\n", (int)a->inline_data.length, (const char *)a->inline_data.data);
+        if (a->fd >= 0)
+            printf(" (descriptor)\n");
+        else
+            printf(" %.*s\n", (int)a->inline_data.length, (const char *)a->inline_data.data);
     }
 }
 
@@ -43,13 +45,20 @@ int main(int argc, char **argv) {
     int band = -1;
     for (int i = 1; i < argc; i++) {
         const char *value = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(argv[i], "--socket") == 0 && value) socket_path = argv[++i];
-        else if (strcmp(argv[i], "--text") == 0 && value && text_count < MOST) texts[text_count++] = argv[++i];
-        else if (strcmp(argv[i], "--url") == 0 && value && url_count < MOST) urls[url_count++] = argv[++i];
-        else if (strcmp(argv[i], "--file") == 0 && value && file_count < MOST) files[file_count++] = argv[++i];
-        else if (strcmp(argv[i], "--band") == 0 && value) band = atoi(argv[++i]);
-        else if (argv[i][0] != '-' && !bundle) bundle = argv[i];
-        else return usage();
+        if (strcmp(argv[i], "--socket") == 0 && value)
+            socket_path = argv[++i];
+        else if (strcmp(argv[i], "--text") == 0 && value && text_count < MOST)
+            texts[text_count++] = argv[++i];
+        else if (strcmp(argv[i], "--url") == 0 && value && url_count < MOST)
+            urls[url_count++] = argv[++i];
+        else if (strcmp(argv[i], "--file") == 0 && value && file_count < MOST)
+            files[file_count++] = argv[++i];
+        else if (strcmp(argv[i], "--band") == 0 && value)
+            band = atoi(argv[++i]);
+        else if (argv[i][0] != '-' && !bundle)
+            bundle = argv[i];
+        else
+            return usage();
     }
     if (!bundle || url_count + file_count > MOST) return usage();
 
@@ -74,7 +83,8 @@ int main(int argc, char **argv) {
         const char *name = strrchr(files[i], '/');
         appex_attachment_file(&attachments[count++], fd, name ? name + 1 : files[i]);
     }
-    appex_item item = { .content_text = text_count ? content : NULL, .attachments = attachments, .attachment_count = count };
+    appex_item item = {
+        .content_text = text_count ? content : NULL, .attachments = attachments, .attachment_count = count};
 
     appex_host *host;
     appex_error err;
@@ -93,7 +103,8 @@ int main(int argc, char **argv) {
         int r = appex_host_next(host, &m, -1, &err);
         if (r == APPEX_NEXT_NOTHING) continue;
         if (r != APPEX_NEXT_MESSAGE) {
-            fprintf(stderr, "appex-host-c: %s\n", r == APPEX_NEXT_CLOSED ? "appexd closed the connection" : err.message);
+            fprintf(stderr, "appex-host-c: %s\n",
+                    r == APPEX_NEXT_CLOSED ? "appexd closed the connection" : err.message);
             break;
         }
         int done = 0;
@@ -109,8 +120,9 @@ int main(int argc, char **argv) {
             for (size_t i = 0; i < m->item_count; i++) print_item(i, &m->items[i]);
             printf("outcome: %s", appex_outcome_name(m->outcome));
             if (m->reason) printf(" (%s)", m->reason);
-            if (m->error) printf(" error %s %lld%s%s", m->error->domain, (long long)m->error->code,
-                                 m->error->message ? ": " : "", m->error->message ? m->error->message : "");
+            if (m->error)
+                printf(" error %s %lld%s%s", m->error->domain, (long long)m->error->code, m->error->message ? ": " : "",
+                       m->error->message ? m->error->message : "");
             printf("%s\n", m->cold ? " cold" : "");
             status = m->outcome == APPEX_COMPLETED ? 0 : 1;
             done = 1;

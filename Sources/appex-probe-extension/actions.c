@@ -27,7 +27,7 @@ struct instruction {
     char action[32];
     char arg[MAX_ARG];
     int has_arg;
-    const uint8_t *text;         /* the first item's content text, or NULL */
+    const uint8_t *text; /* the first item's content text, or NULL */
     uint32_t text_length;
 };
 
@@ -67,7 +67,8 @@ static int number_arg(const struct instruction *in, long long min, long long max
     char *end;
     errno = 0;
     long long v = strtoll(in->arg, &end, 10);
-    if (!in->has_arg || in->arg[0] == 0 || in->arg[0] == ' ' || *end != 0 || errno != 0 || v < min || v > max) return -1;
+    if (!in->has_arg || in->arg[0] == 0 || in->arg[0] == ' ' || *end != 0 || errno != 0 || v < min || v > max)
+        return -1;
     *value = v;
     return 0;
 }
@@ -75,7 +76,7 @@ static int number_arg(const struct instruction *in, long long min, long long max
 static struct pending *free_slot(struct probe *p) {
     for (int i = 0; i < PROBE_MAX_REQUESTS; i++)
         if (p->pending[i].id == 0) return &p->pending[i];
-    return NULL;   /* main admits a request only with a slot free */
+    return NULL; /* main admits a request only with a slot free */
 }
 
 /* ---- actions ---------------------------------------------------------------------------------- */
@@ -97,11 +98,14 @@ static int act_sleep(struct probe *p, const struct instruction *in, const struct
     clock_gettime(CLOCK_MONOTONIC, &slot->due);
     slot->due.tv_sec += (time_t)(ms / 1000);
     slot->due.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (slot->due.tv_nsec >= 1000000000L) { slot->due.tv_sec++; slot->due.tv_nsec -= 1000000000L; }
+    if (slot->due.tv_nsec >= 1000000000L) {
+        slot->due.tv_sec++;
+        slot->due.tv_nsec -= 1000000000L;
+    }
     slot->sleep_ms = (long)ms;
     slot->awaiting_url = 0;
     slot->awaiting_pongs = 0;
-    slot->id = in->id;   /* answered by main's timer; pings are served meanwhile */
+    slot->id = in->id; /* answered by main's timer; pings are served meanwhile */
     return 0;
 }
 
@@ -146,7 +150,7 @@ static int act_allocate_shared(struct probe *p, const struct instruction *in, co
         return probe_cancel(p, in->id, e, "ftruncate failed");
     }
     volatile uint8_t *block = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);  /* the mapping keeps the pages */
+    close(fd); /* the mapping keeps the pages */
     if (block == MAP_FAILED) return probe_cancel(p, in->id, errno, "mmap failed");
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     for (size_t at = 0; at < bytes; at += page) block[at] = (uint8_t)(at / page) | 1;
@@ -197,12 +201,15 @@ static int act_grow(struct probe *p, const struct instruction *in, const struct 
         const uint8_t *index = wire_field(attachment, attachment_length, 3, 0, &n);
         if (!index) continue;
         log = grow_log_for(frame->fds[wire_le(index, 4)], &after_step);
-        if (!log) return probe_cancel(p, in->id, errno, "the descriptor attachment is neither a grow log (grow.h) nor a pipe");
+        if (!log)
+            return probe_cancel(p, in->id, errno,
+                                "the descriptor attachment is neither a grow log (grow.h) nor a pipe");
     }
     long long grown = grow_run(&plan, log, after_step);
     if (grown < 0) return probe_cancel(p, in->id, errno, "could not reserve the address space");
     char text[96];
-    snprintf(text, sizeof text, "grew %lld MiB, held %llu ms", grown >> 20, (unsigned long long)(plan.hold_ns / 1000000));
+    snprintf(text, sizeof text, "grew %lld MiB, held %llu ms", grown >> 20,
+             (unsigned long long)(plan.hold_ns / 1000000));
     return probe_complete_text(p, in->id, text);
 }
 
@@ -217,12 +224,16 @@ static _Noreturn void hang_forever(void) {
 }
 
 static int act_spin(struct probe *p, const struct instruction *in, const struct wire_frame *frame) {
-    (void)p; (void)in; (void)frame;
+    (void)p;
+    (void)in;
+    (void)frame;
     spin_forever();
 }
 
 static int act_hang(struct probe *p, const struct instruction *in, const struct wire_frame *frame) {
-    (void)p; (void)in; (void)frame;
+    (void)p;
+    (void)in;
+    (void)frame;
     hang_forever();
 }
 
@@ -234,16 +245,20 @@ void probe_crash(void) {
     sigprocmask(SIG_UNBLOCK, &set, NULL);
     signal(SIGSEGV, SIG_DFL);
     raise(SIGSEGV);
-    _exit(70);   /* not reached */
+    _exit(70); /* not reached */
 }
 
 static int act_crash(struct probe *p, const struct instruction *in, const struct wire_frame *frame) {
-    (void)p; (void)in; (void)frame;
+    (void)p;
+    (void)in;
+    (void)frame;
     probe_crash();
 }
 
 static int act_abort(struct probe *p, const struct instruction *in, const struct wire_frame *frame) {
-    (void)p; (void)in; (void)frame;
+    (void)p;
+    (void)in;
+    (void)frame;
     abort();
 }
 
@@ -288,7 +303,7 @@ static int act_open_url(struct probe *p, const struct instruction *in, const str
         if (wire_send(p->sock, &out)) return -1;
         slot->awaiting_url++;
     }
-    slot->id = in->id;   /* answered when the last OpenURLResult comes */
+    slot->id = in->id; /* answered when the last OpenURLResult comes */
     return 0;
 }
 
@@ -380,11 +395,16 @@ static int act_return_fd(struct probe *p, const struct instruction *in, const st
     (void)frame;
     if (!in->has_arg) return refuse_arg(p, in, "directory, socket, writable or readonly");
     int fd;
-    if (strcmp(in->arg, "directory") == 0) fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    else if (strcmp(in->arg, "socket") == 0) fd = dup(p->sock);
-    else if (strcmp(in->arg, "writable") == 0) fd = open("/tmp", O_RDWR | O_TMPFILE | O_CLOEXEC, 0600);
-    else if (strcmp(in->arg, "readonly") == 0) fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
-    else return refuse_arg(p, in, "directory, socket, writable or readonly");
+    if (strcmp(in->arg, "directory") == 0)
+        fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    else if (strcmp(in->arg, "socket") == 0)
+        fd = dup(p->sock);
+    else if (strcmp(in->arg, "writable") == 0)
+        fd = open("/tmp", O_RDWR | O_TMPFILE | O_CLOEXEC, 0600);
+    else if (strcmp(in->arg, "readonly") == 0)
+        fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+    else
+        return refuse_arg(p, in, "directory, socket, writable or readonly");
     if (fd < 0) return probe_cancel(p, in->id, errno, "opening the descriptor to return failed");
     wire_begin(&out, WIRE_COMPLETE_REQUEST);
     wire_put_u64(&out, 1, in->id);
@@ -412,8 +432,10 @@ static int act_stat(struct probe *p, const struct instruction *in, const struct 
     if (!in->has_arg || !in->arg[0]) return refuse_arg(p, in, "a path");
     struct stat st;
     char text[32];
-    if (stat(in->arg, &st) == 0) snprintf(text, sizeof text, "ok");
-    else snprintf(text, sizeof text, "errno=%d", errno);
+    if (stat(in->arg, &st) == 0)
+        snprintf(text, sizeof text, "ok");
+    else
+        snprintf(text, sizeof text, "errno=%d", errno);
     return probe_complete_text(p, in->id, text);
 }
 
@@ -440,12 +462,12 @@ static int act_send_frame(struct probe *p, const struct instruction *in, const s
     if (strcmp(in->arg, "bad-magic") == 0) {
         bad.bytes[0] ^= 0xff;
     } else if (strcmp(in->arg, "truncated") == 0) {
-        length -= 4;                       /* the header announces 4 bytes more than follow */
+        length -= 4; /* the header announces 4 bytes more than follow */
     } else if (strcmp(in->arg, "oversized") == 0) {
         memset(bad.bytes + length, 0, sizeof bad.bytes - length);
-        length = sizeof bad.bytes;         /* WIRE_MAX_FRAME, then one byte more below */
+        length = sizeof bad.bytes; /* WIRE_MAX_FRAME, then one byte more below */
     } else if (strcmp(in->arg, "out-of-order") == 0) {
-        wire_begin(&bad, WIRE_HELLO);      /* a second Hello, well formed */
+        wire_begin(&bad, WIRE_HELLO); /* a second Hello, well formed */
         wire_put_u32(&bad, 1, WIRE_PROTOCOL_VERSION);
         wire_put_string(&bad, 2, "again");
         wire_put_u32(&bad, 3, (uint32_t)getpid());
@@ -467,20 +489,36 @@ static const struct {
     const char *name;
     int (*run)(struct probe *p, const struct instruction *in, const struct wire_frame *frame);
 } actions[] = {
-    { "echo", act_echo }, { "sleep", act_sleep }, { "allocate", act_allocate }, { "spin", act_spin },
-    { "hang", act_hang }, { "crash", act_crash }, { "abort", act_abort }, { "exit", act_exit },
-    { "syscall", act_syscall }, { "cancel", act_cancel }, { "open-url", act_open_url }, { "fds", act_fds },
-    { "return-fd", act_return_fd },
-    { "ignore-pings", act_ignore_pings }, { "memory-warnings", act_memory_warnings }, { "stat", act_stat },
-    { "send-frame", act_send_frame }, { "grow", act_grow }, { "allocate-shared", act_allocate_shared },
-    { "answer-and-exit", act_answer_and_exit }, { "ping-appexd", act_ping_appexd }, { "refuse", act_refuse },
+    {"echo", act_echo},
+    {"sleep", act_sleep},
+    {"allocate", act_allocate},
+    {"spin", act_spin},
+    {"hang", act_hang},
+    {"crash", act_crash},
+    {"abort", act_abort},
+    {"exit", act_exit},
+    {"syscall", act_syscall},
+    {"cancel", act_cancel},
+    {"open-url", act_open_url},
+    {"fds", act_fds},
+    {"return-fd", act_return_fd},
+    {"ignore-pings", act_ignore_pings},
+    {"memory-warnings", act_memory_warnings},
+    {"stat", act_stat},
+    {"send-frame", act_send_frame},
+    {"grow", act_grow},
+    {"allocate-shared", act_allocate_shared},
+    {"answer-and-exit", act_answer_and_exit},
+    {"ping-appexd", act_ping_appexd},
+    {"refuse", act_refuse},
 };
 
 /* ---- reading the instruction ------------------------------------------------------------------ */
 
 /* Copies the string value of user-info entry `entry` to `to`; -1 when it is not a string or
  * does not fit, with the reason in `why`. */
-static int string_value(const uint8_t *entry, uint32_t length, const char *key, char *to, size_t size, char *why, size_t why_size) {
+static int string_value(const uint8_t *entry, uint32_t length, const char *key, char *to, size_t size, char *why,
+                        size_t why_size) {
     uint32_t n;
     const uint8_t *value = wire_field(entry, length, 2, 0, &n);
     if (!value) return snprintf(why, why_size, "%s must have a string value", key), -1;
@@ -500,7 +538,8 @@ static int read_instruction(const struct wire_frame *frame, struct instruction *
     for (unsigned i = 0; (entry = wire_field(item, item_length, 4, i, &entry_length)); i++) {
         const uint8_t *key = wire_field(entry, entry_length, 1, 0, &n);
         if (n == 12 && memcmp(key, "probe.action", 12) == 0) {
-            if (string_value(entry, entry_length, "probe.action", in->action, sizeof in->action, why, why_size)) return -1;
+            if (string_value(entry, entry_length, "probe.action", in->action, sizeof in->action, why, why_size))
+                return -1;
         } else if (n == 9 && memcmp(key, "probe.arg", 9) == 0) {
             if (string_value(entry, entry_length, "probe.arg", in->arg, sizeof in->arg, why, why_size)) return -1;
             in->has_arg = 1;
@@ -516,7 +555,8 @@ int probe_begin(struct probe *p, const struct wire_frame *frame) {
     uint32_t n;
     in.id = wire_le(wire_field(frame->payload, frame->length, 1, 0, &n), 8);
     if (read_instruction(frame, &in, why, sizeof why)) return probe_cancel(p, in.id, EINVAL, why);
-    fprintf(stderr, "probe: request %llu: %s%s%s\n", (unsigned long long)in.id, in.action, in.has_arg ? " " : "", in.arg);
+    fprintf(stderr, "probe: request %llu: %s%s%s\n", (unsigned long long)in.id, in.action, in.has_arg ? " " : "",
+            in.arg);
     for (size_t i = 0; i < sizeof actions / sizeof *actions; i++)
         if (strcmp(actions[i].name, in.action) == 0) return actions[i].run(p, &in, frame);
     snprintf(why, sizeof why, "unknown probe.action \"%s\" (see Docs/probe-extension.md)", in.action);

@@ -20,10 +20,10 @@ struct key {
 };
 
 static const struct key keys[] = {
-    { "sleep-before-checkin-ms", 0, 3600000 },
-    { "exit-before-checkin", 0, 255 },
-    { "crash-before-checkin", 0, 1 },
-    { "ignore-pings", 0, 1 },
+    {"sleep-before-checkin-ms", 0, 3600000},
+    {"exit-before-checkin", 0, 255},
+    {"crash-before-checkin", 0, 1},
+    {"ignore-pings", 0, 1},
 };
 #define KEY_COUNT (sizeof keys / sizeof *keys)
 
@@ -43,7 +43,10 @@ static char *read_conf(const char *path, int *missing) {
     *missing = 0;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        if (errno == ENOENT) { *missing = 1; return NULL; }
+        if (errno == ENOENT) {
+            *missing = 1;
+            return NULL;
+        }
         fprintf(stderr, "probe: cannot open %s: %s\n", path, strerror(errno));
         return NULL;
     }
@@ -74,7 +77,7 @@ static char *read_conf(const char *path, int *missing) {
 }
 
 int probe_conf_load(struct probe_conf *conf) {
-    *conf = (struct probe_conf){ .sleep_ms = 0, .exit_code = -1, .crash = 0, .ignore_pings = 0 };
+    *conf = (struct probe_conf){.sleep_ms = 0, .exit_code = -1, .crash = 0, .ignore_pings = 0};
     const char *bundle = getenv("APPEX_BUNDLE_PATH");
     if (!bundle || !*bundle) return 0;
     char path[4096];
@@ -87,7 +90,7 @@ int probe_conf_load(struct probe_conf *conf) {
     if (!text) return missing ? 0 : -1;
 
     long values[KEY_COUNT];
-    int given[KEY_COUNT] = { 0 };
+    int given[KEY_COUNT] = {0};
     int number = 0;
     for (char *line = text, *next; line; line = next) {
         number++;
@@ -101,15 +104,17 @@ int probe_conf_load(struct probe_conf *conf) {
         size_t k = 0;
         while (k < KEY_COUNT && strcmp(keys[k].name, line) != 0) k++;
         if (k == KEY_COUNT)
-            return complain(path, number, "unknown key \"%s\" (known: sleep-before-checkin-ms, "
-                            "exit-before-checkin, crash-before-checkin, ignore-pings)", line);
+            return complain(path, number,
+                            "unknown key \"%s\" (known: sleep-before-checkin-ms, "
+                            "exit-before-checkin, crash-before-checkin, ignore-pings)",
+                            line);
         if (given[k]) return complain(path, number, "key \"%s\" given twice", line);
         char *end;
         errno = 0;
         long v = strtol(value, &end, 10);
         if (*value < '0' || *value > '9' || *end != 0 || errno != 0 || v < keys[k].min || v > keys[k].max)
-            return complain(path, number, "%s wants a whole number from %ld to %ld, got \"%s\"",
-                            keys[k].name, keys[k].min, keys[k].max, value);
+            return complain(path, number, "%s wants a whole number from %ld to %ld, got \"%s\"", keys[k].name,
+                            keys[k].min, keys[k].max, value);
         given[k] = 1;
         values[k] = v;
     }

@@ -3,10 +3,10 @@
 #define PROBE_CONF_H
 
 struct probe_conf {
-    long sleep_ms;        /* sleep-before-checkin-ms, 0 when absent */
-    int exit_code;        /* exit-before-checkin, -1 when absent */
-    int crash;            /* crash-before-checkin=1 */
-    int ignore_pings;     /* ignore-pings=1 */
+    long sleep_ms; /* sleep-before-checkin-ms, 0 when absent */
+    int exit_code; /* exit-before-checkin, -1 when absent */
+    int crash; /* crash-before-checkin=1 */
+    int ignore_pings; /* ignore-pings=1 */
 };
 
 /* Reads $APPEX_BUNDLE_PATH/probe.conf into *conf (defaults when the variable is unset or the

@@ -18,7 +18,7 @@ static uint64_t monotonic_ns(void) {
 }
 
 static void sleep_until(uint64_t ns) {
-    struct timespec t = { (time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL) };
+    struct timespec t = {(time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL)};
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL) == EINTR) {}
 }
 
@@ -37,8 +37,8 @@ static int field(const char **at, char end, unsigned long long min, unsigned lon
 int grow_parse(const char *text, struct grow_plan *plan, char *why, size_t why_size) {
     unsigned long long step_kib, interval_us, cap_mib, hold_ms;
     const char *at = text;
-    if (field(&at, ',', 4, 1 << 20, &step_kib) || field(&at, ',', 0, 10000000, &interval_us)
-        || field(&at, ',', 1, 1 << 16, &cap_mib) || field(&at, 0, 0, 3600000, &hold_ms)) {
+    if (field(&at, ',', 4, 1 << 20, &step_kib) || field(&at, ',', 0, 10000000, &interval_us) ||
+        field(&at, ',', 1, 1 << 16, &cap_mib) || field(&at, 0, 0, 3600000, &hold_ms)) {
         snprintf(why, why_size, "STEP_KIB,INTERVAL_US,CAP_MIB,HOLD_MS (4..1048576, 0..10000000, 1..65536, 0..3600000)");
         return -1;
     }
@@ -56,11 +56,14 @@ int grow_parse(const char *text, struct grow_plan *plan, char *why, size_t why_s
 struct grow_log *grow_map_log(int fd) {
     struct stat st;
     if (fstat(fd, &st) != 0) return NULL;
-    if ((size_t)st.st_size < sizeof(struct grow_log)) { errno = EINVAL; return NULL; }
+    if ((size_t)st.st_size < sizeof(struct grow_log)) {
+        errno = EINVAL;
+        return NULL;
+    }
     struct grow_log *log = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (log == MAP_FAILED) return NULL;
-    if (log->magic != GROW_MAGIC
-        || sizeof(struct grow_log) + log->capacity * sizeof(struct grow_step) > (size_t)st.st_size) {
+    if (log->magic != GROW_MAGIC ||
+        sizeof(struct grow_log) + log->capacity * sizeof(struct grow_step) > (size_t)st.st_size) {
         munmap(log, (size_t)st.st_size);
         errno = EINVAL;
         return NULL;
@@ -70,7 +73,8 @@ struct grow_log *grow_map_log(int fd) {
 
 long long grow_run(const struct grow_plan *plan, struct grow_log *log, void (*after_step)(struct grow_step *step)) {
     /* Reserved at once, charged page by page as it is touched. */
-    uint8_t *region = mmap(NULL, plan->cap_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    uint8_t *region =
+        mmap(NULL, plan->cap_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (region == MAP_FAILED) return -1;
     /* 4 KiB pages whatever the THP setting, so each step charges what it says, as it goes. */
     madvise(region, plan->cap_bytes, MADV_NOHUGEPAGE);

@@ -14,17 +14,17 @@
 /* One step, written before its pages are touched (start_ns, bytes) and completed after
  * (end_ns, then whatever the caller's hook adds). A step cut short by a kill keeps end_ns 0. */
 struct grow_step {
-    uint64_t start_ns;       /* CLOCK_MONOTONIC */
-    uint64_t end_ns;         /* CLOCK_MONOTONIC, 0 until every page of the step is touched */
-    uint64_t bytes;          /* all the growth held once this step is done */
-    uint64_t available_kib;  /* for the hook: the earlyoom side's MemAvailable after the step */
+    uint64_t start_ns; /* CLOCK_MONOTONIC */
+    uint64_t end_ns; /* CLOCK_MONOTONIC, 0 until every page of the step is touched */
+    uint64_t bytes; /* all the growth held once this step is done */
+    uint64_t available_kib; /* for the hook: the earlyoom side's MemAvailable after the step */
 };
 
 /* The log file: a 32-byte header, then the steps (32 bytes each). Whoever reads it does so after the writer
  * is gone; `count` is the steps begun (stored with release order after each step's fields). */
 struct grow_log {
     uint64_t magic;
-    uint64_t capacity;   /* steps that fit, set by whoever made the file */
+    uint64_t capacity; /* steps that fit, set by whoever made the file */
     uint64_t count;
     uint64_t reserved;
     struct grow_step steps[];
@@ -32,9 +32,9 @@ struct grow_log {
 
 struct grow_plan {
     uint64_t step_bytes;
-    uint64_t interval_ns;   /* step k starts at k × interval after the first */
-    uint64_t cap_bytes;     /* growth stops here, and the memory is held */
-    uint64_t hold_ns;       /* how long it is held before grow_run returns */
+    uint64_t interval_ns; /* step k starts at k × interval after the first */
+    uint64_t cap_bytes; /* growth stops here, and the memory is held */
+    uint64_t hold_ns; /* how long it is held before grow_run returns */
 };
 
 /* "STEP_KIB,INTERVAL_US,CAP_MIB,HOLD_MS", e.g. "1024,2000,160,5000". 0, or -1 with `why`

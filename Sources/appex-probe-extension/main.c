@@ -24,7 +24,7 @@
 /* probe.conf's instructions for before check-in, in this order: sleep, crash, exit. */
 static void before_check_in(const struct probe_conf *conf) {
     if (conf->sleep_ms > 0) {
-        struct timespec t = { conf->sleep_ms / 1000, (conf->sleep_ms % 1000) * 1000000L };
+        struct timespec t = {conf->sleep_ms / 1000, (conf->sleep_ms % 1000) * 1000000L};
         while (nanosleep(&t, &t) != 0 && errno == EINTR) {}
     }
     if (conf->crash) probe_crash();
@@ -97,7 +97,8 @@ static int in_flight(const struct probe *p) {
  * "Messages that cross"), else an error. 0 to ignore, -1 for a protocol error. */
 static int stale_or_unknown(const struct probe *p, const char *what, uint64_t id) {
     if (id > 0 && id <= p->last_request) return 0;
-    snprintf(wire_problem, sizeof wire_problem, "%s names request %llu, which never began", what, (unsigned long long)id);
+    snprintf(wire_problem, sizeof wire_problem, "%s names request %llu, which never began", what,
+             (unsigned long long)id);
     return -1;
 }
 
@@ -166,7 +167,7 @@ static int dispatch(struct probe *p, const struct wire_frame *f, int *checked_in
         struct pending *r = find(p, wire_le(first, 8));
         if (!r) return stale_or_unknown(p, "CancelRequest", wire_le(first, 8));
         uint64_t id = r->id;
-        r->id = 0;   /* a later OpenURLResult for it is stale */
+        r->id = 0; /* a later OpenURLResult for it is stale */
         return probe_cancel(p, id, ECANCELED, "cancelled by appexd") ? -2 : 0;
     }
     case WIRE_OPEN_URL_RESULT: {
@@ -181,14 +182,13 @@ static int dispatch(struct probe *p, const struct wire_frame *f, int *checked_in
         }
         int accepted = *wire_field(f->payload, f->length, 2, 0, &m);
         size_t used = strlen(r->url_results);
-        snprintf(r->url_results + used, sizeof r->url_results - used, "%s%s", used ? "," : "", accepted ? "accepted" : "refused");
+        snprintf(r->url_results + used, sizeof r->url_results - used, "%s%s", used ? "," : "",
+                 accepted ? "accepted" : "refused");
         if (--r->awaiting_url) return 0;
         r->id = 0;
         return probe_complete_text(p, id, r->url_results) ? -2 : 0;
     }
-    case WIRE_MEMORY_WARNING:
-        p->memory_warnings++;
-        return 0;
+    case WIRE_MEMORY_WARNING: p->memory_warnings++; return 0;
     case WIRE_REQUEST_WILL_EXPIRE:
         p->will_expire++;
         return find(p, wire_le(first, 8)) ? 0 : stale_or_unknown(p, "RequestWillExpire", wire_le(first, 8));
@@ -200,7 +200,7 @@ static int dispatch(struct probe *p, const struct wire_frame *f, int *checked_in
             if (id && probe_cancel(p, id, ECANCELED, "terminating")) return -2;
         }
         return 1;
-    default:   /* wire_receive admits no other type */
+    default: /* wire_receive admits no other type */
         return snprintf(wire_problem, sizeof wire_problem, "unexpected type 0x%02x", f->type), -1;
     }
 }
@@ -225,7 +225,7 @@ static int check_in(int sock) {
 
 int main(void) {
     /* A crash on instruction must not leave a core file where the tests run. */
-    struct rlimit no_core = { 0, 0 };
+    struct rlimit no_core = {0, 0};
     setrlimit(RLIMIT_CORE, &no_core);
 
     struct probe_conf conf;
@@ -244,7 +244,7 @@ int main(void) {
     for (;;) {
         int timeout = wake_sleepers(&p);
         if (timeout == -2) break;
-        struct pollfd pfd = { p.sock, POLLIN, 0 };
+        struct pollfd pfd = {p.sock, POLLIN, 0};
         int ready = poll(&pfd, 1, timeout);
         if (ready < 0 && errno != EINTR) {
             fprintf(stderr, "probe: poll: %s\n", strerror(errno));
@@ -254,9 +254,9 @@ int main(void) {
 
         int protocol_error;
         int got = wire_receive(p.sock, &frame, &protocol_error);
-        if (got == 0) return 0;   /* appexd closed the connection */
+        if (got == 0) return 0; /* appexd closed the connection */
         int result = got < 0 ? (protocol_error ? -1 : -2) : dispatch(&p, &frame, &checked_in);
-        wire_close_fds(&frame);   /* actions read attachments while serving; nothing keeps them */
+        wire_close_fds(&frame); /* actions read attachments while serving; nothing keeps them */
         if (result == 1) return 0;
         if (result == -1) {
             fprintf(stderr, "probe: %s: %s\n", wire_refusal_reason, wire_problem);

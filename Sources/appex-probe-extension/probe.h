@@ -13,19 +13,19 @@
 
 /* A request answered later: after a sleep, or when the OpenURLResult arrives. */
 struct pending {
-    uint64_t id;                 /* 0: a free slot */
-    int awaiting_url;            /* OpenURLResults still to come (else sleeping until `due`, or awaiting pongs) */
-    int awaiting_pongs;          /* Pongs still to come for the ping-appexd action */
-    int pings;                   /* how many that action sent */
-    char url_results[8 * 9];     /* "accepted" / "refused", comma-separated, in arrival order */
-    struct timespec due;         /* CLOCK_MONOTONIC */
+    uint64_t id; /* 0: a free slot */
+    int awaiting_url; /* OpenURLResults still to come (else sleeping until `due`, or awaiting pongs) */
+    int awaiting_pongs; /* Pongs still to come for the ping-appexd action */
+    int pings; /* how many that action sent */
+    char url_results[8 * 9]; /* "accepted" / "refused", comma-separated, in arrival order */
+    struct timespec due; /* CLOCK_MONOTONIC */
     long sleep_ms;
 };
 
 struct probe {
     int sock;
     int ignore_pings;
-    uint64_t last_request;       /* the highest request id begun */
+    uint64_t last_request; /* the highest request id begun */
     unsigned long memory_warnings;
     unsigned long will_expire;
     struct pending pending[PROBE_MAX_REQUESTS];

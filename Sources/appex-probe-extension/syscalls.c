@@ -34,18 +34,18 @@ static long call_socket(void) {
 }
 
 static long call_execve(void) {
-    char *argv[] = { NOWHERE, NULL }, *envp[] = { NULL };
+    char *argv[] = {NOWHERE, NULL}, *envp[] = {NULL};
     return syscall(SYS_execve, NOWHERE, argv, envp);
 }
 
 static long call_sethostname(void) {
-    static char name[1000];   /* longer than any UTS name may be: EINVAL */
+    static char name[1000]; /* longer than any UTS name may be: EINVAL */
     return syscall(SYS_sethostname, name, sizeof name);
 }
 
 static long call_clock_settime(void) {
-    struct timespec t = { 0, 0 };
-    return syscall(SYS_clock_settime, -1, &t);   /* no such clock */
+    struct timespec t = {0, 0};
+    return syscall(SYS_clock_settime, -1, &t); /* no such clock */
 }
 
 static long call_getpid(void) { return syscall(SYS_getpid); }
@@ -67,21 +67,21 @@ static long call_swapon(void) { return syscall(SYS_swapon, NOWHERE, 0); }
 static long call_kill(void) { return syscall(SYS_kill, NO_PID, 0); }
 static long call_ptrace(void) { return syscall(SYS_ptrace, PTRACE_ATTACH, NO_PID, NULL, NULL); }
 static long call_setpriority(void) { return syscall(SYS_setpriority, PRIO_PROCESS, NO_PID, 0); }
-static long call_reboot(void) { return syscall(SYS_reboot, 0, 0, 0, NULL); }          /* bad magic numbers */
-static long call_unshare(void) { return syscall(SYS_unshare, 0x1); }           /* not a namespace flag */
+static long call_reboot(void) { return syscall(SYS_reboot, 0, 0, 0, NULL); } /* bad magic numbers */
+static long call_unshare(void) { return syscall(SYS_unshare, 0x1); } /* not a namespace flag */
 static long call_setns(void) { return syscall(SYS_setns, -1, 0); }
-static long call_bpf(void) { return syscall(SYS_bpf, 0x7fffffff, NULL, 0); }     /* no such command */
+static long call_bpf(void) { return syscall(SYS_bpf, 0x7fffffff, NULL, 0); } /* no such command */
 static long call_keyctl(void) { return syscall(SYS_keyctl, 0x7fffffff, 0, 0, 0, 0); }
 static long call_finit_module(void) { return syscall(SYS_finit_module, -1, "", 0); }
 static long call_delete_module(void) { return syscall(SYS_delete_module, "appex_probe_no_such_module", O_NONBLOCK); }
 static long call_kexec_load(void) { return syscall(SYS_kexec_load, 0, 0, NULL, 0xffffffffUL); }
 static long call_perf_event_open(void) { return syscall(SYS_perf_event_open, NULL, 0, -1, -1, 0); }
 static long call_ioctl(void) { return syscall(SYS_ioctl, -1, 0, 0); }
-static long call_syslog(void) { return syscall(SYS_syslog, 10, NULL, 0); }       /* SYSLOG_ACTION_SIZE_BUFFER */
+static long call_syslog(void) { return syscall(SYS_syslog, 10, NULL, 0); } /* SYSLOG_ACTION_SIZE_BUFFER */
 static long call_userfaultfd(void) { return syscall(SYS_userfaultfd, ~0); }
 static long call_memfd_create(void) { return syscall(SYS_memfd_create, "probe", ~0U); }
 static long call_io_uring_setup(void) { return syscall(SYS_io_uring_setup, 1, NULL); }
-static long call_personality(void) { return syscall(SYS_personality, 0xffffffffUL); }  /* a query */
+static long call_personality(void) { return syscall(SYS_personality, 0xffffffffUL); } /* a query */
 
 struct entry {
     const char *name;
@@ -89,19 +89,20 @@ struct entry {
     long (*call)(void);
 };
 
-#define ENTRY(name) { #name, SYS_##name, call_##name }
+#define ENTRY(name)                                                                                                    \
+    { #name, SYS_##name, call_##name }
 static const struct entry table[] = {
-    ENTRY(getpid), ENTRY(openat),
+    ENTRY(getpid),       ENTRY(openat),
 #ifdef SYS_open
     ENTRY(open),
 #endif
-    ENTRY(mkdirat), ENTRY(mknodat), ENTRY(unlinkat), ENTRY(fchmodat), ENTRY(chdir), ENTRY(chroot),
-    ENTRY(execve), ENTRY(mount), ENTRY(umount2), ENTRY(pivot_root), ENTRY(acct), ENTRY(swapon),
-    ENTRY(kill), ENTRY(ptrace), ENTRY(setpriority), ENTRY(reboot), ENTRY(unshare), ENTRY(setns),
-    ENTRY(socket), ENTRY(bpf), ENTRY(keyctl), ENTRY(finit_module), ENTRY(delete_module),
-    ENTRY(kexec_load), ENTRY(perf_event_open), ENTRY(ioctl), ENTRY(syslog), ENTRY(sethostname),
-    ENTRY(clock_settime), ENTRY(userfaultfd), ENTRY(memfd_create), ENTRY(io_uring_setup),
-    ENTRY(personality),
+    ENTRY(mkdirat),      ENTRY(mknodat),        ENTRY(unlinkat),      ENTRY(fchmodat),      ENTRY(chdir),
+    ENTRY(chroot),       ENTRY(execve),         ENTRY(mount),         ENTRY(umount2),       ENTRY(pivot_root),
+    ENTRY(acct),         ENTRY(swapon),         ENTRY(kill),          ENTRY(ptrace),        ENTRY(setpriority),
+    ENTRY(reboot),       ENTRY(unshare),        ENTRY(setns),         ENTRY(socket),        ENTRY(bpf),
+    ENTRY(keyctl),       ENTRY(finit_module),   ENTRY(delete_module), ENTRY(kexec_load),    ENTRY(perf_event_open),
+    ENTRY(ioctl),        ENTRY(syslog),         ENTRY(sethostname),   ENTRY(clock_settime), ENTRY(userfaultfd),
+    ENTRY(memfd_create), ENTRY(io_uring_setup), ENTRY(personality),
 };
 #define TABLE_SIZE (sizeof table / sizeof *table)
 
@@ -122,11 +123,15 @@ int probe_syscall(const char *which, char *result, size_t size) {
         errno = 0;
         r = syscall(number, 0, 0, 0, 0, 0, 0);
     } else {
-        snprintf(result, size, "no harmless way to make syscall \"%s\": use a name or number from the probe's "
-                 "table, or an unassigned number from %ld to %ld", which, FIRST_UNASSIGNED, LAST_UNASSIGNED);
+        snprintf(result, size,
+                 "no harmless way to make syscall \"%s\": use a name or number from the probe's "
+                 "table, or an unassigned number from %ld to %ld",
+                 which, FIRST_UNASSIGNED, LAST_UNASSIGNED);
         return -1;
     }
-    if (r == -1) snprintf(result, size, "errno=%d", errno);
-    else snprintf(result, size, "ok");
+    if (r == -1)
+        snprintf(result, size, "errno=%d", errno);
+    else
+        snprintf(result, size, "ok");
     return 0;
 }

@@ -60,7 +60,7 @@ static long int80(long nr, const unsigned long a[6]) {
                      : "=a"(ret)
                      : "a"(nr), "b"(a[0]), "c"(a[1]), "d"(a[2]), "S"(a[3]), "D"(a[4]), "r"(a5)
                      : "memory", "cc", "r8", "r9", "r10", "r11");
-    return (long)(int)ret;  // a 32-bit answer
+    return (long)(int)ret; // a 32-bit answer
 }
 
 // A kernel without IA32 emulation (or booted with ia32_emulation=0) faults int 0x80 with
@@ -76,8 +76,7 @@ static void on_fault(int sig) {
 long probe_invoke(enum probe_abi abi, long nr, const unsigned long a[6], int *unavailable) {
     *unavailable = 0;
     switch (abi) {
-    case PROBE_ABI_NATIVE:
-        return syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+    case PROBE_ABI_NATIVE: return syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 #if defined(__x86_64__)
     case PROBE_ABI_X32:
         // The kernel answers ENOSYS itself when built without CONFIG_X86_X32_ABI.

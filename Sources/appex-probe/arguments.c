@@ -34,7 +34,7 @@ void *probe_low(size_t n) {
         arena = p;
     }
     size_t start = (arena_used + 15) & ~(size_t)15;
-    if (n > ARENA_SIZE - start) abort();  // the actions ask for a few KiB at most
+    if (n > ARENA_SIZE - start) abort(); // the actions ask for a few KiB at most
     arena_used = start + n;
     return arena + start;
 }

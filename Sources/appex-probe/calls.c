@@ -38,7 +38,7 @@ static unsigned long low_zeroes(size_t n) { return (unsigned long)(uintptr_t)pro
 
 static int build_ptrace(ARGS) {
     UNUSED;
-    a[0] = 16;  // PTRACE_ATTACH
+    a[0] = 16; // PTRACE_ATTACH
     a[1] = NO_SUCH_PID;
     return 0;
 }
@@ -131,14 +131,18 @@ static int build_setns(ARGS) {
 // Namespace flags by name ("newuser|newns" or "newuser,newns"), or a number.
 static int namespace_flags(int argc, char **argv, unsigned long *flags) {
     if (argc < 2) {
-        *flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS |
-                 CLONE_NEWCGROUP;
+        *flags =
+            CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
         return 0;
     }
     if (probe_number(argv[1], flags) == 0) return 0;
-    static const struct { const char *name; unsigned long flag; } names[] = {
-        {"newuser", CLONE_NEWUSER}, {"newns", CLONE_NEWNS}, {"newpid", CLONE_NEWPID},
-        {"newnet", CLONE_NEWNET}, {"newipc", CLONE_NEWIPC}, {"newuts", CLONE_NEWUTS},
+    static const struct {
+        const char *name;
+        unsigned long flag;
+    } names[] = {
+        {"newuser", CLONE_NEWUSER},     {"newns", CLONE_NEWNS},
+        {"newpid", CLONE_NEWPID},       {"newnet", CLONE_NEWNET},
+        {"newipc", CLONE_NEWIPC},       {"newuts", CLONE_NEWUTS},
         {"newcgroup", CLONE_NEWCGROUP}, {"newtime", 0x80 /* CLONE_NEWTIME, clone3 only */},
     };
     char *copy = strdup(argv[1]), *save = NULL;
@@ -147,8 +151,10 @@ static int namespace_flags(int argc, char **argv, unsigned long *flags) {
     for (char *w = strtok_r(copy, "|,", &save); w && rc == 0; w = strtok_r(NULL, "|,", &save)) {
         size_t i = 0;
         while (i < sizeof(names) / sizeof(names[0]) && strcmp(names[i].name, w)) i++;
-        if (i == sizeof(names) / sizeof(names[0])) rc = -1;
-        else *flags |= names[i].flag;
+        if (i == sizeof(names) / sizeof(names[0]))
+            rc = -1;
+        else
+            *flags |= names[i].flag;
     }
     free(copy);
     return rc;
@@ -162,7 +168,7 @@ static int build_clone3(ARGS) {
     // child runs on a copy of this one, like fork, and _exits at once.
     uint64_t *ca = probe_low(64);
     ca[0] = flags;
-    ca[4] = SIGCHLD;  // exit_signal
+    ca[4] = SIGCHLD; // exit_signal
     a[0] = (unsigned long)(uintptr_t)ca;
     a[1] = 64;
     return 0;
@@ -172,7 +178,7 @@ static int build_clone(ARGS) {
     (void)abi;
     unsigned long flags;
     if (namespace_flags(argc, argv, &flags) < 0) return -1;
-    a[0] = flags | SIGCHLD;  // flags come first in every ABI's clone
+    a[0] = flags | SIGCHLD; // flags come first in every ABI's clone
     return 0;
 }
 
@@ -188,7 +194,7 @@ static int build_bpf(ARGS) {
 
 static int build_perf_event_open(ARGS) {
     UNUSED;
-    a[0] = 0;  // no attribute to copy
+    a[0] = 0; // no attribute to copy
     a[1] = 0;
     a[2] = (unsigned long)-1;
     a[3] = (unsigned long)-1;
@@ -198,7 +204,7 @@ static int build_perf_event_open(ARGS) {
 
 static int build_keyctl(ARGS) {
     UNUSED;
-    a[0] = 6;  // KEYCTL_DESCRIBE
+    a[0] = 6; // KEYCTL_DESCRIBE
     a[1] = NO_SUCH_KEY;
     a[2] = low_zeroes(64);
     a[3] = 64;
@@ -209,14 +215,14 @@ static int build_add_key(ARGS) {
     UNUSED;
     a[0] = low_string("appex-probe-no-such-key-type");
     a[1] = low_string("appex-probe");
-    a[4] = NO_SUCH_KEY;  // the destination keyring
+    a[4] = NO_SUCH_KEY; // the destination keyring
     return 0;
 }
 
 static int build_reboot(ARGS) {
     UNUSED;
-    a[0] = 0x1234;  // not LINUX_REBOOT_MAGIC1
-    a[1] = 0x5678;  // not a MAGIC2
+    a[0] = 0x1234; // not LINUX_REBOOT_MAGIC1
+    a[1] = 0x5678; // not a MAGIC2
     return 0;
 }
 
@@ -248,13 +254,13 @@ static int build_swapon(ARGS) {
 static int build_clock_settime(ARGS) {
     UNUSED;
     a[0] = NO_SUCH_CLOCK;
-    a[1] = 0;  // no time to set, should the clock exist
+    a[1] = 0; // no time to set, should the clock exist
     return 0;
 }
 
 static int build_iopl(ARGS) {
     UNUSED;
-    a[0] = 4;  // levels are 0 to 3
+    a[0] = 4; // levels are 0 to 3
     return 0;
 }
 
@@ -269,14 +275,14 @@ static int build_userfaultfd(ARGS) {
 static int build_io_uring_setup(ARGS) {
     UNUSED;
     a[0] = 1;
-    a[1] = 0;  // no parameters to copy
+    a[1] = 0; // no parameters to copy
     return 0;
 }
 
 static int build_open_by_handle_at(ARGS) {
     UNUSED;
-    a[0] = (unsigned long)-1;  // no mount fd
-    a[1] = 0;  // no handle
+    a[0] = (unsigned long)-1; // no mount fd
+    a[1] = 0; // no handle
     a[2] = O_RDONLY;
     return 0;
 }
@@ -313,13 +319,31 @@ static int socket_args(unsigned long a[6], int family, int type, int protocol) {
     return 0;
 }
 // Created and closed, never bound or connected.
-static int build_socket_netlink(ARGS) { UNUSED; return socket_args(a, AF_NETLINK, SOCK_RAW, 0 /* NETLINK_ROUTE */); }
-static int build_socket_packet(ARGS) { UNUSED; return socket_args(a, AF_PACKET, SOCK_RAW, 0 /* no protocol: receives nothing */); }
-static int build_socket_inet(ARGS) { UNUSED; return socket_args(a, AF_INET, SOCK_STREAM, 0); }
-static int build_socket_inet6(ARGS) { UNUSED; return socket_args(a, AF_INET6, SOCK_STREAM, 0); }
-static int build_socket_unix(ARGS) { UNUSED; return socket_args(a, AF_UNIX, SOCK_STREAM, 0); }
+static int build_socket_netlink(ARGS) {
+    UNUSED;
+    return socket_args(a, AF_NETLINK, SOCK_RAW, 0 /* NETLINK_ROUTE */);
+}
+static int build_socket_packet(ARGS) {
+    UNUSED;
+    return socket_args(a, AF_PACKET, SOCK_RAW, 0 /* no protocol: receives nothing */);
+}
+static int build_socket_inet(ARGS) {
+    UNUSED;
+    return socket_args(a, AF_INET, SOCK_STREAM, 0);
+}
+static int build_socket_inet6(ARGS) {
+    UNUSED;
+    return socket_args(a, AF_INET6, SOCK_STREAM, 0);
+}
+static int build_socket_unix(ARGS) {
+    UNUSED;
+    return socket_args(a, AF_UNIX, SOCK_STREAM, 0);
+}
 // AF_VSOCK (40): never connected; it ignores network namespaces, so only the filter stops it.
-static int build_socket_vsock(ARGS) { UNUSED; return socket_args(a, 40, SOCK_STREAM, 0); }
+static int build_socket_vsock(ARGS) {
+    UNUSED;
+    return socket_args(a, 40, SOCK_STREAM, 0);
+}
 // An undefined flag: EINVAL before any memory is set aside.
 static int build_memfd_secret(ARGS) {
     UNUSED;
@@ -380,9 +404,7 @@ static const struct call *find(const char *name) {
     return NULL;
 }
 
-int probe_is_call(const char *name) {
-    return find(name) || !strcmp(name, "syscall") || !strcmp(name, "syscall-high");
-}
+int probe_is_call(const char *name) { return find(name) || !strcmp(name, "syscall") || !strcmp(name, "syscall-high"); }
 
 // The answer to a call that returned r: a process-creating call's child leaves at once and
 // the parent reaps it; a descriptor is closed.

@@ -89,8 +89,8 @@ static int stat_path(int argc, char **argv) {
     (void)argc;
     struct stat st;
     if (stat(argv[1], &st) < 0) return probe_result(-1);
-    return probe_ok("type=%s mode=%04o uid=%u gid=%u size=%lld", file_type(st.st_mode), st.st_mode & 07777,
-                    st.st_uid, st.st_gid, (long long)st.st_size);
+    return probe_ok("type=%s mode=%04o uid=%u gid=%u size=%lld", file_type(st.st_mode), st.st_mode & 07777, st.st_uid,
+                    st.st_gid, (long long)st.st_size);
 }
 
 static int list(int argc, char **argv) {
@@ -169,8 +169,10 @@ static int escape_dotdot(int argc, char **argv) {
     const char *target = argv[1];
     char path[PATH_MAX];
     int len = snprintf(path, sizeof(path), "%s", from);
-    for (int i = 0; i < 32 && len < (int)sizeof(path); i++) len += snprintf(path + len, sizeof(path) - (size_t)len, "/..");
-    if (len < (int)sizeof(path)) snprintf(path + len, sizeof(path) - (size_t)len, "%s%s", *target == '/' ? "" : "/", target);
+    for (int i = 0; i < 32 && len < (int)sizeof(path); i++)
+        len += snprintf(path + len, sizeof(path) - (size_t)len, "/..");
+    if (len < (int)sizeof(path))
+        snprintf(path + len, sizeof(path) - (size_t)len, "%s%s", *target == '/' ? "" : "/", target);
     return measure(path);
 }
 

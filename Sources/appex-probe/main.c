@@ -13,7 +13,10 @@
 #include <string.h>
 
 static const struct probe_action *const action_tables[] = {
-    probe_file_actions, probe_process_actions, probe_system_actions, probe_network_actions,
+    probe_file_actions,
+    probe_process_actions,
+    probe_system_actions,
+    probe_network_actions,
 };
 enum { NTABLES = sizeof(action_tables) / sizeof(action_tables[0]) };
 
@@ -34,7 +37,7 @@ int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc < 2) return probe_usage();
     const char *name = argv[1];
-    int n = argc - 2;  // the action's own arguments
+    int n = argc - 2; // the action's own arguments
 
     if (!strcmp(name, "i386") || !strcmp(name, "x32")) {
         if (argc < 3 || !probe_is_call(argv[2])) return probe_usage();

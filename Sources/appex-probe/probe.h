@@ -38,8 +38,14 @@ int probe_syscall_argument(const char *s, unsigned long *out);
 
 // ---- abi.c: making a call through one of the kernel's system-call ABIs ----
 enum probe_abi { PROBE_ABI_NATIVE, PROBE_ABI_I386, PROBE_ABI_X32 };
-struct probe_syscall { const char *name; long number; };
-struct probe_errno { int number; const char *name; };
+struct probe_syscall {
+    const char *name;
+    long number;
+};
+struct probe_errno {
+    int number;
+    const char *name;
+};
 extern const struct probe_syscall probe_native_syscalls[];
 #if defined(__x86_64__)
 extern const struct probe_syscall probe_i386_syscalls[];
@@ -64,9 +70,9 @@ void probe_calls_usage(void);
 // ---- the plain actions: files.c, processes.c, system.c, network.c ----
 struct probe_action {
     const char *name;
-    int min_args, max_args;  // after the action's name; max -1: any number
-    int (*run)(int argc, char **argv);  // argv[0] is the action's name
-    const char *usage;  // "ARG..." as shown in the usage text
+    int min_args, max_args; // after the action's name; max -1: any number
+    int (*run)(int argc, char **argv); // argv[0] is the action's name
+    const char *usage; // "ARG..." as shown in the usage text
 };
 extern const struct probe_action probe_file_actions[];
 extern const struct probe_action probe_process_actions[];

@@ -24,7 +24,7 @@ static int alloc(int argc, char **argv) {
     for (unsigned long i = 0; i < mib; i++) {
         char *p = malloc(1 << 20);
         if (!p) return probe_result(-1);
-        memset(p, 0xa5, 1 << 20);  // touched, so it counts against the memory limit
+        memset(p, 0xa5, 1 << 20); // touched, so it counts against the memory limit
     }
     return probe_ok("allocated=%lu", mib);
 }
@@ -82,7 +82,7 @@ static int clone_newuser(int argc, char **argv) {
 
 static int clone3_newuser(int argc, char **argv) {
     (void)argc, (void)argv;
-    uint64_t ca[8] = {0};  // struct clone_args, first version (64 bytes)
+    uint64_t ca[8] = {0}; // struct clone_args, first version (64 bytes)
     ca[0] = CLONE_NEWUSER;
     ca[4] = SIGCHLD;
     long pid = syscall(SYS_clone3, ca, sizeof(ca));

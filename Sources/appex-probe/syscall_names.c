@@ -1248,7 +1248,7 @@ const struct probe_syscall probe_native_syscalls[] = {
     {"file_setattr", 469},
 #endif
 #if defined(__x86_64__)
-    // x86_64 only, and newer than the headers: the kernel's uprobe trampolines.
+// x86_64 only, and newer than the headers: the kernel's uprobe trampolines.
 #ifndef __NR_uretprobe
     {"uretprobe", 335},
 #endif

@@ -5,6 +5,7 @@
 // uninstalls CHURN_SOURCE, toggling its extensions in between. Each finished step prints one
 // line ("step N") after its commit, so the test can kill at a different point each time.
 import AppexRegistry
+
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -33,10 +33,7 @@ static inline long sys5(long n, long a, long b, long c, long d, long e) {
     register long x2 __asm__("x2") = c;
     register long x3 __asm__("x3") = d;
     register long x4 __asm__("x4") = e;
-    __asm__ volatile("svc #0"
-                     : "+r"(x0)
-                     : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4)
-                     : "memory");
+    __asm__ volatile("svc #0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4) : "memory");
     return x0;
 }
 

@@ -1,4 +1,5 @@
 import AppexTransferPlan
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -27,8 +28,15 @@ struct ContainerDirectory {
             throw fail("open", name)
         }
         var st = stat()
-        guard fstat(f, &st) == 0 else { let e = fail("fstat", name); close(f); throw e }
-        guard (st.st_mode & S_IFMT) == S_IFREG else { close(f); throw fail("open", name, EINVAL) }
+        guard fstat(f, &st) == 0 else {
+            let e = fail("fstat", name)
+            close(f)
+            throw e
+        }
+        guard (st.st_mode & S_IFMT) == S_IFREG else {
+            close(f)
+            throw fail("open", name, EINVAL)
+        }
         return (f, Int64(st.st_size))
     }
 
@@ -52,7 +60,8 @@ struct ContainerDirectory {
 
     static func check(_ name: String) throws {
         // The partial file's name is the plan's name with a prefix and suffix: the same rule.
-        let plain = name.hasPrefix(".") && name.hasSuffix(".appex-partial")
+        let plain =
+            name.hasPrefix(".") && name.hasSuffix(".appex-partial")
             ? String(name.dropFirst().dropLast(".appex-partial".count)) : name
         if let problem = TransferPlan.fileNameProblem(plain) { throw FileError(description: "file name \(name) \(problem)") }
     }

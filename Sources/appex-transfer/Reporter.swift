@@ -1,4 +1,5 @@
 import AppexTransferPlan
+
 #if canImport(Glibc)
 import Glibc
 #endif

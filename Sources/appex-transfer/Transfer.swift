@@ -56,8 +56,9 @@ struct Transfer {
             bytes = partial.size
             directory.remove(partialName)
         }
-        return .done(completed: false, bytes: bytes, httpStatus: last.status, reason: last.reason,
-                     message: attempt > 0 && last.retry ? "\(last.message) (after \(attempt) attempts)" : last.message)
+        return .done(
+            completed: false, bytes: bytes, httpStatus: last.status, reason: last.reason,
+            message: attempt > 0 && last.retry ? "\(last.message) (after \(attempt) attempts)" : last.message)
     }
 
     // MARK: requests and redirects
@@ -94,7 +95,8 @@ struct Transfer {
                 throw Failure(reason: "bad-redirect", message: "more than \(plan.maxRedirects) redirects", status: code)
             }
             guard let next = URL(string: location, relativeTo: URL(string: url))?.absoluteURL,
-                  let scheme = next.scheme?.lowercased(), scheme == "http" || scheme == "https", next.host != nil else {
+                let scheme = next.scheme?.lowercased(), scheme == "http" || scheme == "https", next.host != nil
+            else {
                 throw Failure(reason: "bad-redirect", message: "redirect to \(location): only http and https are followed", status: code)
             }
             url = next.absoluteString
@@ -131,7 +133,8 @@ struct Transfer {
         try judge(status)
         var offset: Int64 = 0
         if status == 206, file.size > 0,
-           response.headers.first(name: "Content-Range")?.hasPrefix("bytes \(file.size)-") == true {
+            response.headers.first(name: "Content-Range")?.hasPrefix("bytes \(file.size)-") == true
+        {
             offset = file.size  // resumed
         } else if ftruncate(file.fd, 0) != 0 {
             throw Failure(reason: "file-error", message: "truncate \(partial): \(String(cString: strerror(errno)))")

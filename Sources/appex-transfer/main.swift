@@ -10,6 +10,7 @@ import AppexTransferPlan
 import AsyncHTTPClient
 import CAppexLinux
 import NIOCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -57,8 +58,9 @@ do {
 var configuration = HTTPClient.Configuration()
 configuration.redirectConfiguration = .disallow
 let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
-let transfer = Transfer(plan: plan, directory: ContainerDirectory(fd: ContainerDirectory.descriptor), client: client,
-                        report: Reporter(), deadline: .now() + .seconds(plan.timeLimitSeconds))
+let transfer = Transfer(
+    plan: plan, directory: ContainerDirectory(fd: ContainerDirectory.descriptor), client: client,
+    report: Reporter(), deadline: .now() + .seconds(plan.timeLimitSeconds))
 let result = await transfer.run()
 _ = try? await client.shutdown().get()
 Reporter().send(result)

@@ -2,6 +2,7 @@ import AppexPolicyCore
 import AppexRun
 import AppexSandbox
 import CAppexLinux
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -30,8 +31,9 @@ enum AppexFront {
         // (the network namespace) is on the launch's critical path.
         let helper = RunRequest.startHelper()
         guard let request = RunRequest.parseCommon(Array(CommandLine.arguments.dropFirst())),
-              let prepared = try? request.prepare(network: helper, policies: { PolicyLocator.cached(overlays: $0, only: $1) }),
-              case .ready(let run) = prepared else {
+            let prepared = try? request.prepare(network: helper, policies: { PolicyLocator.cached(overlays: $0, only: $1) }),
+            case .ready(let run) = prepared
+        else {
             CommandsTool.handOver()
         }
         do {

@@ -1,6 +1,7 @@
 import AppexPolicyCore
 import AppexRun
 import AppexSandbox
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -30,8 +31,9 @@ enum CommandsTool {
             StandardError.line("appex: cannot run \(path): \(String(cString: strerror(errno)))")
             exit(ExitStatus.cannotExecute.rawValue)
         }
-        StandardError.line("appex: \(name), the rest of the appex tool, is not beside this executable nor in "
-                           + "../libexec/appex/; build it (swift build --product \(name)) or set APPEX_COMMANDS")
+        StandardError.line(
+            "appex: \(name), the rest of the appex tool, is not beside this executable nor in "
+                + "../libexec/appex/; build it (swift build --product \(name)) or set APPEX_COMMANDS")
         exit(ExitStatus.notFound.rawValue)
     }
 }

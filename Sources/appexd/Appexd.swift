@@ -43,37 +43,63 @@ struct Appexd: AsyncParsableCommand {
     /// The overlays, in the order given.
     var policyDirectories: [String] { policyDirs + policiesOldName }
 
-    @Option(help: ArgumentHelp("The cgroup parent of the extensions' cgroups (only this appexd creates cgroups there; default appexd for /var/lib/appex, else appexd-<hash of the state directory>).", visibility: .hidden))
+    @Option(
+        help: ArgumentHelp(
+            "The cgroup parent of the extensions' cgroups (only this appexd creates cgroups there; default appexd for /var/lib/appex, else appexd-<hash of the state directory>).",
+            visibility: .hidden))
     var cgroupParent: String?
 
-    @Option(name: .customLong("uid-range"), help: "Uids and gids for extensions and their sandbox inits, START-END (checked against /etc/passwd, group, subuid, subgid).")
+    @Option(
+        name: .customLong("uid-range"),
+        help: "Uids and gids for extensions and their sandbox inits, START-END (checked against /etc/passwd, group, subuid, subgid).")
     var uidRange = "\(UIDAllocator.defaultRange.lowerBound)-\(UIDAllocator.defaultRange.upperBound)"
 
-    @Option(help: "Where to serve Prometheus metrics (GET /metrics): HOST:PORT, port 0 for any free port, or off (default \(MetricsEndpoint.default), or the configuration's `metrics`).")
+    @Option(
+        help:
+            "Where to serve Prometheus metrics (GET /metrics): HOST:PORT, port 0 for any free port, or off (default \(MetricsEndpoint.default), or the configuration's `metrics`)."
+    )
     var metrics: String?
 
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical (default info, or the configuration's logLevel).")
     var logLevel: String?
 
-    @Option(help: "Log format: text (lines on standard error), json (one object per line on standard error) or journal (the systemd journal's native protocol, metadata as fields).")
+    @Option(
+        help:
+            "Log format: text (lines on standard error), json (one object per line on standard error) or journal (the systemd journal's native protocol, metadata as fields)."
+    )
     var logFormat: String = LogFormat.text.rawValue
 
-    @Option(help: "Memory budget for all extensions together, e.g. 512MiB: pressure levels and jetsam kills are judged against it (overrides the configuration file's memoryBudget).")
+    @Option(
+        help:
+            "Memory budget for all extensions together, e.g. 512MiB: pressure levels and jetsam kills are judged against it (overrides the configuration file's memoryBudget)."
+    )
     var memoryBudget: String?
 
-    @Option(help: "How far above the memory budget the kernel's own limit on the extensions' parent cgroup sits, so that appexd's kill lands before the kernel's OOM killer (default: a quarter of the budget, at least 64MiB; 0 puts it at the budget; overrides the configuration file's budgetHeadroom).")
+    @Option(
+        help:
+            "How far above the memory budget the kernel's own limit on the extensions' parent cgroup sits, so that appexd's kill lands before the kernel's OOM killer (default: a quarter of the budget, at least 64MiB; 0 puts it at the budget; overrides the configuration file's budgetHeadroom)."
+    )
     var budgetHeadroom: String?
 
     @Option(help: "Who dies first inside a jetsam band: longest-in-band (XNU, lmkd) or largest-footprint.")
     var victimOrder: String = VictimOrder.longestInBand.rawValue
 
-    @Flag(inversion: .prefixedNo, help: "Let the host's memory signals (PSI stalls, MemAvailable) raise the pressure level, besides the memory budget.")
+    @Flag(
+        inversion: .prefixedNo, help: "Let the host's memory signals (PSI stalls, MemAvailable) raise the pressure level, besides the memory budget.")
     var systemPressure = true
 
-    @Flag(inversion: .prefixedNo, help: "Build each enabled extension's sandbox ahead of its first launch, in the background, so that launch only enters it (overrides the configuration's prebuildSandboxes; default off).")
+    @Flag(
+        inversion: .prefixedNo,
+        help:
+            "Build each enabled extension's sandbox ahead of its first launch, in the background, so that launch only enters it (overrides the configuration's prebuildSandboxes; default off)."
+    )
     var prebuildSandboxes: Bool?
 
-    @Flag(inversion: .prefixedNo, help: "Label appex_kills_total with bundle_id too, so kills can be told apart by extension (overrides the configuration's killsByBundle; default off: one series per extension point).")
+    @Flag(
+        inversion: .prefixedNo,
+        help:
+            "Label appex_kills_total with bundle_id too, so kills can be told apart by extension (overrides the configuration's killsByBundle; default off: one series per extension point)."
+    )
     var killsByBundle: Bool?
 
     /// `--metrics`, checked before anything else happens.
@@ -158,7 +184,8 @@ struct Appexd: AsyncParsableCommand {
             headroom = size.bytes
         }
         guard let order = VictimOrder(rawValue: victimOrder) else {
-            throw ValidationError("--victim-order must be one of \(VictimOrder.allCases.map(\.rawValue).joined(separator: ", ")), not \"\(victimOrder)\"")
+            throw ValidationError(
+                "--victim-order must be one of \(VictimOrder.allCases.map(\.rawValue).joined(separator: ", ")), not \"\(victimOrder)\"")
         }
         let metricsEndpoint = try metricsFlag ?? settings.metrics
         // Before the supervisor exists, so that its instruments find the backend; with the
@@ -175,20 +202,23 @@ struct Appexd: AsyncParsableCommand {
         options.appGroupGrants = AppGroupGrants(settings.appGroups)
         options.killMetricsByBundle = killsByBundle ?? settings.killsByBundle
         let supervisor = try Supervisor(options: options, logger: Logger(label: "appexd.supervisor"))
-        let swept = try StaleSweep.run(stateDirectory: state, cgroups: supervisor.cgroupManager,
-                                       uidRange: supervisor.options.uidRange)
+        let swept = try StaleSweep.run(
+            stateDirectory: state, cgroups: supervisor.cgroupManager,
+            uidRange: supervisor.options.uidRange)
         if !swept.isEmpty {
             logger.notice("removed what a previous appexd left: cgroups \(swept.cgroups), killed pids \(swept.killedPIDs)")
         }
         var metricsRunner: MetricsEndpointRunner?
         if case .listen(let host, let port) = metricsEndpoint, let metricsBackend {
-            metricsRunner = try await MetricsEndpointRunner.start(host: host, port: port, backend: metricsBackend,
-                                                                  supervisor: supervisor, stateDirectory: state, logger: logger)
+            metricsRunner = try await MetricsEndpointRunner.start(
+                host: host, port: port, backend: metricsBackend,
+                supervisor: supervisor, stateDirectory: state, logger: logger)
         }
         supervisor.start()
         let authorization = LiveAuthorization(settings)
-        let server = ControlServer(supervisor: supervisor, path: socketPath, authorization: authorization, limits: settings.clients,
-                                   logger: Logger(label: "appexd.control"), socketLock: socketLock)
+        let server = ControlServer(
+            supervisor: supervisor, path: socketPath, authorization: authorization, limits: settings.clients,
+            logger: Logger(label: "appexd.control"), socketLock: socketLock)
         let reloader = ConfigurationReloader(
             path: config ?? DaemonConfiguration.defaultPath, explicit: config != nil, overridden: overriddenKeys,
             policyOverlays: policyDirectories, authorization: authorization, logLevel: level, defaultLogLevel: .info,
@@ -196,12 +226,14 @@ struct Appexd: AsyncParsableCommand {
         // The control socket opens inside the service, once the group traps SIGTERM and SIGINT:
         // a client that sees appexd answer may signal it at once, and that must be graceful.
         let metricsAt = metricsRunner.map { "http://\($0.server.address)/metrics" } ?? "off"
-        let service = AppexdService(supervisor: supervisor, server: server, metrics: metricsRunner, reloader: reloader, logger: logger,
-                                    readyLine: "state \(state), socket \(socketPath), metrics \(metricsAt)", socketPath: socketPath)
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],
-            gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: logger))
+        let service = AppexdService(
+            supervisor: supervisor, server: server, metrics: metricsRunner, reloader: reloader, logger: logger,
+            readyLine: "state \(state), socket \(socketPath), metrics \(metricsAt)", socketPath: socketPath)
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger))
         try await group.run()
         withExtendedLifetime(lock) {}
     }

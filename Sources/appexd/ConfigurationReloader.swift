@@ -5,6 +5,7 @@ import AppexSupervisor
 import Foundation
 import Logging
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif

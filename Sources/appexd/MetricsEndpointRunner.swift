@@ -21,18 +21,22 @@ final class MetricsEndpointRunner: Sendable {
 
     /// Binds the endpoint (a failure to bind is fatal: the configuration asked for it) and
     /// writes the address file.
-    static func start(host: String, port: Int, backend: MetricsBackend, supervisor: Supervisor,
-                      stateDirectory: String, logger: Logger) async throws -> MetricsEndpointRunner {
+    static func start(
+        host: String, port: Int, backend: MetricsBackend, supervisor: Supervisor,
+        stateDirectory: String, logger: Logger
+    ) async throws -> MetricsEndpointRunner {
         let server: MetricsServer
         do {
-            server = try await MetricsServer.start(host: host, port: port, supervisor: supervisor,
-                                                   collector: ScrapeCollector(registry: backend.registry))
+            server = try await MetricsServer.start(
+                host: host, port: port, supervisor: supervisor,
+                collector: ScrapeCollector(registry: backend.registry))
         } catch {
             let endpoint = MetricsEndpoint.listen(host: host, port: port)
             // NIO's error names its own calls; people want to know the port is taken.
             if "\(error)".contains("Address already in use") {
-                throw AppexdError("metrics: \(endpoint) is already in use by another program (another appexd?): "
-                                  + "give another with --metrics HOST:PORT, or turn the endpoint off with --metrics off")
+                throw AppexdError(
+                    "metrics: \(endpoint) is already in use by another program (another appexd?): "
+                        + "give another with --metrics HOST:PORT, or turn the endpoint off with --metrics off")
             }
             throw AppexdError("metrics: cannot listen on \(endpoint): \(error) (--metrics off turns the endpoint off)")
         }

@@ -1,5 +1,6 @@
 import AppexDaemon
 import AppexSupervisor
+
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,8 +1,8 @@
-import Testing
-import Foundation
 import AppexActivation
 import AppexBundle
 import AppexTestSupport
+import Foundation
+import Testing
 
 /// Conformance: the real-world corpus's rules. FixtureRuleTests proves the same behaviours on
 /// the repository's own fixtures.
@@ -11,14 +11,14 @@ struct CorpusTests {
     /// predicates.json, by index.
     static let predicateExpectations: [String] = [
         /* 0 telegram: every attachment of some item is one of many types */ "F T T T T T T T T T T T T",
-        /* 1 firefox sendto: exactly one item with a URL */                  "F F F T T F F T F F F F T",
-        /* 2 signal: exactly one item with data or URL */                    "F T T T T F T T F T T T T",
-        /* 3 duckduckgo: exactly one item with ≤ 2 URL/plain-text */         "F T T T T T T T F T T T T",
-        /* 4 zotero: exactly one item with exactly one pdf/file/URL/html */   "F F F T T F F T F F T F T",
-        /* 5 owncloud: some item whose attachments are all data */           "F T T T T T T T T T T T T",
-        /* 6 TRUEPREDICATE */                                                 "T T T T T T T T T T T T T",
+        /* 1 firefox sendto: exactly one item with a URL */ "F F F T T F F T F F F F T",
+        /* 2 signal: exactly one item with data or URL */ "F T T T T F T T F T T T T",
+        /* 3 duckduckgo: exactly one item with ≤ 2 URL/plain-text */ "F T T T T T T T F T T T T",
+        /* 4 zotero: exactly one item with exactly one pdf/file/URL/html */ "F F F T T F F T F F T F T",
+        /* 5 owncloud: some item whose attachments are all data */ "F T T T T T T T T T T T T",
+        /* 6 TRUEPREDICATE */ "T T T T T T T T T T T T T",
         /* 7 deltachat: some item whose attachments are all image/audio/movie/URL */ "F T T T T T F F T T F T T",
-        /* 8 encamera: some item with public.content */                      "F T T F F F T T F T T T F",
+        /* 8 encamera: some item with public.content */ "F T T F F F T T F T T T F",
     ]
 
     @Test func everyCorpusPredicateEvaluatesAsExpected() throws {
@@ -68,7 +68,8 @@ struct CorpusTests {
         #expect(rule != nil)
         let f = try #require(findings.first { $0.code == "activation.count-type" })
         #expect(f.severity == .warning)
-        #expect(f.keyPath.description == "NSExtension:NSExtensionAttributes:NSExtensionActivationRule:NSExtensionActivationSupportsWebPageWithMaxCount")
+        #expect(
+            f.keyPath.description == "NSExtension:NSExtensionAttributes:NSExtensionActivationRule:NSExtensionActivationSupportsWebPageWithMaxCount")
     }
 
     @Test func truePredicateIsAWarning() throws {
@@ -94,7 +95,10 @@ struct CorpusTests {
         let info = try InfoPlist.load(path: Corpus.path("plists/055-blear-action-strictmatching.plist"))
         let (rule, findings) = ActivationRule.compile(info.extensionInfo?.activationRule ?? .none)
         #expect(findings.isEmpty)
-        guard case .dictionary(let d)? = rule?.form else { Issue.record("not a dictionary rule"); return }
+        guard case .dictionary(let d)? = rule?.form else {
+            Issue.record("not a dictionary rule")
+            return
+        }
         #expect(d.strict)
         #expect(d.version == 2)
     }

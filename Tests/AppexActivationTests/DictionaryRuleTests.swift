@@ -1,13 +1,15 @@
-import Testing
 import AppexActivation
 import AppexBundle
+import Testing
 
 private func rule(_ dict: [String: PlistValue]) -> (ActivationRule?, [Finding]) {
     ActivationRule.compile(.dictionary(dict))
 }
 
 private func items(_ types: [String]..., text: String? = nil) -> ActivationItems {
-    ActivationItems(extensionItems: [ActivationItem(attachments: types.map { ActivationAttachment(registeredTypeIdentifiers: $0) }, attributedContentText: text)])
+    ActivationItems(extensionItems: [
+        ActivationItem(attachments: types.map { ActivationAttachment(registeredTypeIdentifiers: $0) }, attributedContentText: text)
+    ])
 }
 
 @Suite("Dictionary rules")
@@ -48,9 +50,11 @@ struct DictionaryRuleTests {
     }
 
     @Test func attachmentCountsBoundTheTotal() throws {
-        let (r, _) = rule([image: .integer(10),
-                           "NSExtensionActivationSupportsAttachmentsWithMinCount": .integer(2),
-                           "NSExtensionActivationSupportsAttachmentsWithMaxCount": .integer(3)])
+        let (r, _) = rule([
+            image: .integer(10),
+            "NSExtensionActivationSupportsAttachmentsWithMinCount": .integer(2),
+            "NSExtensionActivationSupportsAttachmentsWithMaxCount": .integer(3),
+        ])
         let compiled = try #require(r)
         #expect(try !compiled.evaluate(items(["public.png"])).isActivated)
         #expect(try compiled.evaluate(items(["public.png"], ["public.png"])).isActivated)

@@ -10,15 +10,15 @@ import Testing
 struct FixtureRuleTests {
     /// Tests/Fixtures/predicates.json, by index.
     static let predicateExpectations: [String] = [
-        /* 0 some item has an image attachment */                              "F T T F F F F T F T F F F",
-        /* 1 tabs: exactly one item, all of it URL or text, at most three */   "F F F T T T T F F F F F T",
-        /* 2 TRUEPREDICATE */                                                  "T T T T T T T T T T T T T",
-        /* 3 FALSEPREDICATE */                                                 "F F F F F F F F F F F F F",
-        /* 4 lower case, quotes: 1 to 9 attachments in all, no movie */        "F T F T T F T T T F T F T",
-        /* 5 ALL UTI-EQUALS jpeg (true on none), exactly one item */           "F T T F F T F F F F F F F",
-        /* 6 content text "hello" (written with an escape) or any title */     "F F F F F T F F F F F F F",
+        /* 0 some item has an image attachment */ "F T T F F F F T F T F F F",
+        /* 1 tabs: exactly one item, all of it URL or text, at most three */ "F F F T T T T F F F F F T",
+        /* 2 TRUEPREDICATE */ "T T T T T T T T T T T T T",
+        /* 3 FALSEPREDICATE */ "F F F F F F F F F F F F F",
+        /* 4 lower case, quotes: 1 to 9 attachments in all, no movie */ "F T F T T F T T T F T F T",
+        /* 5 ALL UTI-EQUALS jpeg (true on none), exactly one item */ "F T T F F T F F F F F F F",
+        /* 6 content text "hello" (written with an escape) or any title */ "F F F F F T F F F F F F F",
         /* 7 hex and exponent: exactly one item with two or more attachments */ "F F T F F F F T F T F F F",
-        /* 8 three SUBQUERYs: an attachment with two data identifiers */       "F F F F F F F F F F F F T",
+        /* 8 three SUBQUERYs: an attachment with two data identifiers */ "F F F F F F F F F F F F T",
     ]
 
     @Test func everyFixturePredicateEvaluatesAsExpected() throws {
@@ -52,7 +52,8 @@ struct FixtureRuleTests {
         #expect(rule != nil)
         let f = try #require(findings.first { $0.code == "activation.count-type" })
         #expect(f.severity == .warning)
-        #expect(f.keyPath.description == "NSExtension:NSExtensionAttributes:NSExtensionActivationRule:NSExtensionActivationSupportsWebPageWithMaxCount")
+        #expect(
+            f.keyPath.description == "NSExtension:NSExtensionAttributes:NSExtensionActivationRule:NSExtensionActivationSupportsWebPageWithMaxCount")
     }
 
     @Test func truePredicateIsAWarning() throws {
@@ -65,10 +66,11 @@ struct FixtureRuleTests {
     @Test func unknownAttributeKeysAreWarnings() throws {
         let info = try InfoPlist.load(path: Fixtures.path("plists/unknown-attribute-key.plist"))
         let findings = Activation.checkAttributes(info.extensionInfo?.attributes ?? [:])
-        #expect(findings.map(\.keyPath.description) == [
-            "NSExtension:NSExtensionAttributes:NSExtensionActivationAllowsMultipleItems",
-            "NSExtension:NSExtensionAttributes:NSExtensionActivationSupportsText",
-        ])
+        #expect(
+            findings.map(\.keyPath.description) == [
+                "NSExtension:NSExtensionAttributes:NSExtensionActivationAllowsMultipleItems",
+                "NSExtension:NSExtensionAttributes:NSExtensionActivationSupportsText",
+            ])
         #expect(findings.allSatisfy { $0.code == "activation.unknown-key" && $0.severity == .warning })
         // A rule key written beside the rule says where it belongs.
         #expect(findings.last?.message.contains("belongs inside NSExtensionActivationRule") == true)
@@ -80,7 +82,10 @@ struct FixtureRuleTests {
     @Test func strictMatchingCompilesAsVersion2Strict() throws {
         let (rule, findings) = try compile("plists/action-strict.plist")
         #expect(findings.isEmpty)
-        guard case .dictionary(let d)? = rule?.form else { Issue.record("not a dictionary rule"); return }
+        guard case .dictionary(let d)? = rule?.form else {
+            Issue.record("not a dictionary rule")
+            return
+        }
         #expect(d.strict)
         #expect(d.version == 2)
     }
@@ -88,7 +93,10 @@ struct FixtureRuleTests {
     @Test func zeroCountsAreUnsupported() throws {
         let (rule, findings) = try compile("plists/services-zero-counts.plist")
         #expect(findings.isEmpty)
-        guard case .dictionary(let d)? = rule?.form else { Issue.record("not a dictionary rule"); return }
+        guard case .dictionary(let d)? = rule?.form else {
+            Issue.record("not a dictionary rule")
+            return
+        }
         #expect(DictionaryRule.Category.allCases.filter(d.supports) == [.webURL])
     }
 
@@ -97,12 +105,13 @@ struct FixtureRuleTests {
         #expect(rule == nil)
         let rulePath = "NSExtension:NSExtensionAttributes:NSExtensionActivationRule:"
         let found = findings.filter { $0.severity == .error }.map { "\($0.code) \($0.keyPath)" }.sorted()
-        #expect(found == [
-            "activation.count-type \(rulePath)NSExtensionActivationSupportsImageWithMaxCount",
-            "activation.count-type \(rulePath)NSExtensionActivationSupportsMovieWithMaxCount",
-            "activation.value-type \(rulePath)NSExtensionActivationSupportsText",
-            "activation.version \(rulePath)NSExtensionActivationDictionaryVersion",
-        ])
+        #expect(
+            found == [
+                "activation.count-type \(rulePath)NSExtensionActivationSupportsImageWithMaxCount",
+                "activation.count-type \(rulePath)NSExtensionActivationSupportsMovieWithMaxCount",
+                "activation.value-type \(rulePath)NSExtensionActivationSupportsText",
+                "activation.version \(rulePath)NSExtensionActivationDictionaryVersion",
+            ])
     }
 
     @Test func misspeltPredicateKeyIsAnErrorWithItsLine() throws {

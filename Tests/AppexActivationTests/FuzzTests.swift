@@ -1,17 +1,19 @@
-import Testing
 import AppexActivation
 import AppexTestSupport
+import Testing
 
 /// Bounded fuzzing in the unit suite: mutated fixture predicates (and the corpus's, when it is
 /// there) and token soup must never crash the lexer, parser or evaluator; every input is within
 /// the length limit or refused.
 @Suite("Fuzz")
 struct FuzzTests {
-    static let fragments = ["SUBQUERY", "(", ")", ",", "$x", "$attachment", ".", "@count", "ANY", "ALL", "NONE", "SOME",
-                            "NOT", "!", "AND", "&&", "OR", "||", "==", "=", "!=", "<>", "<", "<=", "=<", ">", ">=", "=>",
-                            "UTI-CONFORMS-TO", "UTI-EQUALS", "\"public.image\"", "'public.url'", "\"unterminated", "1", "-2.5",
-                            "0x1F", "1e3", "extensionItems", "attachments", "registeredTypeIdentifiers", "attributedTitle",
-                            "TRUEPREDICATE", "FALSEPREDICATE", "NIL", "\\", "\"\\u00e9\"", "\n", "\t", " ", "é", "@", "#", "-"]
+    static let fragments = [
+        "SUBQUERY", "(", ")", ",", "$x", "$attachment", ".", "@count", "ANY", "ALL", "NONE", "SOME",
+        "NOT", "!", "AND", "&&", "OR", "||", "==", "=", "!=", "<>", "<", "<=", "=<", ">", ">=", "=>",
+        "UTI-CONFORMS-TO", "UTI-EQUALS", "\"public.image\"", "'public.url'", "\"unterminated", "1", "-2.5",
+        "0x1F", "1e3", "extensionItems", "attachments", "registeredTypeIdentifiers", "attributedTitle",
+        "TRUEPREDICATE", "FALSEPREDICATE", "NIL", "\\", "\"\\u00e9\"", "\n", "\t", " ", "é", "@", "#", "-",
+    ]
 
     @Test func mutatedAndRandomInputsNeverCrash() throws {
         var rng = SplitMix(20_261_121)

@@ -1,5 +1,5 @@
-import Foundation
 import AppexActivation
+import Foundation
 
 /// The item sets every fixture and corpus rule is evaluated against. Column order of the expectation
 /// strings in the tests.
@@ -18,8 +18,13 @@ enum ItemSets {
         ("textContent", one([], text: "hello")),
         ("textAttachment", one([attachment("public.plain-text")])),
         ("mixed", one([attachment("public.jpeg"), attachment("public.url"), attachment("public.plain-text")])),
-        ("twoItems", ActivationItems(extensionItems: [ActivationItem(attachments: [attachment("public.url")]),
-                                                      ActivationItem(attachments: [attachment("public.url")])])),
+        (
+            "twoItems",
+            ActivationItems(extensionItems: [
+                ActivationItem(attachments: [attachment("public.url")]),
+                ActivationItem(attachments: [attachment("public.url")]),
+            ])
+        ),
         ("manyImages", one(Array(repeating: attachment("public.png"), count: 50))),
         ("pdf", one([attachment("com.adobe.pdf")])),
         ("movie", one([attachment("com.apple.quicktime-movie")])),

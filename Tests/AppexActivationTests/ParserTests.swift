@@ -1,5 +1,5 @@
-import Testing
 import AppexActivation
+import Testing
 
 /// Byte offset of the first occurrence of `needle` in `text` (for error-location expectations).
 private func offset(of needle: String, in text: String) -> Int {
@@ -45,10 +45,12 @@ struct ParserTests {
     }
 
     @Test func aggregatesOverCollections() throws {
-        let mixed = ActivationItems(extensionItems: [ActivationItem(attachments: [
-            ActivationAttachment(registeredTypeIdentifiers: ["public.jpeg", "public.file-url"]),
-            ActivationAttachment(registeredTypeIdentifiers: ["public.png"]),
-        ])])
+        let mixed = ActivationItems(extensionItems: [
+            ActivationItem(attachments: [
+                ActivationAttachment(registeredTypeIdentifiers: ["public.jpeg", "public.file-url"]),
+                ActivationAttachment(registeredTypeIdentifiers: ["public.png"]),
+            ])
+        ])
         let path = "extensionItems.attachments.registeredTypeIdentifiers"
         #expect(try eval("ANY \(path) UTI-CONFORMS-TO \"public.image\"", mixed))
         #expect(try eval("SOME \(path) UTI-CONFORMS-TO \"public.url\"", mixed))
@@ -73,7 +75,10 @@ struct ParserTests {
         #expect(try eval(#"ANY extensionItems.attributedTitle == "\x69t's""#, text))
         #expect(try eval("ANY extensionItems.attributedTitle != nil", text))
         #expect(try eval("NONE extensionItems.attributedTitle == NULL", text))
-        #expect(try eval("extensionItems.@count == 1.0 AND extensionItems.@count < 1.5e0 AND extensionItems.@count > -1 AND extensionItems.@count == 0x1", text))
+        #expect(
+            try eval(
+                "extensionItems.@count == 1.0 AND extensionItems.@count < 1.5e0 AND extensionItems.@count > -1 AND extensionItems.@count == 0x1", text
+            ))
     }
 
     @Test func freeWhitespace() throws {
@@ -82,12 +87,12 @@ struct ParserTests {
 
     @Test func nestedSubqueryWithVariableCollections() throws {
         let text = """
-        SUBQUERY(extensionItems, $item,
-            SUBQUERY($item.attachments, $a,
-                SUBQUERY($a.registeredTypeIdentifiers, $t, $t UTI-CONFORMS-TO "public.image").@count > 0
-            ).@count == $item.attachments.@count
-        ).@count == 1
-        """
+            SUBQUERY(extensionItems, $item,
+                SUBQUERY($item.attachments, $a,
+                    SUBQUERY($a.registeredTypeIdentifiers, $t, $t UTI-CONFORMS-TO "public.image").@count > 0
+                ).@count == $item.attachments.@count
+            ).@count == 1
+            """
         #expect(try eval(text))
     }
 
@@ -189,7 +194,8 @@ struct ParserTests {
     }
 
     @Test func unknownTypeLiteralIsAWarning() {
-        let (rule, findings) = ActivationRule.compile(.predicate("ANY extensionItems.attachments.registeredTypeIdentifiers UTI-CONFORMS-TO \"public.jpg\""))
+        let (rule, findings) = ActivationRule.compile(
+            .predicate("ANY extensionItems.attachments.registeredTypeIdentifiers UTI-CONFORMS-TO \"public.jpg\""))
         #expect(rule != nil)
         #expect(findings.map(\.code) == ["activation.unknown-type"])
     }
@@ -204,8 +210,14 @@ struct ParserTests {
     }
 
     @Test func printsCanonicalForm() throws {
-        let rule = try ActivationRule.compile(predicate: "subquery ( extensionItems , $e , any $e.attachments.registeredTypeIdentifiers uti-conforms-to 'public.url' || !(TRUEPREDICATE && FALSEPREDICATE) ).@count => 1")
-        #expect(rule.printed == "SUBQUERY(extensionItems, $e, ANY $e.attachments.registeredTypeIdentifiers UTI-CONFORMS-TO \"public.url\" OR NOT (TRUEPREDICATE AND FALSEPREDICATE)).@count >= 1")
+        let rule = try ActivationRule.compile(
+            predicate:
+                "subquery ( extensionItems , $e , any $e.attachments.registeredTypeIdentifiers uti-conforms-to 'public.url' || !(TRUEPREDICATE && FALSEPREDICATE) ).@count => 1"
+        )
+        #expect(
+            rule.printed
+                == "SUBQUERY(extensionItems, $e, ANY $e.attachments.registeredTypeIdentifiers UTI-CONFORMS-TO \"public.url\" OR NOT (TRUEPREDICATE AND FALSEPREDICATE)).@count >= 1"
+        )
     }
 
     @Test func reasonsNameTheFailingPart() throws {

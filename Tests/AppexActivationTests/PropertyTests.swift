@@ -1,6 +1,6 @@
-import Testing
-import PropertyBased
 import AppexActivation
+import PropertyBased
+import Testing
 
 /// Deterministic generator so one `Int` seed from PropertyBased reproduces a whole predicate.
 struct SplitMix {
@@ -25,8 +25,10 @@ struct PredicateGenerator {
     var counter = 0
     var subqueries = 0
 
-    static let utis = ["public.image", "public.jpeg", "public.url", "public.file-url", "public.data", "public.content",
-                       "public.text", "com.adobe.pdf", "public.movie", "com.example.custom"]
+    static let utis = [
+        "public.image", "public.jpeg", "public.url", "public.file-url", "public.data", "public.content",
+        "public.text", "com.adobe.pdf", "public.movie", "com.example.custom",
+    ]
     static let strings = ["", "a", "say \"hi\"", "back\\slash", "line\nbreak", "tab\tx", "é ü", "it's", "\u{1}"]
 
     mutating func predicate(_ depth: Int, _ scope: [(String, Bound)]) -> ActivationPredicate {
@@ -44,7 +46,8 @@ struct PredicateGenerator {
         case 0: return .constant(rng.chance(0.5))
         case 1, 2:
             let op = rng.pick([ComparisonOperator.equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual])
-            let rhs: RuleExpression = rng.chance(0.7) ? .number(rng.chance(0.8) ? Double(rng.int(12)) : Double(rng.int(40)) / 4 - 2) : count(depth, scope)
+            let rhs: RuleExpression =
+                rng.chance(0.7) ? .number(rng.chance(0.8) ? Double(rng.int(12)) : Double(rng.int(40)) / 4 - 2) : count(depth, scope)
             return .comparison(RuleComparison(nil, count(depth, scope), op, rhs))
         case 3:
             let op = rng.pick([ComparisonOperator.utiConformsTo, .utiEquals])
@@ -59,10 +62,13 @@ struct PredicateGenerator {
             if let item = scope.last(where: { $0.1 == .item }), rng.chance(0.5) {
                 // A scalar string: compare without a quantifier.
                 path = .keyPath(variable: item.0, keys: [key])
-                return .comparison(RuleComparison(nil, path, rng.pick([.equal, .notEqual]), rng.chance(0.3) ? .null : .string(rng.pick(Self.strings))))
+                return .comparison(
+                    RuleComparison(nil, path, rng.pick([.equal, .notEqual]), rng.chance(0.3) ? .null : .string(rng.pick(Self.strings))))
             }
             path = .keyPath(variable: nil, keys: ["extensionItems", key])
-            return .comparison(RuleComparison(rng.pick(Aggregate.allCases), path, rng.pick([.equal, .notEqual, .less, .greaterOrEqual]), .string(rng.pick(Self.strings))))
+            return .comparison(
+                RuleComparison(
+                    rng.pick(Aggregate.allCases), path, rng.pick([.equal, .notEqual, .less, .greaterOrEqual]), .string(rng.pick(Self.strings))))
         }
     }
 
@@ -107,14 +113,18 @@ struct PredicateGenerator {
     }
 
     mutating func items() -> ActivationItems {
-        let pool = ["public.jpeg", "public.png", "public.url", "public.file-url", "com.adobe.pdf", "public.plain-text",
-                    "public.mpeg-4", "com.example.custom", "public.html"]
-        return ActivationItems(extensionItems: (0..<rng.int(4)).map { _ in
-            ActivationItem(attachments: (0..<rng.int(5)).map { _ in
-                ActivationAttachment(registeredTypeIdentifiers: (0..<rng.int(3)).map { _ in rng.pick(pool) })
-            }, attributedContentText: rng.chance(0.5) ? rng.pick(Self.strings) : nil,
-               attributedTitle: rng.chance(0.3) ? rng.pick(Self.strings) : nil)
-        })
+        let pool = [
+            "public.jpeg", "public.png", "public.url", "public.file-url", "com.adobe.pdf", "public.plain-text",
+            "public.mpeg-4", "com.example.custom", "public.html",
+        ]
+        return ActivationItems(
+            extensionItems: (0..<rng.int(4)).map { _ in
+                ActivationItem(
+                    attachments: (0..<rng.int(5)).map { _ in
+                        ActivationAttachment(registeredTypeIdentifiers: (0..<rng.int(3)).map { _ in rng.pick(pool) })
+                    }, attributedContentText: rng.chance(0.5) ? rng.pick(Self.strings) : nil,
+                    attributedTitle: rng.chance(0.3) ? rng.pick(Self.strings) : nil)
+            })
     }
 }
 
@@ -127,7 +137,10 @@ struct PropertyTests {
             let text = ast.description
             do {
                 let rule = try ActivationRule.compile(predicate: text)
-                guard case .predicate(let parsed) = rule.form else { Issue.record("not a predicate"); return }
+                guard case .predicate(let parsed) = rule.form else {
+                    Issue.record("not a predicate")
+                    return
+                }
                 #expect(parsed == ast, "printed: \(text)")
                 #expect(rule.printed == text)
             } catch {

@@ -1,6 +1,6 @@
-import Testing
 import AppexActivation
 import AppexBundle
+import Testing
 
 @Suite("UTI graph")
 struct TypeGraphTests {
@@ -30,9 +30,11 @@ struct TypeGraphTests {
     }
 
     @Test func systemTableIsComplete() {
-        for id in ["public.item", "public.content", "public.data", "public.text", "public.plain-text", "public.url",
-                   "public.file-url", "public.image", "public.jpeg", "public.png", "public.movie", "public.audio",
-                   "public.audiovisual-content", "public.html", "public.vcard", "public.json", "com.adobe.pdf", "com.apple.pkpass"] {
+        for id in [
+            "public.item", "public.content", "public.data", "public.text", "public.plain-text", "public.url",
+            "public.file-url", "public.image", "public.jpeg", "public.png", "public.movie", "public.audio",
+            "public.audiovisual-content", "public.html", "public.vcard", "public.json", "com.adobe.pdf", "com.apple.pkpass",
+        ] {
             #expect(g.contains(id), "\(id)")
         }
         // Every declared parent exists, so no type hangs off an undeclared identifier.
@@ -81,10 +83,14 @@ struct TypeGraphTests {
     @Test func bundleDeclarations() throws {
         var graph = UTTypeGraph.system
         let entries: [[String: PlistValue]] = [
-            ["UTTypeIdentifier": .string("com.example.doc"),
-             "UTTypeConformsTo": .array([.string("public.data"), .string("public.content")]),
-             "UTTypeTagSpecification": .dictionary(["public.filename-extension": .array([.string("exdoc")]),
-                                                    "public.mime-type": .string("application/x-exdoc")])],
+            [
+                "UTTypeIdentifier": .string("com.example.doc"),
+                "UTTypeConformsTo": .array([.string("public.data"), .string("public.content")]),
+                "UTTypeTagSpecification": .dictionary([
+                    "public.filename-extension": .array([.string("exdoc")]),
+                    "public.mime-type": .string("application/x-exdoc"),
+                ]),
+            ],
             ["UTTypeConformsTo": .array([.string("public.data")])],
             ["UTTypeIdentifier": .string("com.example.bad"), "UTTypeConformsTo": .integer(3)],
         ]
@@ -92,12 +98,18 @@ struct TypeGraphTests {
         #expect(graph.conforms("com.example.doc", to: "public.content"))
         #expect(graph.type(forFilenameExtension: "exdoc") == "com.example.doc")
         #expect(graph.type(forMIMEType: "application/x-exdoc") == "com.example.doc")
-        #expect(findings.map(\.keyPath.description) == ["UTExportedTypeDeclarations:1:UTTypeIdentifier", "UTExportedTypeDeclarations:2:UTTypeConformsTo"])
+        #expect(
+            findings.map(\.keyPath.description) == ["UTExportedTypeDeclarations:1:UTTypeIdentifier", "UTExportedTypeDeclarations:2:UTTypeConformsTo"])
 
         // A rule compiled against the extended graph sees the new type.
-        let rule = try ActivationRule.compile(predicate: "ANY extensionItems.attachments.registeredTypeIdentifiers UTI-CONFORMS-TO \"public.content\"", types: graph)
-        let items = ActivationItems(extensionItems: [ActivationItem(attachments: [ActivationAttachment(registeredTypeIdentifiers: ["com.example.doc"])])])
+        let rule = try ActivationRule.compile(
+            predicate: "ANY extensionItems.attachments.registeredTypeIdentifiers UTI-CONFORMS-TO \"public.content\"", types: graph)
+        let items = ActivationItems(extensionItems: [
+            ActivationItem(attachments: [ActivationAttachment(registeredTypeIdentifiers: ["com.example.doc"])])
+        ])
         #expect(try rule.evaluate(items).isActivated)
-        #expect(try !ActivationRule.compile(predicate: "ANY extensionItems.attachments.registeredTypeIdentifiers UTI-CONFORMS-TO \"public.content\"").evaluate(items).isActivated)
+        #expect(
+            try !ActivationRule.compile(predicate: "ANY extensionItems.attachments.registeredTypeIdentifiers UTI-CONFORMS-TO \"public.content\"")
+                .evaluate(items).isActivated)
     }
 }

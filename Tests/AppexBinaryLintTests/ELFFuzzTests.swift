@@ -24,8 +24,10 @@ import Testing
         mutating func below(_ n: Int) -> Int { n <= 0 ? 0 : Int(next() % UInt64(n)) }
     }
 
-    static let interesting: [UInt64] = [0, 1, 2, 3, 7, 8, 16, 0x7f, 0x80, 0xff, 0x100, 0xfff, 0x1000, 0xffff, 0x10000,
-                                        0x7fff_ffff, 0x8000_0000, 0xffff_ffff, 0x1_0000_0000, 0x7fff_ffff_ffff_ffff, .max, .max - 7]
+    static let interesting: [UInt64] = [
+        0, 1, 2, 3, 7, 8, 16, 0x7f, 0x80, 0xff, 0x100, 0xfff, 0x1000, 0xffff, 0x10000,
+        0x7fff_ffff, 0x8000_0000, 0xffff_ffff, 0x1_0000_0000, 0x7fff_ffff_ffff_ffff, .max, .max - 7,
+    ]
 
     /// Offsets worth hitting in `bytes`: the header, the program headers and the dynamic
     /// section (found by the tests' own reading for 64-bit little-endian seeds).
@@ -74,10 +76,12 @@ import Testing
     }
 
     static func seeds() throws -> [(String, [UInt8])] {
-        [("program", TestBinaries.bytes(TestBinaries.program)),
-         ("library", TestBinaries.bytes(TestBinaries.library)),
-         ("i386", TestBinaries.bytes(try TestBinaries.crossLibrary("i386-unknown-linux-gnu"))),
-         ("ppc64", TestBinaries.bytes(try TestBinaries.crossLibrary("powerpc64-unknown-linux-gnu")))]
+        [
+            ("program", TestBinaries.bytes(TestBinaries.program)),
+            ("library", TestBinaries.bytes(TestBinaries.library)),
+            ("i386", TestBinaries.bytes(try TestBinaries.crossLibrary("i386-unknown-linux-gnu"))),
+            ("ppc64", TestBinaries.bytes(try TestBinaries.crossLibrary("powerpc64-unknown-linux-gnu"))),
+        ]
     }
 
     @Test func mutatedFilesNeverCrashTheReader() throws {

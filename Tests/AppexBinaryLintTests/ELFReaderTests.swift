@@ -56,7 +56,10 @@ import Testing
     // MARK: refusals, each naming the structure and offset
 
     func refusal(_ bytes: [UInt8], limits: ELFLimits = ELFLimits()) -> ELFError? {
-        do { _ = try ELFDynamicInfo.read(MemorySource(bytes), limits: limits); return nil } catch { return error }
+        do {
+            _ = try ELFDynamicInfo.read(MemorySource(bytes), limits: limits)
+            return nil
+        } catch { return error }
     }
 
     @Test func aScriptIsNotELF() throws {

@@ -65,8 +65,12 @@ import Testing
     static func emitHostClient(into dir: String, defines: [String]) throws {
         let sources = Corpus.packageRoot + "/Sources/AppexHostClient"
         let files = try FileManager.default.contentsOfDirectory(atPath: sources).filter { $0.hasSuffix(".swift") }.sorted().map { sources + "/" + $0 }
-        let r = try CProgram.run(swiftc, ["-emit-module", "-module-name", "AppexHostClient", "-parse-as-library", "-swift-version", "6",
-                                          "-emit-module-path", dir + "/AppexHostClient.swiftmodule"] + defines + moduleFlags + files)
+        let r = try CProgram.run(
+            swiftc,
+            [
+                "-emit-module", "-module-name", "AppexHostClient", "-parse-as-library", "-swift-version", "6",
+                "-emit-module-path", dir + "/AppexHostClient.swiftmodule",
+            ] + defines + moduleFlags + files)
         try #require(r.status == 0, "emitting AppexHostClient failed: \(r.stderr)")
     }
 
@@ -82,7 +86,10 @@ import Testing
         try Self.emitHostClient(into: dir, defines: ["-D", "APPEX_EXTENSION"])
         let r = try Self.typecheckClient(against: dir)
         #expect(r.status != 0)
-        #expect(r.stderr.contains("'connect(socketPath:identifier:openURL:)' is unavailable: unavailable in app extensions: HostClient is for host applications"), "\(r.stderr)")
+        #expect(
+            r.stderr.contains(
+                "'connect(socketPath:identifier:openURL:)' is unavailable: unavailable in app extensions: HostClient is for host applications"),
+            "\(r.stderr)")
     }
 
     @Test func swiftHostCodeCallingItCompiles() throws {

@@ -2,6 +2,7 @@ import AppexPolicy
 import AppexTestSupport
 import Foundation
 import Testing
+
 @testable import AppexBinaryLint
 
 /// Where a search path or needed name leads: only `$ORIGIN` reaches the bundle, and never
@@ -38,8 +39,9 @@ import Testing
         try FileManager.default.createDirectory(atPath: dir + "/lib", withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: TestBinaries.library, toPath: dir + "/lib/real.so")
         try FileManager.default.createSymbolicLink(atPath: dir + "/lib/libhelper.so", withDestinationPath: "real.so")
-        try CProgram.compile("int helper(int); int main(void) { return helper(1); }", named: "app", in: dir,
-                             flags: ["-L\(dir)/lib", "-lhelper", "-Wl,--enable-new-dtags", "-Wl,-rpath,$ORIGIN/lib"])
+        try CProgram.compile(
+            "int helper(int); int main(void) { return helper(1); }", named: "app", in: dir,
+            flags: ["-L\(dir)/lib", "-lhelper", "-Wl,--enable-new-dtags", "-Wl,-rpath,$ORIGIN/lib"])
         let policy = BinaryLintPolicy(EffectivePolicy(extensionPoint: "", in: try PolicyLocator.load()), extensionPoint: nil)
         let report = BinaryLinter.lint(bundle: dir, executable: "app", policy: policy)
         #expect(report.errors.isEmpty)
@@ -58,8 +60,9 @@ import Testing
         try FileManager.default.createDirectory(atPath: dir + "/real", withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: TestBinaries.library, toPath: dir + "/real/libhelper.so")
         try FileManager.default.createSymbolicLink(atPath: dir + "/lib", withDestinationPath: "real")
-        try CProgram.compile("int helper(int); int main(void) { return helper(1); }", named: "app", in: dir,
-                             flags: ["-L\(dir)/real", "-lhelper", "-Wl,--enable-new-dtags", "-Wl,-rpath,$ORIGIN/lib"])
+        try CProgram.compile(
+            "int helper(int); int main(void) { return helper(1); }", named: "app", in: dir,
+            flags: ["-L\(dir)/real", "-lhelper", "-Wl,--enable-new-dtags", "-Wl,-rpath,$ORIGIN/lib"])
         let policy = BinaryLintPolicy(EffectivePolicy(extensionPoint: "", in: try PolicyLocator.load()), extensionPoint: nil)
         let report = BinaryLinter.lint(bundle: dir, executable: "app", policy: policy)
         #expect(report.objects == ["app"])

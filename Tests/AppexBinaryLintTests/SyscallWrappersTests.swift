@@ -1,5 +1,6 @@
 import AppexPolicy
 import Testing
+
 @testable import AppexBinaryLint
 @testable import AppexELF
 
@@ -44,7 +45,9 @@ import Testing
 
     @Test func harmlessImportsGiveNothing() throws {
         let policy = BinaryLintPolicy(EffectivePolicy(extensionPoint: "", in: try PolicyLocator.load()), extensionPoint: nil)
-        let imports = ["puts", "malloc", "syslog", "clone", "socket", "connect", "read", "write"].map { ELFImport(nameBytes: Array($0.utf8), isWeak: false) }
+        let imports = ["puts", "malloc", "syslog", "clone", "socket", "connect", "read", "write"].map {
+            ELFImport(nameBytes: Array($0.utf8), isWeak: false)
+        }
         #expect(BinaryLinter.findings(imports, in: "probe", policy: policy).isEmpty)
     }
 }

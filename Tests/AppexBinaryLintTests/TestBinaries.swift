@@ -8,7 +8,8 @@ enum TestBinaries {
     static let directory: String = try! ScratchDirectory.makeForProcess("lint-tests")
 
     /// Imports mount, ptrace and puts; never run.
-    static let program: String = try! CProgram.compile("""
+    static let program: String = try! CProgram.compile(
+        """
         #include <stdio.h>
         #include <sys/mount.h>
         #include <sys/ptrace.h>
@@ -20,13 +21,15 @@ enum TestBinaries {
         """, named: "program", in: directory)
 
     /// A shared library with PLT and GOT relocations naming its imports.
-    static let library: String = try! CProgram.compile("""
+    static let library: String = try! CProgram.compile(
+        """
         #include <sys/reboot.h>
         #include <unistd.h>
         int helper(int n) { if (n == 12345) return reboot(0); return getpid(); }
         """, named: "libhelper.so", in: directory, flags: ["-shared", "-fPIC"])
 
-    static let staticProgram: String = try! CProgram.compile("""
+    static let staticProgram: String = try! CProgram.compile(
+        """
         #include <stdio.h>
         int main(void) { puts("static"); return 0; }
         """, named: "static", in: directory, flags: ["-static"])
@@ -42,7 +45,8 @@ enum TestBinaries {
 
     /// A shared object for `target` importing mount, linked with lld and no C library.
     static func crossLibrary(_ target: String) throws -> String {
-        try CProgram.compile("""
+        try CProgram.compile(
+            """
             int mount(const char *, const char *, const char *, unsigned long, const void *);
             int f(void) { return mount(0, 0, 0, 0, 0); }
             """, named: "cross-\(target).so", in: directory,

@@ -7,8 +7,10 @@ import Testing
 /// Synthetic bundles on disk, each broken in one way Apple's tools would catch.
 @Suite struct BundleValidatorTests {
     /// A bundle whose executable is this test process's own binary: a real ELF for this machine.
-    func makeBundle(_ dir: TemporaryDirectory, plist: String = infoPlistXML(), executable: Data? = nil,
-                    mode: Int = 0o755, name: String = "Share.appex") throws -> String {
+    func makeBundle(
+        _ dir: TemporaryDirectory, plist: String = infoPlistXML(), executable: Data? = nil,
+        mode: Int = 0o755, name: String = "Share.appex"
+    ) throws -> String {
         let elf = try executable ?? Data(contentsOf: URL(fileURLWithPath: "/proc/self/exe"))
         try dir.write("\(name)/Info.plist", plist)
         try dir.write("\(name)/share", elf, mode: mode)
@@ -46,9 +48,11 @@ import Testing
         let dir = try TemporaryDirectory()
         var header = [UInt8](repeating: 0, count: 64)
         header[0...3] = [0x7F, 0x45, 0x4C, 0x46]
-        header[4] = 2; header[5] = 1
+        header[4] = 2
+        header[5] = 1
         let other: UInt16 = ELFHeader.hostMachine == 183 ? 62 : 183
-        header[18] = UInt8(other & 0xFF); header[19] = UInt8(other >> 8)
+        header[18] = UInt8(other & 0xFF)
+        header[19] = UInt8(other >> 8)
         let path = try makeBundle(dir, executable: Data(header))
         #expect(try codes(path) == ["executable.architecture"])
         let bundle = try ExtensionBundle.load(path: path)
@@ -78,7 +82,10 @@ import Testing
         let app = try ContainingApp.load(path: dir.sub("Host.app"))
         #expect(app.plugIns.count == 2)
         let broken = try #require(app.plugIns.first { $0.path.hasSuffix("Broken.appex") })
-        guard case .failure(.malformed) = broken.result else { Issue.record("broken plug-in should fail to parse"); return }
+        guard case .failure(.malformed) = broken.result else {
+            Issue.record("broken plug-in should fail to parse")
+            return
+        }
         let share = try #require(app.plugIns.first { $0.path.hasSuffix("Share.appex") })
         let bundle = try share.result.get()
         #expect(bundle.containingAppIdentifier == "com.example.host")
@@ -86,31 +93,44 @@ import Testing
     }
 
     @Test func backgroundModesAreRejected() throws {
-        let info = InfoPlist(try PropertyListFile.parseDictionary(Array(infoPlistXML(
-            extra: "<key>UIBackgroundModes</key><array><string>audio</string></array>").utf8), path: "x"))
+        let info = InfoPlist(
+            try PropertyListFile.parseDictionary(
+                Array(
+                    infoPlistXML(
+                        extra: "<key>UIBackgroundModes</key><array><string>audio</string></array>"
+                    ).utf8), path: "x"))
         let f = BundleValidator.validate(info: info).filter { $0.code == "bundle.background-modes" }
         #expect(f.count == 1 && f[0].severity == .error && f[0].keyPath.description == "UIBackgroundModes")
     }
 
     @Test func unknownExtensionPoint() throws {
         let info = InfoPlist(try PropertyListFile.parseDictionary(Array(infoPlistXML(point: "com.example.not-a-point").utf8), path: "x"))
-        #expect(BundleValidator.validate(info: info).contains { $0.code == "extension.unknown-point" && $0.keyPath.description == "NSExtension:NSExtensionPointIdentifier" })
+        #expect(
+            BundleValidator.validate(info: info).contains {
+                $0.code == "extension.unknown-point" && $0.keyPath.description == "NSExtension:NSExtensionPointIdentifier"
+            })
         // A platform's own extension point is known once a policy covers it.
-        #expect(!BundleValidator.validate(info: info, extraExtensionPoints: ["com.example.not-a-point"]).contains { $0.code == "extension.unknown-point" })
+        #expect(
+            !BundleValidator.validate(info: info, extraExtensionPoints: ["com.example.not-a-point"]).contains { $0.code == "extension.unknown-point" }
+        )
     }
 
     @Test(arguments: ["com.example/../../etc", "..", ".hidden", "com.example.sp ace", "com.exa\u{0}mple", ""])
     func pathUnsafeIdentifiersAreRefused(identifier: String) throws {
-        let info = InfoPlist(["CFBundleIdentifier": .string(identifier), "CFBundleExecutable": .string("x"),
-                              "NSExtension": .dictionary(["NSExtensionPointIdentifier": .string("com.apple.widget-extension")])])
+        let info = InfoPlist([
+            "CFBundleIdentifier": .string(identifier), "CFBundleExecutable": .string("x"),
+            "NSExtension": .dictionary(["NSExtensionPointIdentifier": .string("com.apple.widget-extension")]),
+        ])
         let codes = BundleValidator.validate(info: info).filter { $0.severity == .error }.map(\.code)
         #expect(codes.contains("bundle.identifier-unsafe") || codes.contains("bundle.empty-value"), "\(codes)")
         #expect(throws: UnsafeIdentifierError.self) { try BundleIdentifierRules.requireSafe(identifier) }
     }
 
     @Test func wrongValueTypesAreReportedNotDropped() {
-        let info = InfoPlist(["CFBundleIdentifier": .integer(7), "CFBundleExecutable": .string("x"),
-                              "NSExtension": .dictionary(["NSExtensionPointIdentifier": .array([])])])
+        let info = InfoPlist([
+            "CFBundleIdentifier": .integer(7), "CFBundleExecutable": .string("x"),
+            "NSExtension": .dictionary(["NSExtensionPointIdentifier": .array([])]),
+        ])
         #expect(info.bundleIdentifier == nil)
         let types = info.readFindings.map(\.keyPath.description).sorted()
         #expect(types == ["CFBundleIdentifier", "NSExtension:NSExtensionPointIdentifier"])
@@ -118,8 +138,10 @@ import Testing
     }
 
     @Test func executableMayNotEscapeTheBundle() {
-        let info = InfoPlist(["CFBundleIdentifier": .string("com.a.b"), "CFBundleExecutable": .string("../../bin/sh"),
-                              "NSExtension": .dictionary(["NSExtensionPointIdentifier": .string("com.apple.widget-extension")])])
+        let info = InfoPlist([
+            "CFBundleIdentifier": .string("com.a.b"), "CFBundleExecutable": .string("../../bin/sh"),
+            "NSExtension": .dictionary(["NSExtensionPointIdentifier": .string("com.apple.widget-extension")]),
+        ])
         #expect(BundleValidator.validate(info: info).contains { $0.code == "bundle.executable-name" })
         #expect(ExtensionBundle(path: "/b", info: info).executablePath == nil)
     }
@@ -131,7 +153,10 @@ import Testing
             _ = try InfoPlist.load(path: dir.sub("bad.plist"))
             Issue.record("malformed plist loaded")
         } catch let error as PropertyListFileError {
-            guard case .malformed(let path, _) = error else { Issue.record("wrong error \(error)"); return }
+            guard case .malformed(let path, _) = error else {
+                Issue.record("wrong error \(error)")
+                return
+            }
             #expect(path == dir.sub("bad.plist"))
         }
         try dir.write("array.plist", "<?xml version=\"1.0\"?><plist><array/></plist>")
@@ -142,8 +167,13 @@ import Testing
 
     @Test func binaryPlistLoads() throws {
         let dir = try TemporaryDirectory()
-        let object: [String: Any] = ["CFBundleIdentifier": "com.example.bin", "NSExtension": ["NSExtensionPointIdentifier": "com.apple.share-services",
-                                     "NSExtensionAttributes": ["NSExtensionActivationRule": ["NSExtensionActivationSupportsText": true]]]]
+        let object: [String: Any] = [
+            "CFBundleIdentifier": "com.example.bin",
+            "NSExtension": [
+                "NSExtensionPointIdentifier": "com.apple.share-services",
+                "NSExtensionAttributes": ["NSExtensionActivationRule": ["NSExtensionActivationSupportsText": true]],
+            ],
+        ]
         let data = try PropertyListSerialization.data(fromPropertyList: object, format: .binary, options: 0)
         try dir.write("Info.plist", data)
         let info = try InfoPlist.load(path: dir.sub("Info.plist"))

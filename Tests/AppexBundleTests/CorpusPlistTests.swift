@@ -32,10 +32,12 @@ import Testing
         #expect(findings.contains { $0.code == "plist.build-variable" && $0.message.contains("$(APP_NAME)") })
     }
 
-    @Test(arguments: ["plists/007-icecubes-share.plist", "plists/026-owncloud-action-nobundlekeys.plist",
-                      "plists/031-ehpanda-share-minimal.plist", "plists/032-protonpass-share-nobundlekeys.plist",
-                      "plists/054-metatext-action-no-bundleid.plist", "plists/055-blear-action-strictmatching.plist",
-                      "plists/058-encamera-share-unknownkey.plist"])
+    @Test(arguments: [
+        "plists/007-icecubes-share.plist", "plists/026-owncloud-action-nobundlekeys.plist",
+        "plists/031-ehpanda-share-minimal.plist", "plists/032-protonpass-share-nobundlekeys.plist",
+        "plists/054-metatext-action-no-bundleid.plist", "plists/055-blear-action-strictmatching.plist",
+        "plists/058-encamera-share-unknownkey.plist",
+    ])
     func missingBundleIdentifierIsRefusedWithKeyPath(file: String) throws {
         let info = try InfoPlist.load(path: Corpus.path(file))
         #expect(info.bundleIdentifier == nil)
@@ -45,12 +47,16 @@ import Testing
     }
 
     /// With the build settings Xcode would substitute, complete templates become valid bundles.
-    @Test(arguments: ["plists/002-firefox-shareto.plist", "plists/004-firefox-today.plist", "plists/013-duckduckgo-share.plist",
-                      "plists/020-mattermost-share.plist", "plists/042-keyboardkit-demo-keyboard.plist",
-                      "plists/044-firefox-notification-service.plist", "plists/060-xoo-imessage-extension.plist"])
+    @Test(arguments: [
+        "plists/002-firefox-shareto.plist", "plists/004-firefox-today.plist", "plists/013-duckduckgo-share.plist",
+        "plists/020-mattermost-share.plist", "plists/042-keyboardkit-demo-keyboard.plist",
+        "plists/044-firefox-notification-service.plist", "plists/060-xoo-imessage-extension.plist",
+    ])
     func templatesWithBuildSettingsHaveNoErrors(file: String) throws {
-        let settings = ["PRODUCT_BUNDLE_IDENTIFIER": "com.example.app.ext", "EXECUTABLE_NAME": "ext",
-                        "PRODUCT_BUNDLE_PACKAGE_TYPE": "XPC!"]
+        let settings = [
+            "PRODUCT_BUNDLE_IDENTIFIER": "com.example.app.ext", "EXECUTABLE_NAME": "ext",
+            "PRODUCT_BUNDLE_PACKAGE_TYPE": "XPC!",
+        ]
         let info = try InfoPlist.load(path: Corpus.path(file), buildSettings: settings)
         #expect(info.executable == "ext")
         let errors = BundleValidator.validate(info: info).filter { $0.severity == .error }
@@ -66,14 +72,16 @@ import Testing
     @Test func dictionaryRuleKeepsValuesAsWritten() throws {
         let info = try InfoPlist.load(path: Corpus.path("plists/049-garfield-action-stringcount-js.plist"))
         guard case .dictionary(let rule)? = info.extensionInfo?.activationRule else {
-            Issue.record("expected dictionary rule"); return
+            Issue.record("expected dictionary rule")
+            return
         }
         #expect(rule["NSExtensionActivationSupportsWebPageWithMaxCount"] == .string("1"))
         #expect(info.extensionInfo?.javaScriptPreprocessingFile == "ScreenShotJavaScript")
 
         let blear = try InfoPlist.load(path: Corpus.path("plists/055-blear-action-strictmatching.plist"))
         guard case .dictionary(let strict)? = blear.extensionInfo?.activationRule else {
-            Issue.record("expected dictionary rule"); return
+            Issue.record("expected dictionary rule")
+            return
         }
         #expect(strict["NSExtensionActivationUsesStrictMatching"] == .bool(true))
         #expect(strict["NSExtensionActivationDictionaryVersion"] == .integer(2))
@@ -83,7 +91,8 @@ import Testing
     @Test func predicateRuleKeepsWhitespace() throws {
         let info = try InfoPlist.load(path: Corpus.path("plists/006-signal-share.plist"))
         guard case .predicate(let text)? = info.extensionInfo?.activationRule else {
-            Issue.record("expected predicate"); return
+            Issue.record("expected predicate")
+            return
         }
         #expect(text.contains("SUBQUERY"))
         #expect(text != text.trimmingCharacters(in: .whitespacesAndNewlines), "corpus notes trailing whitespace")

@@ -13,8 +13,9 @@ struct ELFRunpathTests {
         try #require(fd >= 0)
         defer { close(fd) }
         let entries = ELFRunpath.entries(fd: fd)
-        #expect(entries.contains { $0.hasPrefix("/") && access($0 + "/libswiftCore.so", F_OK) == 0 },
-                "no RUNPATH entry holds the Swift runtime: \(entries)")
+        #expect(
+            entries.contains { $0.hasPrefix("/") && access($0 + "/libswiftCore.so", F_OK) == 0 },
+            "no RUNPATH entry holds the Swift runtime: \(entries)")
         // Reading only the parts it needs finds what parsing the whole file finds.
         let whole = try [UInt8](Data(contentsOf: URL(fileURLWithPath: exe)))
         #expect(ELFRunpath.parse(whole) == entries)
@@ -23,10 +24,13 @@ struct ELFRunpathTests {
 
     @Test func entriesOutsideTheBundleAndThePolicysPathsAreRefused() {
         let system = ["/usr", "/lib", "/lib64", "/etc/ld.so.cache"]
-        #expect(RunpathCheck.refused(["/etc", "/home", "/usr/lib/x86_64-linux-gnu", "$ORIGIN/../lib", "${ORIGIN}", "lib"],
-                                     systemPaths: system) == ["/etc", "/home"])
+        #expect(
+            RunpathCheck.refused(
+                ["/etc", "/home", "/usr/lib/x86_64-linux-gnu", "$ORIGIN/../lib", "${ORIGIN}", "lib"],
+                systemPaths: system) == ["/etc", "/home"])
         // Climbing out of an allowed path, or a prefix that is not a path component, is refused.
-        #expect(RunpathCheck.refused(["/usr/../root", "/usrlocal/lib", "/lib64/./x"], systemPaths: system)
+        #expect(
+            RunpathCheck.refused(["/usr/../root", "/usrlocal/lib", "/lib64/./x"], systemPaths: system)
                 == ["/usr/../root", "/usrlocal/lib"])
         #expect(RunpathCheck.refused(["/opt/swift/usr/lib/swift/linux"], systemPaths: system) == ["/opt/swift/usr/lib/swift/linux"])
         #expect(RunpathCheck.refused(["/opt/swift/usr/lib/swift/linux"], systemPaths: system + ["/opt/swift/usr/lib/swift/linux"]).isEmpty)

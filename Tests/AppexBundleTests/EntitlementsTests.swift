@@ -20,8 +20,11 @@ import Testing
         #expect(e.applicationGroups == ["group.com.example.notes"])
         #expect(e.validate().isEmpty)
         #expect(e.grantedFlags == ["com.apple.security.app-sandbox", "com.apple.security.network.client"])
-        #expect(e.requestedKeys == ["com.apple.security.app-sandbox", "com.apple.security.application-groups",
-                                    "com.apple.security.network.client"])
+        #expect(
+            e.requestedKeys == [
+                "com.apple.security.app-sandbox", "com.apple.security.application-groups",
+                "com.apple.security.network.client",
+            ])
     }
 
     @Test func binaryFileLoads() throws {
@@ -42,8 +45,9 @@ import Testing
     }
 
     @Test func teamPrefixedGroupResolvesAndWarns() throws {
-        let e = try Entitlements.load(path: Fixtures.path("entitlements/team-prefix.entitlements"),
-                                      buildSettings: ["DEVELOPMENT_TEAM": "ABCDE12345", "APP_ID_MACOS": "com.example.notes.mac"])
+        let e = try Entitlements.load(
+            path: Fixtures.path("entitlements/team-prefix.entitlements"),
+            buildSettings: ["DEVELOPMENT_TEAM": "ABCDE12345", "APP_ID_MACOS": "com.example.notes.mac"])
         #expect(e.applicationGroups == ["ABCDE12345.group.com.example.notes.mac"])
         #expect(e.validate().map(\.code) == ["entitlements.group-prefix"])
         #expect(e.validate().first?.severity == .warning)
@@ -94,8 +98,9 @@ import Testing
     }
 
     @Test func teamPrefixedGroupResolvesAndWarns() throws {
-        let e = try Entitlements.load(path: Corpus.path("entitlements/004-wireguard-app-macos-teamprefix.entitlements"),
-                                      buildSettings: ["DEVELOPMENT_TEAM": "ABCDE12345", "APP_ID_MACOS": "com.wireguard.macos"])
+        let e = try Entitlements.load(
+            path: Corpus.path("entitlements/004-wireguard-app-macos-teamprefix.entitlements"),
+            buildSettings: ["DEVELOPMENT_TEAM": "ABCDE12345", "APP_ID_MACOS": "com.wireguard.macos"])
         #expect(e.applicationGroups == ["ABCDE12345.group.com.wireguard.macos"])
         #expect(e.validate().map(\.code) == ["entitlements.group-prefix"])
         #expect(e.requestedKeys.contains("com.apple.security.app-sandbox"))

@@ -59,8 +59,9 @@ import Testing
         var shared = leaf
         for _ in 0..<20 { shared = b.add(.array([shared, shared])) }
         let message = try #require(Self.refusal(b.bytes(top: shared)))
-        #expect(message.hasSuffix("expands past the limit of \(PropertyListReader.maximumValues) values (PropertyListReader.maximumValues)"),
-                "\(message)")
+        #expect(
+            message.hasSuffix("expands past the limit of \(PropertyListReader.maximumValues) values (PropertyListReader.maximumValues)"),
+            "\(message)")
     }
 
     /// XML and OpenStep share nothing, but the same budget bounds them, and names the line.
@@ -73,7 +74,9 @@ import Testing
         #expect(Self.refusal(Array(openStep.utf8)) == "line 3: " + Self.bytesLimit + " (OpenStep-format property list)")
         let data = "<plist><array><data>\(Data(Array(repeating: UInt8(1), count: 1 << 20)).base64EncodedString())</data></array></plist>"
         let small = PropertyListBudget(maximumBytes: 1 << 19)
-        #expect(Self.refusal(Array(data.utf8), budget: small)?.hasSuffix("expands past the limit of \(1 << 19) bytes (PropertyListReader.maximumExpandedBytes)") == true)
+        #expect(
+            Self.refusal(Array(data.utf8), budget: small)?.hasSuffix(
+                "expands past the limit of \(1 << 19) bytes (PropertyListReader.maximumExpandedBytes)") == true)
         let values = "<plist><array>" + String(repeating: "<true/>", count: PropertyListReader.maximumValues) + "</array></plist>"
         #expect(Self.refusal(Array(values.utf8))?.hasSuffix("(PropertyListReader.maximumValues)") == true)
     }

@@ -61,8 +61,10 @@ import Testing
 
     /// With the build settings Xcode would substitute, the template becomes a valid bundle.
     @Test func templateWithBuildSettingsHasNoErrors() throws {
-        let settings = ["PRODUCT_BUNDLE_IDENTIFIER": "com.example.notes.today", "EXECUTABLE_NAME": "Today",
-                        "PRODUCT_BUNDLE_PACKAGE_TYPE": "XPC!"]
+        let settings = [
+            "PRODUCT_BUNDLE_IDENTIFIER": "com.example.notes.today", "EXECUTABLE_NAME": "Today",
+            "PRODUCT_BUNDLE_PACKAGE_TYPE": "XPC!",
+        ]
         let info = try InfoPlist.load(path: Fixtures.path("plists/template-placeholders.plist"), buildSettings: settings)
         #expect(info.executable == "Today")
         #expect(info.bundleIdentifier == "com.example.notes.today")
@@ -82,14 +84,16 @@ import Testing
     @Test func dictionaryRuleKeepsValuesAsWritten() throws {
         let info = try InfoPlist.load(path: Fixtures.path("plists/stringcount-webpage.plist"))
         guard case .dictionary(let rule)? = info.extensionInfo?.activationRule else {
-            Issue.record("expected dictionary rule"); return
+            Issue.record("expected dictionary rule")
+            return
         }
         #expect(rule["NSExtensionActivationSupportsWebPageWithMaxCount"] == .string("1"))
         #expect(info.extensionInfo?.javaScriptPreprocessingFile == "Extract")
 
         let strict = try InfoPlist.load(path: Fixtures.path("plists/action-strict.plist"))
         guard case .dictionary(let d)? = strict.extensionInfo?.activationRule else {
-            Issue.record("expected dictionary rule"); return
+            Issue.record("expected dictionary rule")
+            return
         }
         #expect(d["NSExtensionActivationUsesStrictMatching"] == .bool(true))
         #expect(d["NSExtensionActivationDictionaryVersion"] == .integer(2))
@@ -97,7 +101,8 @@ import Testing
 
         let zero = try InfoPlist.load(path: Fixtures.path("plists/services-zero-counts.plist"))
         guard case .dictionary(let z)? = zero.extensionInfo?.activationRule else {
-            Issue.record("expected dictionary rule"); return
+            Issue.record("expected dictionary rule")
+            return
         }
         #expect(z["NSExtensionActivationSupportsText"] == .bool(false))
         #expect(z["NSExtensionActivationSupportsImageWithMaxCount"] == .integer(0))
@@ -106,7 +111,8 @@ import Testing
     @Test func predicateRuleKeepsWhitespaceAndDecodesEntities() throws {
         let info = try InfoPlist.load(path: Fixtures.path("plists/share-predicate.plist"))
         guard case .predicate(let text)? = info.extensionInfo?.activationRule else {
-            Issue.record("expected predicate"); return
+            Issue.record("expected predicate")
+            return
         }
         #expect(text.hasPrefix("\n\tSUBQUERY ("))
         #expect(text.hasSuffix(").@count == 1\n\t"))
@@ -125,7 +131,10 @@ import Testing
             _ = try InfoPlist.load(path: path)
             Issue.record("\(file) loaded")
         } catch let error as PropertyListFileError {
-            guard case .malformed(let named, let reason) = error else { Issue.record("wrong error \(error)"); return }
+            guard case .malformed(let named, let reason) = error else {
+                Issue.record("wrong error \(error)")
+                return
+            }
             #expect(named == path)
             #expect(!reason.isEmpty)
             #expect(error.description.hasPrefix(path + ": not a property list"))
@@ -160,12 +169,13 @@ import Testing
         #expect(info.extensionInfo?.activationRule == ActivationRuleSpec.none)
         #expect(info.backgroundModes == ["audio"])
         let found = info.readFindings.map { "\($0.code) \($0.keyPath)" }.sorted()
-        #expect(found == [
-            "activation.rule-type NSExtension:NSExtensionAttributes:NSExtensionActivationRule",
-            "plist.type CFBundleIdentifier",
-            "plist.type NSExtension:NSExtensionPointIdentifier",
-            "plist.type UIBackgroundModes:1",
-        ])
+        #expect(
+            found == [
+                "activation.rule-type NSExtension:NSExtensionAttributes:NSExtensionActivationRule",
+                "plist.type CFBundleIdentifier",
+                "plist.type NSExtension:NSExtensionPointIdentifier",
+                "plist.type UIBackgroundModes:1",
+            ])
         #expect(info.readFindings.allSatisfy { $0.severity == .error })
         // The validator keeps them and adds what follows from them.
         let codes = Set(BundleValidator.validate(info: info).map(\.code))

@@ -21,11 +21,17 @@ import Testing
         case let d as Data: return .data(Array(d))
         case let a as [Any]:
             var out: [PlistValue] = []
-            for e in a { guard let v = typed(e) else { return nil }; out.append(v) }
+            for e in a {
+                guard let v = typed(e) else { return nil }
+                out.append(v)
+            }
             return .array(out)
         case let d as [String: Any]:
             var out: [String: PlistValue] = [:]
-            for (k, e) in d { guard let v = typed(e) else { return nil }; out[k] = v }
+            for (k, e) in d {
+                guard let v = typed(e) else { return nil }
+                out[k] = v
+            }
             return .dictionary(out)
         default: return nil
         }
@@ -41,8 +47,9 @@ import Testing
     static func expectSame(_ bytes: [UInt8], _ what: String, sourceLocation: SourceLocation = #_sourceLocation) {
         let expected = foundation(bytes)
         let got = ours(bytes)
-        #expect(got == expected, "\(what): Foundation read \(expected.map { "\($0)" } ?? "nothing"), Appex \(got.map { "\($0)" } ?? "nothing")",
-                sourceLocation: sourceLocation)
+        #expect(
+            got == expected, "\(what): Foundation read \(expected.map { "\($0)" } ?? "nothing"), Appex \(got.map { "\($0)" } ?? "nothing")",
+            sourceLocation: sourceLocation)
     }
 
     static func files(in directory: ManifestDirectory, _ subdirectories: [String]) -> [String] {
@@ -88,7 +95,10 @@ import Testing
             ("CDATA", "<string><![CDATA[<not> & markup]]>!</string>"),
             ("comment inside text", "<string>a<!-- c -->b</string>"),
             ("empty forms", "<array><string/><string></string><dict/><array/><true></true><false/></array>"),
-            ("integers", "<array><integer> 42</integer><integer>-7</integer><integer>+3</integer><integer>0x1F</integer><integer>-0x10</integer><integer>-9223372036854775808</integer></array>"),
+            (
+                "integers",
+                "<array><integer> 42</integer><integer>-7</integer><integer>+3</integer><integer>0x1F</integer><integer>-0x10</integer><integer>-9223372036854775808</integer></array>"
+            ),
             ("integer with a trailing space", "<integer>42 </integer>"),
             ("empty integer", "<integer/>"),
             ("reals", "<array><real>1.5</real><real>-0.25e3</real><real>\t2</real><real>.5</real><real>INF</real><real>-infinity</real></array>"),
@@ -157,7 +167,10 @@ import Testing
     static func binary(_ objects: [[UInt8]], top: Int = 0) -> [UInt8] {
         var out = Array("bplist00".utf8)
         var offsets: [Int] = []
-        for o in objects { offsets.append(out.count); out += o }
+        for o in objects {
+            offsets.append(out.count)
+            out += o
+        }
         let table = out.count
         for o in offsets { out += [UInt8(o >> 8), UInt8(o & 0xFF)] }
         out += [0, 0, 0, 0, 0, 0, 2, 1]

@@ -25,8 +25,12 @@ final class TemporaryDirectory {
 
 /// A minimal Info.plist for synthetic bundles (a share extension activated by anything);
 /// `extra` is raw XML inserted into the top dict.
-func infoPlistXML(identifier: String? = "com.example.host.share", executable: String? = "share",
-                  point: String = "com.apple.share-services", extra: String = "") -> String {
-    BareBundle.InfoPlist(identifier: identifier, executable: executable, point: point,
-                         activationRule: "<string>TRUEPREDICATE</string>", extra: extra).xml
+func infoPlistXML(
+    identifier: String? = "com.example.host.share", executable: String? = "share",
+    point: String = "com.apple.share-services", extra: String = ""
+) -> String {
+    BareBundle.InfoPlist(
+        identifier: identifier, executable: executable, point: point,
+        activationRule: "<string>TRUEPREDICATE</string>", extra: extra
+    ).xml
 }

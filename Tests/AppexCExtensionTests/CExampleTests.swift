@@ -1,8 +1,9 @@
+import AppexTestSupport
 import AppexWire
 import AppexWireIO
-import AppexTestSupport
 import Foundation
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -14,8 +15,9 @@ import Glibc
     static let identifier = "dev.appex.examples.host.hello-c"
 
     func start(environment: [String: String?] = [:]) throws -> ExtensionProcess {
-        try ExtensionProcess(BuiltProducts.path("appex-example-c"), bundleIdentifier: Self.identifier,
-                             environment: environment)
+        try ExtensionProcess(
+            BuiltProducts.path("appex-example-c"), bundleIdentifier: Self.identifier,
+            environment: environment)
     }
 
     func contentTexts(_ message: Message, request id: UInt64) -> [String?]? {
@@ -52,7 +54,7 @@ import Glibc
         defer { close(stream) }
 
         let item = ExtensionItem(attachments: [
-            AppexWire.Attachment(typeIdentifiers: ["public.plain-text"], content: .descriptor(index: 0)),
+            AppexWire.Attachment(typeIdentifiers: ["public.plain-text"], content: .descriptor(index: 0))
         ])
         let answer = try ext.request(1, [item], descriptors: [stream])
         #expect(contentTexts(answer, request: 1) == ["hello from C: drawer"])
@@ -61,7 +63,7 @@ import Glibc
         // process did not mark close-on-exec: the comparison is with its own earlier state).
         #expect(try ext.openDescriptorsAfterRoundTrip(sequence: 1) == openBefore)
         let inline = ExtensionItem(attachments: [
-            AppexWire.Attachment(typeIdentifiers: ["public.plain-text"], content: .inline(Array("loop".utf8))),
+            AppexWire.Attachment(typeIdentifiers: ["public.plain-text"], content: .inline(Array("loop".utf8)))
         ])
         #expect(contentTexts(try ext.request(2, [inline]), request: 2) == ["hello from C: pool"])
 
@@ -74,7 +76,7 @@ import Glibc
         let ext = try start()
         try ext.checkIn()
         let item = ExtensionItem(attachments: [
-            AppexWire.Attachment(typeIdentifiers: ["public.data"], content: .inline([0xff, 0xfe, 0x00])),
+            AppexWire.Attachment(typeIdentifiers: ["public.data"], content: .inline([0xff, 0xfe, 0x00]))
         ])
         let answer = try ext.request(1, [item])
         guard case .cancelRequest(let cancel) = answer else {
@@ -95,8 +97,10 @@ import Glibc
         return [
             ("bad magic", frame(type: 0x03, ping, magic: Array("APXV".utf8)), "bad magic"),
             ("reserved flags", frame(type: 0x03, ping, flags: 1), "reserved flags"),
-            ("short Ping.sequence", frame(type: 0x03, le(UInt16(1)) + le(UInt32(7)) + [UInt8](repeating: 0, count: 7)),
-             "bad-field-length in Ping.sequence"),
+            (
+                "short Ping.sequence", frame(type: 0x03, le(UInt16(1)) + le(UInt32(7)) + [UInt8](repeating: 0, count: 7)),
+                "bad-field-length in Ping.sequence"
+            ),
             ("unknown tag", frame(type: 0x03, ping + le(UInt16(9)) + le(UInt32(0))), "unknown tag 9"),
             ("truncated field", frame(type: 0x03, Array(ping.dropLast(3))), "truncated field"),
             ("missing requestID", frame(type: 0x10, []), "BeginRequest.requestID is required"),
@@ -127,18 +131,22 @@ import Glibc
 
     @Test func anotherProtocolVersionGetsVersionMismatch() throws {
         let ext = try start()
-        _ = try ext.message()   // its Hello
+        _ = try ext.message()  // its Hello
         try ext.connection.socket.send(.hello(Hello(protocolVersion: 2, bundleIdentifier: "appexd", pid: getpid())))
         let answer = try ext.message().message
-        #expect(answer == .refusal(Refusal(reason: .versionMismatch,
-                                           message: "appexd speaks protocol version 2, this extension 1")))
+        #expect(
+            answer
+                == .refusal(
+                    Refusal(
+                        reason: .versionMismatch,
+                        message: "appexd speaks protocol version 2, this extension 1")))
         try ext.expectEndOfStream()
         #expect(Termination(try ext.waitForExit()) == .exited(1))
     }
 
     @Test func aRefusedCheckInEndsItWithAnExitStatusOfOne() throws {
         let ext = try start()
-        _ = try ext.message()   // its Hello
+        _ = try ext.message()  // its Hello
         try ext.connection.send(.refusal(Refusal(reason: .versionMismatch, message: "appexd speaks 2")))
         try ext.expectEndOfStream()
         #expect(Termination(try ext.waitForExit()) == .exited(1))

@@ -1,8 +1,9 @@
+import AppexTestSupport
 import AppexWire
 import AppexWireIO
-import AppexTestSupport
 import Foundation
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,8 +14,9 @@ enum Probe {
 
     /// A running probe, checked in. `bundlePath` is where it looks for probe.conf.
     static func start(bundlePath: String? = nil, checkIn: Bool = true) throws -> ExtensionProcess {
-        let process = try ExtensionProcess(BuiltProducts.path("appex-probe-extension"),
-                                           bundleIdentifier: identifier, bundlePath: bundlePath)
+        let process = try ExtensionProcess(
+            BuiltProducts.path("appex-probe-extension"),
+            bundleIdentifier: identifier, bundlePath: bundlePath)
         if checkIn { try process.checkIn() }
         return process
     }
@@ -70,13 +72,16 @@ enum SyscallNumber {
         #expect(try probe.message().message == .pong(sequence: 1))
         try probe.connection.send(.cancelRequest(CancelRequest(requestID: 1, error: RequestError(domain: "host", code: 1))))
         let answer = try probe.message().message
-        #expect(Probe.cancelError(answer, 1) == RequestError(domain: "dev.appex.probe", code: Int64(ECANCELED),
-                                                              message: "cancelled by appexd"))
+        #expect(
+            Probe.cancelError(answer, 1)
+                == RequestError(
+                    domain: "dev.appex.probe", code: Int64(ECANCELED),
+                    message: "cancelled by appexd"))
 
         let start = ContinuousClock.now
         let slept = try probe.request(2, [Probe.item("sleep", "40")])
         #expect(Probe.text(slept, 2) == "slept 40 ms")
-        #expect(ContinuousClock.now - start >= .milliseconds(40))   // a sleep never ends early
+        #expect(ContinuousClock.now - start >= .milliseconds(40))  // a sleep never ends early
     }
 
     @Test func allocateGrowsResidentMemoryByAboutThatMuchAndHoldsIt() throws {
@@ -96,7 +101,7 @@ enum SyscallNumber {
     func stopsAnsweringPings(_ action: String) throws {
         let probe = try Probe.start()
         try probe.connection.send(.ping(sequence: 1))
-        #expect(try probe.message().message == .pong(sequence: 1))   // alive before
+        #expect(try probe.message().message == .pong(sequence: 1))  // alive before
 
         try probe.connection.send(.beginRequest(BeginRequest(requestID: 1, items: [Probe.item(action)])))
         try probe.connection.send(.ping(sequence: 2))
@@ -156,8 +161,11 @@ enum SyscallNumber {
     @Test func cancelAnswersWithTheCodeGiven() throws {
         let probe = try Probe.start()
         let answer = try probe.request(1, [Probe.item("cancel", "-42")])
-        #expect(Probe.cancelError(answer, 1) == RequestError(domain: "dev.appex.probe", code: -42,
-                                                              message: "cancelled on instruction"))
+        #expect(
+            Probe.cancelError(answer, 1)
+                == RequestError(
+                    domain: "dev.appex.probe", code: -42,
+                    message: "cancelled on instruction"))
     }
 
     @Test func openURLWaitsForTheResult() throws {
@@ -166,7 +174,7 @@ enum SyscallNumber {
             let url = "https://example.com/\(id)"
             let asked = try probe.request(id, [Probe.item("open-url", url)])
             #expect(asked == .openURL(OpenURL(requestID: id, url: url)))
-            try probe.connection.send(.ping(sequence: id))   // still served while it waits
+            try probe.connection.send(.ping(sequence: id))  // still served while it waits
             #expect(try probe.message().message == .pong(sequence: id))
             try probe.connection.send(.openURLResult(OpenURLResult(requestID: id, accepted: accepted)))
             #expect(Probe.text(try probe.message().message, id) == (accepted ? "accepted" : "refused"))
@@ -197,10 +205,11 @@ enum SyscallNumber {
         }
         // In attachment order, inline attachments skipped; bytes that are not text come back as data.
         #expect(complete.items.map(\.attributedContentText) == ["through a socket", "from a file", nil])
-        #expect(complete.items.last?.attachments == [
-            AppexWire.Attachment(typeIdentifiers: ["public.data"], content: .inline([0x00, 0xff, 0x10])),
-        ])
-        #expect(try probe.openDescriptorsAfterRoundTrip(sequence: 1) == openBefore)   // it kept none of them
+        #expect(
+            complete.items.last?.attachments == [
+                AppexWire.Attachment(typeIdentifiers: ["public.data"], content: .inline([0x00, 0xff, 0x10]))
+            ])
+        #expect(try probe.openDescriptorsAfterRoundTrip(sequence: 1) == openBefore)  // it kept none of them
     }
 
     /// A ping sent before a request is answered before it, if at all: the answer arriving first
@@ -229,8 +238,7 @@ enum SyscallNumber {
     @Test func terminateCancelsWhatIsWaitingAndExits() throws {
         let probe = try Probe.start()
         try probe.connection.send(.beginRequest(BeginRequest(requestID: 1, items: [Probe.item("sleep", "600000")])))
-        #expect(try probe.request(2, [Probe.item("open-url", "https://example.com")]) ==
-                .openURL(OpenURL(requestID: 2, url: "https://example.com")))
+        #expect(try probe.request(2, [Probe.item("open-url", "https://example.com")]) == .openURL(OpenURL(requestID: 2, url: "https://example.com")))
         try probe.connection.send(.terminate(Terminate(reason: .shutdown)))
         var cancelled: Set<UInt64> = []
         for _ in 0..<2 {
@@ -263,7 +271,7 @@ enum SyscallNumber {
 
     @Test func anotherProtocolVersionGetsVersionMismatch() throws {
         let probe = try Probe.start(checkIn: false)
-        _ = try probe.message()   // its Hello
+        _ = try probe.message()  // its Hello
         try probe.connection.socket.send(.hello(Hello(protocolVersion: 2, bundleIdentifier: "appexd", pid: getpid())))
         guard case .refusal(let refusal) = try probe.message().message else {
             Issue.record("expected a Refusal")

@@ -1,8 +1,9 @@
+import AppexTestSupport
 import AppexWire
 import AppexWireIO
-import AppexTestSupport
 import Foundation
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -31,7 +32,7 @@ import Glibc
         let start = ContinuousClock.now
         let probe = try Probe.start(bundlePath: bundle.path, checkIn: false)
         let hello = try probe.checkIn()
-        #expect(ContinuousClock.now - start >= .milliseconds(150))   // a lower bound only
+        #expect(ContinuousClock.now - start >= .milliseconds(150))  // a lower bound only
         #expect(hello.bundleIdentifier == Probe.identifier)
     }
 

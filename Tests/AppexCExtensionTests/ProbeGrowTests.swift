@@ -1,7 +1,8 @@
-import AppexWire
 import AppexTestSupport
+import AppexWire
 import Foundation
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -9,7 +10,7 @@ import Glibc
 /// The probe's `grow` action, the jetsam benchmark's load (Sources/appex-probe-extension/grow.h):
 /// timed steps written to a shared log file, memory held, and a plan that does not parse refused.
 @Suite struct ProbeGrowTests {
-    static let magic: UInt64 = 0x7772_6761_7865_7061   // "appexgrw"
+    static let magic: UInt64 = 0x7772_6761_7865_7061  // "appexgrw"
 
     /// A log file as grow.h describes it: header (magic, capacity, count, reserved), then
     /// `capacity` steps of (start_ns, end_ns, bytes, available_kib).
@@ -40,7 +41,7 @@ import Glibc
         let log = try Self.logFile(capacity: 16)
         defer { close(log) }
         let before = try ProcStatus.residentKiB(probe.pid)
-        var item = Probe.item("grow", "512,1000,4,0")   // 512 KiB every ms up to 4 MiB, no hold
+        var item = Probe.item("grow", "512,1000,4,0")  // 512 KiB every ms up to 4 MiB, no hold
         item.attachments = [AppexWire.Attachment(typeIdentifiers: ["public.data"], content: .descriptor(index: 0))]
         #expect(Probe.text(try probe.request(1, [item], descriptors: [log]), 1) == "grew 4 MiB, held 0 ms")
         let after = try ProcStatus.residentKiB(probe.pid)
@@ -64,7 +65,7 @@ import Glibc
         var fds: [Int32] = [-1, -1]
         try #require(pipe(&fds) == 0)
         defer { close(fds[0]) }
-        var item = Probe.item("grow", "512,1000,2,0")   // 512 KiB every ms up to 2 MiB
+        var item = Probe.item("grow", "512,1000,2,0")  // 512 KiB every ms up to 2 MiB
         item.attachments = [AppexWire.Attachment(typeIdentifiers: ["public.data"], content: .descriptor(index: 0))]
         let reply = try probe.request(1, [item], descriptors: [fds[1]])
         close(fds[1])

@@ -1,5 +1,6 @@
 import AppexTestSupport
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -10,7 +11,8 @@ enum ProcStatus {
     static func residentKiB(_ pid: pid_t) throws -> Int {
         let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
         guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-              let kib = Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]) else {
+            let kib = Int(line.split(separator: " ", omittingEmptySubsequences: true)[1])
+        else {
             throw ExtensionProcess.Failure("no VmRSS in /proc/\(pid)/status")
         }
         return kib

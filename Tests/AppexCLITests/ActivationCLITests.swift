@@ -59,9 +59,11 @@ import Testing
         defer { scratch.remove() }
         let dir = scratch.path
         func bundle(_ name: String, rule: String) throws {
-            try BareBundle.writeInfoPlist(.init(identifier: "com.example.host.\(name.lowercased())", executable: "x",
-                                                point: "com.apple.share-services", packageType: nil, version: nil,
-                                                activationRule: rule), in: "\(dir)/Host.app/PlugIns/\(name).appex")
+            try BareBundle.writeInfoPlist(
+                .init(
+                    identifier: "com.example.host.\(name.lowercased())", executable: "x",
+                    point: "com.apple.share-services", packageType: nil, version: nil,
+                    activationRule: rule), in: "\(dir)/Host.app/PlugIns/\(name).appex")
         }
         try BareBundle.writeInfoPlist(.app("com.example.host"), in: "\(dir)/Host.app")
         try bundle("Images", rule: "<dict><key>NSExtensionActivationSupportsImageWithMaxCount</key><integer>3</integer></dict>")
@@ -69,14 +71,18 @@ import Testing
 
         let jpeg = try AppexBinary.run(["extensions-for", "\(dir)/Host.app", "--item", "public.jpeg", "--json"])
         let listed = try #require(try jpeg.json() as? [String: Any])
-        let names = ((listed["extensions"] as? [[String: Any]]) ?? []).filter { $0["activated"] as? Bool == true }.compactMap { $0["bundleIdentifier"] as? String }
+        let names = ((listed["extensions"] as? [[String: Any]]) ?? []).filter { $0["activated"] as? Bool == true }.compactMap {
+            $0["bundleIdentifier"] as? String
+        }
         #expect(names == ["com.example.host.images"])
 
         let url = try AppexBinary.run(["extensions-for", "\(dir)/Host.app", "--item", "public.url"])
         #expect(url.stdout.contains("com.example.host.links") && !url.stdout.contains("com.example.host.images"))
 
-        let four = try AppexBinary.run(["extensions-for", "\(dir)/Host.app", "--item", "public.png", "--item", "public.png",
-                                        "--item", "public.png", "--item", "public.png"])
+        let four = try AppexBinary.run([
+            "extensions-for", "\(dir)/Host.app", "--item", "public.png", "--item", "public.png",
+            "--item", "public.png", "--item", "public.png",
+        ])
         #expect(four.stdout.contains("no extension activates"))
     }
 }

@@ -1,6 +1,7 @@
 import AppexTestSupport
 import Foundation
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -23,10 +24,12 @@ extension ProbeCLITests {
         for dir in [state + "/src", app + "/PlugIns"] {
             let bundle = try RunCLITests().makeBundle(in: dir, identifier: "dev.appex.tests.victim.hostile")
             try FileManager.default.copyItem(atPath: Self.probe, toPath: bundle + "/probe")
-            try Data("""
+            try Data(
+                """
                 <?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict>
                 <key>com.apple.security.application-groups</key><array><string>\(group)</string></array></dict></plist>
-                """.utf8).write(to: URL(fileURLWithPath: bundle + "/Entitlements.plist"))
+                """.utf8
+            ).write(to: URL(fileURLWithPath: bundle + "/Entitlements.plist"))
             for path in ["/var/appex/groups/\(group)/secret", "/var/appex/groups"] {
                 #expect(try run(bundle, ["exists", path], state: state, extensionPoint: nil).line == "errno=ENOENT", "\(bundle): \(path)")
             }

@@ -1,6 +1,7 @@
 import AppexTestSupport
 import Foundation
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -71,13 +72,16 @@ import Glibc
         try Data(Self.sloppy.utf8).write(to: URL(fileURLWithPath: bundle + "/sloppy"))
         chmod(bundle + "/sloppy", 0o755)
         try FileManager.default.copyItem(atPath: AppexBinary.packageRoot + "/kits/python", toPath: bundle + "/kit")
-        let r = try AppexBinary.run(["conformance", bundle, "--json", "--check", "request", "--check", "descriptors",
-                                     "--check", "malformed-magic", "--check", "terminate"])
+        let r = try AppexBinary.run([
+            "conformance", bundle, "--json", "--check", "request", "--check", "descriptors",
+            "--check", "malformed-magic", "--check", "terminate",
+        ])
         #expect(r.status == 1, "\(r.stdout) \(r.stderr)")
         let json = try #require(try r.json() as? [String: Any], "\(r.stdout)")
-        let verdicts = Dictionary(uniqueKeysWithValues: (json["checks"] as? [[String: Any]] ?? []).map {
-            ($0["check"] as? String ?? "", $0["passed"] as? Bool ?? false)
-        })
+        let verdicts = Dictionary(
+            uniqueKeysWithValues: (json["checks"] as? [[String: Any]] ?? []).map {
+                ($0["check"] as? String ?? "", $0["passed"] as? Bool ?? false)
+            })
         #expect(verdicts == ["request": true, "descriptors": false, "malformed-magic": false, "terminate": false], "\(r.stdout)")
     }
 
@@ -87,8 +91,10 @@ import Glibc
         let products = BuiltProducts.directory
         let hosts: [[String]] = [
             [products + "/appex-host-c", "dev.appex.tests.conformance.any", "--text", "hi"],
-            ["/usr/bin/env", "PYTHONPATH=\(AppexBinary.packageRoot)/kits/python", "PYTHONDONTWRITEBYTECODE=1",
-             "python3", "-m", "appex", "dev.appex.tests.conformance.any", "--text", "hi"],
+            [
+                "/usr/bin/env", "PYTHONPATH=\(AppexBinary.packageRoot)/kits/python", "PYTHONDONTWRITEBYTECODE=1",
+                "python3", "-m", "appex", "dev.appex.tests.conformance.any", "--text", "hi",
+            ],
             [AppexBinary.path, "request", "dev.appex.tests.conformance.any", "--text", "hi"],
         ]
         for host in hosts {

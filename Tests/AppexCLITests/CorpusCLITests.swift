@@ -24,8 +24,10 @@ import Testing
 
     @Test func buildSettingsMakeATemplateValid() throws {
         let path = Corpus.path("plists/044-firefox-notification-service.plist")
-        let r = try AppexBinary.run(["validate", path, "-D", "PRODUCT_BUNDLE_IDENTIFIER=org.mozilla.ios.NotificationService",
-                                     "-D", "EXECUTABLE_NAME=NotificationService", "-D", "MOZ_BUNDLE_DISPLAY_NAME=Firefox"])
+        let r = try AppexBinary.run([
+            "validate", path, "-D", "PRODUCT_BUNDLE_IDENTIFIER=org.mozilla.ios.NotificationService",
+            "-D", "EXECUTABLE_NAME=NotificationService", "-D", "MOZ_BUNDLE_DISPLAY_NAME=Firefox",
+        ])
         #expect(r.status == 0, "\(r.stdout)")
         #expect(r.stdout.contains(": valid"))
     }
@@ -36,7 +38,9 @@ import Testing
             ["-D", "PRODUCT_BUNDLE_IDENTIFIER=com.example.action", "-D", "EXECUTABLE_NAME=action", "-D", "PRODUCT_NAME=Action"])
         let count = try #require(findings.with(code: "activation.count-type").first)
         #expect(count["severity"] as? String == "warning")
-        #expect(count["keyPath"] as? String == "NSExtension:NSExtensionAttributes:NSExtensionActivationRule:NSExtensionActivationSupportsWebPageWithMaxCount")
+        #expect(
+            count["keyPath"] as? String
+                == "NSExtension:NSExtensionAttributes:NSExtensionActivationRule:NSExtensionActivationSupportsWebPageWithMaxCount")
         #expect(valid)
     }
 

@@ -3,6 +3,7 @@ import AppexRun
 import AppexTestSupport
 import Foundation
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -41,8 +42,10 @@ struct ExitStatusCLITests {
     }
 
     @Test func policyDirIsTheOneNameAndPoliciesAHiddenAlias() throws {
-        for command in [["validate"], ["info"], ["run"], ["lint-binary"], ["test-policy"], ["policy", "show"],
-                        ["request"], ["profile"], ["report"]] {
+        for command in [
+            ["validate"], ["info"], ["run"], ["lint-binary"], ["test-policy"], ["policy", "show"],
+            ["request"], ["profile"], ["report"],
+        ] {
             let help = try AppexBinary.run(command + ["--help"])
             #expect(help.stdout.contains("--policy-dir"), "\(command) --help lacks --policy-dir")
             #expect(!help.stdout.contains("--policies"), "\(command) --help still shows --policies")
@@ -87,10 +90,13 @@ struct ExitStatusCLITests {
         #expect(zero.status == 64 && zero.stderr.contains("--limit must be at least 1, not 0"), "\(zero.stderr)")
 
         let appexd = BuiltProducts.path("appexd")
-        let loud = try AppexBinary.run(["--log-level", "loud", "--state-dir", "/nonexistent/state", "--socket", "/nonexistent/s"],
-                                       executable: appexd)
-        #expect(loud.status == 64 && loud.stderr.contains("--log-level must be one of trace, debug, info, notice, warning, error, critical, not \"loud\""),
-                "\(loud.stderr)")
+        let loud = try AppexBinary.run(
+            ["--log-level", "loud", "--state-dir", "/nonexistent/state", "--socket", "/nonexistent/s"],
+            executable: appexd)
+        #expect(
+            loud.status == 64
+                && loud.stderr.contains("--log-level must be one of trace, debug, info, notice, warning, error, critical, not \"loud\""),
+            "\(loud.stderr)")
 
         let missing = try AppexBinary.run(["info", "/nonexistent/Nope.appex"])
         #expect(missing.status == 66, "\(missing.stderr)")
@@ -112,8 +118,9 @@ struct RunExitStatusCLITests {
     }
 
     func run(_ state: String, _ options: [String], _ args: [String]) throws -> AppexBinary.Result {
-        try AppexBinary.run(["run", "--state-dir", state] + options
-                            + ["--extension-point", "com.apple.share-services", RunCLITests.probe, "--"] + args)
+        try AppexBinary.run(
+            ["run", "--state-dir", state] + options
+                + ["--extension-point", "com.apple.share-services", RunCLITests.probe, "--"] + args)
     }
 
     @Test func theExtensionsExitStatusIsAppexs() throws {
@@ -141,17 +148,20 @@ struct RunExitStatusCLITests {
     @Test func onATerminalTheExtensionsOutputIsShownByDefault() throws {
         try withState { state in
             func onTerminal(_ options: [String]) throws -> AppexBinary.Result {
-                let line = ([AppexBinary.path, "run", "--state-dir", state] + options
-                            + ["--extension-point", "com.apple.share-services", RunCLITests.probe, "--", "pid"])
+                let line =
+                    ([AppexBinary.path, "run", "--state-dir", state] + options
+                    + ["--extension-point", "com.apple.share-services", RunCLITests.probe, "--", "pid"])
                     .map { "'" + $0 + "'" }.joined(separator: " ")
                 return try AppexBinary.run(["-qec", line, "/dev/null"], executable: "/usr/bin/script")
             }
             let shown = try onTerminal([])
-            #expect(shown.status == 0 && shown.stdout.contains("ok pid=2") && shown.stdout.contains("exited with status 0"),
-                    "\(shown.stdout)\(shown.stderr)")
+            #expect(
+                shown.status == 0 && shown.stdout.contains("ok pid=2") && shown.stdout.contains("exited with status 0"),
+                "\(shown.stdout)\(shown.stderr)")
             let quiet = try onTerminal(["--no-stdio"])
-            #expect(quiet.status == 0 && !quiet.stdout.contains("ok pid=2") && quiet.stdout.contains("exited with status 0"),
-                    "\(quiet.stdout)\(quiet.stderr)")
+            #expect(
+                quiet.status == 0 && !quiet.stdout.contains("ok pid=2") && quiet.stdout.contains("exited with status 0"),
+                "\(quiet.stdout)\(quiet.stderr)")
             let piped = try run(state, [], ["pid"])
             #expect(piped.status == 0 && !piped.stdout.contains("ok pid=2") && !piped.stderr.contains("ok pid=2"), "\(piped.stdout)")
         }

@@ -1,6 +1,7 @@
 import AppexTestSupport
 import Foundation
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -29,9 +30,11 @@ struct ExpandingPlistCLITests {
         try FileManager.default.copyItem(atPath: AppexBinary.packageRoot + "/Policies", toPath: policies)
 
         let r = try AppexBinary.run(
-            ["--data=\(512 << 20)", "--", "/usr/bin/env", "APPEX_POLICIES=\(policies)",
-             "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-             AppexBinary.commandsPath, "validate", path],
+            [
+                "--data=\(512 << 20)", "--", "/usr/bin/env", "APPEX_POLICIES=\(policies)",
+                "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                AppexBinary.commandsPath, "validate", path,
+            ],
             executable: "/usr/bin/prlimit")
         let output = r.stdout + r.stderr
         #expect(r.status == 1, "status \(r.status): \(output)")

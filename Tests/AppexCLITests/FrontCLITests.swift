@@ -5,6 +5,7 @@ import AppexRun
 import AppexTestSupport
 import Foundation
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -2,6 +2,7 @@ import AppexCgroups
 import AppexTestSupport
 import Foundation
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -20,8 +21,10 @@ extension RunCLITests {
 
     /// `Name.appex/` with an Info.plist for the share extension point and `executable` as `probe`.
     func makeBundle(in dir: String, identifier: String = "com.example.hostile.share") throws -> String {
-        try BareBundle.writeInfoPlist(.init(identifier: identifier, executable: "probe", point: "com.apple.share-services",
-                                            activationRule: "<string>TRUEPREDICATE</string>"), in: dir + "/Hostile.appex")
+        try BareBundle.writeInfoPlist(
+            .init(
+                identifier: identifier, executable: "probe", point: "com.apple.share-services",
+                activationRule: "<string>TRUEPREDICATE</string>"), in: dir + "/Hostile.appex")
     }
 
     /// Runs `appex` and fails the test (killing it) if it has not finished in `seconds`: a hang
@@ -161,8 +164,11 @@ extension RunCLITests {
         var runs: [Process] = []
         for name in ["first", "second"] {
             try FileManager.default.copyItem(atPath: Self.probe, toPath: dir + "/" + name)
-            runs.append(try startAppex(["run", "--state-dir", state, "--extension-point", "com.apple.share-services",
-                                        dir + "/" + name, "--", "sleep", "3"]))
+            runs.append(
+                try startAppex([
+                    "run", "--state-dir", state, "--extension-point", "com.apple.share-services",
+                    dir + "/" + name, "--", "sleep", "3",
+                ]))
         }
         // Let them finish by themselves (sleep 3): a killed appex could not remove its cgroups.
         defer { for p in runs { p.waitUntilExit() } }
@@ -183,8 +189,10 @@ extension RunCLITests {
         for p in runs { p.waitUntilExit() }
 
         // nobody (65534) is an account: a range over it is refused, naming it.
-        let r = try runBounded(["run", "--state-dir", state, "--uid-range", "65000-66000",
-                                "--extension-point", "com.apple.share-services", dir + "/first", "--", "pid"])
+        let r = try runBounded([
+            "run", "--state-dir", state, "--uid-range", "65000-66000",
+            "--extension-point", "com.apple.share-services", dir + "/first", "--", "pid",
+        ])
         #expect(r.status == 71)
         #expect(r.stderr.contains("65534") && r.stderr.contains("/etc/passwd"), "\(r.stderr)")
     }
@@ -218,8 +226,10 @@ extension RunCLITests {
             try? ScratchDirectory.removeTree(state)
             removeParentCgroup()
         }
-        let p = try startAppex(["run", "--state-dir", state, "--extension-point", "com.apple.share-services",
-                                Self.probe, "--", "sleep", "3"])
+        let p = try startAppex([
+            "run", "--state-dir", state, "--extension-point", "com.apple.share-services",
+            Self.probe, "--", "sleep", "3",
+        ])
         // Let it finish by itself: a killed appex could not remove its cgroups.
         defer { p.waitUntilExit() }
         var pid: Int32?
@@ -240,7 +250,8 @@ extension RunCLITests {
 
     func nspidIsOne(_ pid: Int32) -> Bool {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("NSpid:") }) else { return false }
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("NSpid:") })
+        else { return false }
         return line.split(separator: "\t").last == "1"
     }
 }

@@ -2,6 +2,7 @@ import AppexCgroups
 import AppexTestSupport
 import Foundation
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -28,27 +29,31 @@ struct JetsamAttackCLITests {
         init() throws {
             root = try ScratchDirectory.make("cli-jetsam", mode: 0o755)
             let fm = FileManager.default
-            try BareBundle.write(at: bundle, executable: "probe", from: JetsamAttackCLITests.probe,
-                                 identifier: "dev.appex.tests.jetsam-cli.probe", point: JetsamAttackCLITests.point)
+            try BareBundle.write(
+                at: bundle, executable: "probe", from: JetsamAttackCLITests.probe,
+                identifier: "dev.appex.tests.jetsam-cli.probe", point: JetsamAttackCLITests.point)
             try fm.createDirectory(atPath: policies + "/extension-points", withIntermediateDirectories: true)
             try """
-                extensionPoints: [\(JetsamAttackCLITests.point)]
-                title: Jetsam attack tests
-                memory:
-                  activeSoftLimit: 12MiB
-                  activeHardLimit: 16MiB
-                  inactiveSoftLimit: 12MiB
-                  inactiveHardLimit: 16MiB
-                  pageCacheAllowance: 96MiB
-                """.write(toFile: policies + "/extension-points/jetsam-cli.yaml", atomically: true, encoding: .utf8)
+            extensionPoints: [\(JetsamAttackCLITests.point)]
+            title: Jetsam attack tests
+            memory:
+              activeSoftLimit: 12MiB
+              activeHardLimit: 16MiB
+              inactiveSoftLimit: 12MiB
+              inactiveHardLimit: 16MiB
+              pageCacheAllowance: 96MiB
+            """.write(toFile: policies + "/extension-points/jetsam-cli.yaml", atomically: true, encoding: .utf8)
         }
 
         func request(_ action: String, _ arg: String, json: Bool = true) throws -> AppexBinary.Result {
             // Uids of its own: the embedded supervisor's sweep of its state's uids must never hit
             // an extension that another test's supervisor runs under the same numbers.
-            try AppexBinary.run(["request", "--bundle", bundle, "--policy-dir", policies, "--state-dir", state]
-                                + (json ? ["--json"] : []) + ["--uid-range", "328000-328999",
-                                 "--user-info", "probe.action=\(action)", "--user-info", "probe.arg=\(arg)"])
+            try AppexBinary.run(
+                ["request", "--bundle", bundle, "--policy-dir", policies, "--state-dir", state]
+                    + (json ? ["--json"] : []) + [
+                        "--uid-range", "328000-328999",
+                        "--user-info", "probe.action=\(action)", "--user-info", "probe.arg=\(arg)",
+                    ])
         }
 
         func remove() {

@@ -8,12 +8,14 @@ import Testing
     static let directory: String = try! ScratchDirectory.makeForProcess("lint-cli")
 
     /// Imports mount; never run (the call sits behind an impossible argument count).
-    static let mountProbe: String = try! CProgram.compile("""
+    static let mountProbe: String = try! CProgram.compile(
+        """
         #include <sys/mount.h>
         int main(int argc, char **argv) { if (argc > 99) return mount(argv[1], argv[2], "none", 0, 0); return 0; }
         """, named: "mount-probe", in: directory)
 
-    static let clean: String = try! CProgram.compile("""
+    static let clean: String = try! CProgram.compile(
+        """
         #include <stdio.h>
         int main(void) { puts("hello"); return 0; }
         """, named: "clean", in: directory)
@@ -68,14 +70,19 @@ import Testing
         let bundle = dir + "/Lib.appex", outside = dir + "/outside"
         try makeBundle(bundle, point: "com.apple.widget-extension")
         try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
-        try CProgram.compile("#include <sys/ptrace.h>\nlong helper(void) { return ptrace(PTRACE_TRACEME, 0, 0, 0); }",
-                             named: "libhelper.so", in: bundle + "/Frameworks", flags: ["-shared", "-fPIC"])
-        try CProgram.compile("#include <sys/reboot.h>\nint outside(void) { return reboot(0); }",
-                             named: "liboutside.so", in: outside, flags: ["-shared", "-fPIC"])
-        try CProgram.compile("long helper(void); int outside(void);\nint main(int c, char **v) { if (c > 99) return helper() + outside(); return 0; }",
-                             named: "Widget", in: bundle,
-                             flags: ["-L\(bundle)/Frameworks", "-lhelper", "-L\(outside)", "-loutside", "-Wl,--enable-new-dtags",
-                                     "-Wl,-rpath,$ORIGIN/Frameworks:\(outside):$ORIGIN/../outside"])
+        try CProgram.compile(
+            "#include <sys/ptrace.h>\nlong helper(void) { return ptrace(PTRACE_TRACEME, 0, 0, 0); }",
+            named: "libhelper.so", in: bundle + "/Frameworks", flags: ["-shared", "-fPIC"])
+        try CProgram.compile(
+            "#include <sys/reboot.h>\nint outside(void) { return reboot(0); }",
+            named: "liboutside.so", in: outside, flags: ["-shared", "-fPIC"])
+        try CProgram.compile(
+            "long helper(void); int outside(void);\nint main(int c, char **v) { if (c > 99) return helper() + outside(); return 0; }",
+            named: "Widget", in: bundle,
+            flags: [
+                "-L\(bundle)/Frameworks", "-lhelper", "-L\(outside)", "-loutside", "-Wl,--enable-new-dtags",
+                "-Wl,-rpath,$ORIGIN/Frameworks:\(outside):$ORIGIN/../outside",
+            ])
         try FileManager.default.removeItem(atPath: bundle + "/Frameworks/libhelper.so.c")
 
         let (r, targets) = try lint([bundle])

@@ -1,6 +1,7 @@
 import AppexTestSupport
 import Foundation
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -68,11 +69,14 @@ import Glibc
         let overlay = s.root + "/overlay"
         try FileManager.default.createDirectory(atPath: overlay + "/extension-points", withIntermediateDirectories: true)
         #expect(chown(overlay, 4242, 4242) == 0)
-        let r = try AppexBinary.run(["run", "--json", "--state-dir", s.root + "/state", "--policy-dir", overlay,
-                                     "--extension-point", "com.apple.share-services", "/bin/true"])
+        let r = try AppexBinary.run([
+            "run", "--json", "--state-dir", s.root + "/state", "--policy-dir", overlay,
+            "--extension-point", "com.apple.share-services", "/bin/true",
+        ])
         #expect(r.status != 0)
-        #expect((r.stdout + r.stderr).contains("policy directory refused: \(overlay) belongs to uid 4242, not root"),
-                "\(r.stdout) \(r.stderr)")
+        #expect(
+            (r.stdout + r.stderr).contains("policy directory refused: \(overlay) belongs to uid 4242, not root"),
+            "\(r.stdout) \(r.stderr)")
         #expect(!FileManager.default.fileExists(atPath: s.root + "/state/logs"), "nothing ran")
     }
 }

@@ -2,6 +2,7 @@ import AppexCgroups
 import AppexTestSupport
 import Foundation
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -109,14 +110,17 @@ struct ProbeCLITests {
 
     /// `appex run --json` of `executable` (bare, as a share extension, unless it is a bundle):
     /// the report and the last line of the extension's log.
-    func run(_ executable: String, _ args: [String], state: String,
-             extensionPoint: String? = "com.apple.share-services") throws -> (json: [String: Any], line: String) {
+    func run(
+        _ executable: String, _ args: [String], state: String,
+        extensionPoint: String? = "com.apple.share-services"
+    ) throws -> (json: [String: Any], line: String) {
         let point = extensionPoint.map { ["--extension-point", $0] } ?? []
         // Uids of its own (RLIMIT_NPROC counts a uid's processes machine-wide: the fork bomb
         // must not make another test's execve fail).
         let base = 400_000 + UInt32.random(in: 2000..<4000) * 50
-        let r = try AppexBinary.run(["run", "--json", "--state-dir", state, "--uid-range", "\(base)-\(base + 49)"]
-                                    + point + [executable, "--"] + args)
+        let r = try AppexBinary.run(
+            ["run", "--json", "--state-dir", state, "--uid-range", "\(base)-\(base + 49)"]
+                + point + [executable, "--"] + args)
         let json = try #require(try r.json() as? [String: Any], "\(r.stderr)")
         // appex passes the extension's status through, as bwrap does: 128+N when signal N killed it.
         let signal = json["signal"] as? Int
@@ -159,8 +163,10 @@ struct ProbeCLITests {
         let secret = state + "/containers/bare.owner/Documents/secret"
         #expect(FileManager.default.fileExists(atPath: secret))
         // By its host path, climbing out of the data directory, and through a planted link.
-        for args in [["read", secret], ["exists", state + "/containers/bare.owner"], ["escape-dotdot", secret],
-                     ["escape-symlink", secret], ["symlink", secret, "/var/appex/data/planted"]] {
+        for args in [
+            ["read", secret], ["exists", state + "/containers/bare.owner"], ["escape-dotdot", secret],
+            ["escape-symlink", secret], ["symlink", secret, "/var/appex/data/planted"],
+        ] {
             #expect(try run(dir + "/intruder", args, state: state).line == "errno=ENOENT", "\(args)")
         }
         // The planted link stays in the intruder's own container, pointing nowhere it can reach.

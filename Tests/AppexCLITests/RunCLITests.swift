@@ -2,6 +2,7 @@ import AppexCgroups
 import AppexTestSupport
 import Foundation
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -27,8 +28,10 @@ struct RunCLITests {
             try? ScratchDirectory.removeTree(state)
             removeParentCgroup()
         }
-        let r = try AppexBinary.run(["run", "--json", "--state-dir", state,
-                                     "--extension-point", "com.apple.share-services", Self.probe, "--", "pid"])
+        let r = try AppexBinary.run([
+            "run", "--json", "--state-dir", state,
+            "--extension-point", "com.apple.share-services", Self.probe, "--", "pid",
+        ])
         #expect(r.status == 0, "\(r.stderr)")
         let json = try #require(try r.json() as? [String: Any])
         #expect(json["exitStatus"] as? Int == 0)
@@ -53,8 +56,10 @@ struct RunCLITests {
             try? ScratchDirectory.removeTree(state)
             removeParentCgroup()
         }
-        let appex = try startAppex(["run", "--state-dir", state, "--extension-point", "com.apple.share-services",
-                                    Self.probe, "--", "sleep", "30"])
+        let appex = try startAppex([
+            "run", "--state-dir", state, "--extension-point", "com.apple.share-services",
+            Self.probe, "--", "sleep", "30",
+        ])
 
         // The extension: appex's child running as the extension's uid (its sandbox init, also
         // appex's child, has a uid of its own). Its uid switch comes after it joined its cgroup,
@@ -63,8 +68,9 @@ struct RunCLITests {
         for _ in 0..<200 where extensionPID == nil {
             usleep(25_000)
             let assigned = (try? String(contentsOfFile: state + "/uids", encoding: .utf8)) ?? ""
-            let extensionUIDs = Set(assigned.split(separator: "\n").filter { !$0.hasPrefix("sandbox-init:") }
-                .compactMap { $0.split(separator: " ").last.flatMap { Int($0) } })
+            let extensionUIDs = Set(
+                assigned.split(separator: "\n").filter { !$0.hasPrefix("sandbox-init:") }
+                    .compactMap { $0.split(separator: " ").last.flatMap { Int($0) } })
             extensionPID = children(of: appex.processIdentifier).first { uid(of: $0).map(extensionUIDs.contains) ?? false }
         }
         let pid = try #require(extensionPID, "no extension process appeared")
@@ -79,7 +85,8 @@ struct RunCLITests {
         var gone = false
         for _ in 0..<200 where !gone {
             // Dead: no such process, or a zombie waiting for whoever adopted it to reap it.
-            gone = (kill(pid, 0) == -1 && errno == ESRCH)
+            gone =
+                (kill(pid, 0) == -1 && errno == ESRCH)
                 || ((try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8))?
                     .split(separator: ")").last?.split(separator: " ").first == "Z")
             if !gone { usleep(25_000) }
@@ -120,7 +127,8 @@ struct RunCLITests {
 
     func uid(of pid: Int32) -> Int? {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Uid:") }) else { return nil }
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Uid:") })
+        else { return nil }
         return line.split(separator: "\t").dropFirst().first.flatMap { Int($0) }
     }
 }
@@ -132,8 +140,10 @@ extension RunCLITests {
             try? ScratchDirectory.removeTree(state)
             removeParentCgroup()
         }
-        let r = try AppexBinary.run(["run", "--json", "--launches", "3", "--state-dir", state,
-                                     "--extension-point", "com.apple.share-services", Self.probe, "--", "pid"])
+        let r = try AppexBinary.run([
+            "run", "--json", "--launches", "3", "--state-dir", state,
+            "--extension-point", "com.apple.share-services", Self.probe, "--", "pid",
+        ])
         #expect(r.status == 0, "\(r.stderr)")
         let reports = try #require(try r.json() as? [[String: Any]])
         #expect(reports.count == 3)

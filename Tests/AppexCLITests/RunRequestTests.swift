@@ -1,7 +1,8 @@
 import AppexRun
-@testable import appex_commands
 import ArgumentParser
 import Testing
+
+@testable import appex_commands
 
 /// AppexMain reads common `appex run` lines itself (RunRequest.parseCommon) instead of through
 /// argument-parser: on every line it accepts it must read what argument-parser reads, and every
@@ -73,7 +74,8 @@ import Testing
     @Test func randomOrdersAgree() throws {
         var generator = SystemRandomNumberGenerator()
         let options: [[String]] = [
-            ["--json"], [Bool.random(using: &generator) ? "--stdio" : "--no-stdio"], ["--extension-point", "com.apple.widget-extension"], ["--extension-point=p"],
+            ["--json"], [Bool.random(using: &generator) ? "--stdio" : "--no-stdio"], ["--extension-point", "com.apple.widget-extension"],
+            ["--extension-point=p"],
             ["--policy-dir", "/a"], ["--policy-dir=/b"], ["--state-dir", "/s"], ["--state-dir=/t"],
             ["--uid-range", "200000-200099"], ["--timeout", "0.25"], ["--launches", "4"],
         ]

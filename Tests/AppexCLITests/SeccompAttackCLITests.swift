@@ -2,6 +2,7 @@ import AppexCgroups
 import AppexTestSupport
 import Foundation
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -47,8 +48,11 @@ struct SeccompAttackCLITests {
             try? ScratchDirectory.removeTree(state)
             try? CgroupManager.detect(parentName: "appex").removeParent()
         }
-        let r = try AppexBinary.run(["run", "--json", "--state-dir", state,
-                                     "--extension-point", "com.apple.share-services", Self.probe, "--"] + args)
+        let r = try AppexBinary.run(
+            [
+                "run", "--json", "--state-dir", state,
+                "--extension-point", "com.apple.share-services", Self.probe, "--",
+            ] + args)
         #expect(r.status == 0, "\(r.stderr)")
         let json = try #require(try r.json() as? [String: Any])
         #expect(json["exitStatus"] as? Int == 0)

@@ -1,10 +1,12 @@
 import AppexCgroups
-@testable import AppexPolicy
-@testable import AppexPolicyCore
-@testable import AppexSandbox
 import AppexTestSupport
 import Foundation
 import Testing
+
+@testable import AppexPolicy
+@testable import AppexPolicyCore
+@testable import AppexSandbox
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -34,9 +36,12 @@ struct SeccompCacheAttackCLITests {
         func run() throws -> String {
             var env = ProcessInfo.processInfo.environment
             env["APPEX_POLICY_CACHE"] = cache.path
-            let r = try AppexBinary.run(["run", "--json", "--state-dir", state.path, "--extension-point",
-                                         "com.apple.share-services", RunCLITests.probe, "--"] + SeccompCacheAttackCLITests.denied,
-                                        environment: env)
+            let r = try AppexBinary.run(
+                [
+                    "run", "--json", "--state-dir", state.path, "--extension-point",
+                    "com.apple.share-services", RunCLITests.probe, "--",
+                ] + SeccompCacheAttackCLITests.denied,
+                environment: env)
             try #require(r.status == 0, "\(r.stderr)")
             let json = try #require(try r.json() as? [String: Any])
             let log = try String(contentsOfFile: json["logPath"] as? String ?? "", encoding: .utf8)

@@ -1,6 +1,7 @@
 import AppexTestSupport
 import Foundation
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -46,7 +47,8 @@ struct TestPolicyCLITests {
             var processes = Set<String>()
             for pid in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] where Int32(pid) != nil {
                 guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-                      let uidLine = status.split(separator: "\n").first(where: { $0.hasPrefix("Uid:") }) else { continue }
+                    let uidLine = status.split(separator: "\n").first(where: { $0.hasPrefix("Uid:") })
+                else { continue }
                 let ids = uidLine.split(whereSeparator: { $0 == "\t" || $0 == " " }).dropFirst().compactMap { UInt32($0) }
                 // appex test-policy's default --uid-range.
                 if ids.contains(where: { (260_000...265_535).contains($0) }) { processes.insert(pid) }
@@ -103,19 +105,23 @@ struct TestPolicyCLITests {
     func aWeakenedPolicyFailsTheRightCasesWithAReason() throws {
         // Docs/examples/weakened-policy: /etc shown, mounting, tracing and reboot allowed,
         // key rings only logged. The hostile suite under it, for the point it weakens.
-        let r = try AppexBinary.run(["test-policy", "--policy-dir", Self.root + "/Docs/examples/weakened-policy",
-                                     "--filter", "[com.apple.widget-extension]", Self.root + "/Policies/tests/hostile.yaml"])
+        let r = try AppexBinary.run([
+            "test-policy", "--policy-dir", Self.root + "/Docs/examples/weakened-policy",
+            "--filter", "[com.apple.widget-extension]", Self.root + "/Policies/tests/hostile.yaml",
+        ])
         #expect(r.status == 1, "\(r.stderr)")
         let lines = r.stdout.split(separator: "\n").map(String.init)
         let failed = lines.filter { $0.hasPrefix("FAIL ") }
-        let names = Set(failed.compactMap { line -> String? in
-            line.dropFirst("FAIL hostile: ".count).components(separatedBy: " [com.apple.widget-extension]").first
-        })
-        #expect(names == [
-            "ptrace", "process_vm_readv", "mount", "umount2", "pivot_root", "fsopen", "open_tree", "move_mount",
-            "keyctl", "add_key", "listmount by number", "mount by number", "reboot", "host file by path",
-            "host file by dot-dot", "host file through a link planted in the data directory",
-        ])
+        let names = Set(
+            failed.compactMap { line -> String? in
+                line.dropFirst("FAIL hostile: ".count).components(separatedBy: " [com.apple.widget-extension]").first
+            })
+        #expect(
+            names == [
+                "ptrace", "process_vm_readv", "mount", "umount2", "pivot_root", "fsopen", "open_tree", "move_mount",
+                "keyctl", "add_key", "listmount by number", "mount by number", "reboot", "host file by path",
+                "host file by dot-dot", "host file through a link planted in the data directory",
+            ])
         func reason(_ name: String) -> String? { failed.first { $0.hasPrefix("FAIL hostile: \(name) [") } }
         #expect(reason("mount")?.hasSuffix("observed errno=ENOENT -- answered ENOENT, not EPERM: the call reached the kernel") == true)
         #expect(reason("pivot_root")?.contains("the kernel answers EPERM by itself") == true, "\(reason("pivot_root") ?? "")")
@@ -130,7 +136,8 @@ struct TestPolicyCLITests {
     @Test(.requiresRoot("the sandbox needs root"))
     func aCaseNamesAPolicyFile() throws {
         let policy = Self.root + "/Docs/examples/weakened-policy/extension-points/widget.yaml"
-        let file = try testFile("""
+        let file = try testFile(
+            """
             policy: \(policy)
             cases:
               - name: mount is contained
@@ -171,7 +178,8 @@ struct TestPolicyCLITests {
     func memoryWarningsArriveAtEightyPercentOfTheActiveLimit() throws {
         // appexd warns at 80 % of the active limit: 24 of 30 MiB. 28 MiB touched crosses it,
         // 8 MiB does not, and that case fails saying so.
-        let file = try testFile("""
+        let file = try testFile(
+            """
             extensionPoint: com.apple.widgetkit-extension
             cases:
               - name: warned past 80 percent
@@ -190,7 +198,10 @@ struct TestPolicyCLITests {
         let warned = try #require(lines.first { $0.contains("warned past 80 percent") })
         #expect(warned.hasPrefix("PASS") && warned.contains("memory-warnings=1"), "\(warned)")
         let below = try #require(lines.first { $0.contains("not warned below it") })
-        #expect(below.hasPrefix("FAIL") && below.hasSuffix("memory-warnings=0 will-expire=0 -- no memory warning arrived (appexd warns at 80 % of the active limit)"), "\(below)")
+        #expect(
+            below.hasPrefix("FAIL")
+                && below.hasSuffix("memory-warnings=0 will-expire=0 -- no memory warning arrived (appexd warns at 80 % of the active limit)"),
+            "\(below)")
         #expect(lines.contains { $0.hasPrefix("PASS host: nothing left behind") })
         #expect(lines.last == "2 passed, 1 failed")
     }
@@ -200,34 +211,62 @@ struct TestPolicyCLITests {
     /// Each mistake, and what the refusal must say: `file:line:column: key: message`.
     static let mistakes: [(yaml: String, location: String, message: String)] = [
         ("cases:\n  - name: a\n    action: getpid\n    expct: allowed\n", ":4:5: cases[0].expct:", "unknown key \"expct\""),
-        ("extensionPoint: com.apple.share-services\ncases:\n  - name: a\n    action: getpid\n    expect: permitted\n",
-         ":5:13: cases[0].expect:", "unknown outcome \"permitted\""),
-        ("extensionPoint: com.apple.share-services\ncases:\n  - name: a\n    action: mount\n    expect: denied\n",
-         ":5:13: cases[0].expect:", "expect: denied needs errno"),
-        ("extensionPoint: com.apple.share-services\ncases:\n  - name: a\n    action: mount\n    expect: denied\n    errno: EPREM\n",
-         ":6:12: cases[0].errno:", "unknown errno \"EPREM\""),
-        ("extensionPoint: com.apple.share-services\ncases:\n  - name: a\n    action: getpid\n    expect: allowed\n    errno: EPERM\n",
-         ":6:12: cases[0].errno:", "errno is only for expect: denied"),
-        ("cases:\n  - name: a\n    extensionPoint: com.apple.shared-services\n    action: getpid\n    expect: allowed\n",
-         ":3:21: cases[0].extensionPoint:", "no policy covers extension point \"com.apple.shared-services\""),
-        ("extensionPoint: com.apple.share-services\ncases:\n  - name: a\n    action: alloc ${memoryLimit}\n    expect: allowed\n",
-         ":4:13: cases[0].action:", "unknown variable ${memoryLimit}"),
-        ("extensionPoint: com.apple.share-services\ncases:\n  - name: a\n    action: kill ${bystanderPID}\n    expect: allowed\n",
-         ":4:13: cases[0].action:", "needs a bystander: set bystander: true"),
-        ("extensionPoint: com.apple.share-services\ncases:\n  - name: a\n    action: getpid\n    expect: allowed\n  - name: a\n    action: fork\n    expect: allowed\n",
-         ":6:11: cases[1].name:", "duplicate case name \"a\" (first at line 3)"),
-        ("extensionPoint: com.apple.share-services\ncases:\n  - name: a\n    action: getpid\n    request: echo\n    expect: allowed\n",
-         ":5:14: cases[0].request:", "request is for the probe extension"),
-        ("extensionPoint: com.apple.share-services\ncases:\n  - name: a\n    request: echo\n    expect: denied\n    errno: EPERM\n",
-         ":5:13: cases[0].expect:", "expect: denied needs an action for appex-probe"),
-        ("extensionPoint: com.apple.share-services\ncases:\n  - name: a\n    action: getpid\n    expect: killed\n    reason: launch-timeout\n",
-         ":6:13: cases[0].reason:", "\"launch-timeout\" needs the supervisor"),
-        ("extensionPoint: com.apple.share-services\ncases:\n  - name: a\n    action: getpid\n    limits: {memory: 12 apples}\n    expect: allowed\n",
-         ":5:22: cases[0].limits.memory:", "expected a size such as 120MiB"),
-        ("extensionPoint: com.apple.share-services\ncases:\n  - name: a\n    probeConf: {sleep-before-checkin: 5}\n    expect: launch-timeout\n",
-         ":4:17: cases[0].probeConf.sleep-before-checkin:", "unknown key \"sleep-before-checkin\""),
-        ("extensionPoint: com.apple.share-services\ncases:\n  - name: a\n    expect: invisible\n",
-         ":3:5: cases[0]:", "expect: invisible needs a path (or an action)"),
+        (
+            "extensionPoint: com.apple.share-services\ncases:\n  - name: a\n    action: getpid\n    expect: permitted\n",
+            ":5:13: cases[0].expect:", "unknown outcome \"permitted\""
+        ),
+        (
+            "extensionPoint: com.apple.share-services\ncases:\n  - name: a\n    action: mount\n    expect: denied\n",
+            ":5:13: cases[0].expect:", "expect: denied needs errno"
+        ),
+        (
+            "extensionPoint: com.apple.share-services\ncases:\n  - name: a\n    action: mount\n    expect: denied\n    errno: EPREM\n",
+            ":6:12: cases[0].errno:", "unknown errno \"EPREM\""
+        ),
+        (
+            "extensionPoint: com.apple.share-services\ncases:\n  - name: a\n    action: getpid\n    expect: allowed\n    errno: EPERM\n",
+            ":6:12: cases[0].errno:", "errno is only for expect: denied"
+        ),
+        (
+            "cases:\n  - name: a\n    extensionPoint: com.apple.shared-services\n    action: getpid\n    expect: allowed\n",
+            ":3:21: cases[0].extensionPoint:", "no policy covers extension point \"com.apple.shared-services\""
+        ),
+        (
+            "extensionPoint: com.apple.share-services\ncases:\n  - name: a\n    action: alloc ${memoryLimit}\n    expect: allowed\n",
+            ":4:13: cases[0].action:", "unknown variable ${memoryLimit}"
+        ),
+        (
+            "extensionPoint: com.apple.share-services\ncases:\n  - name: a\n    action: kill ${bystanderPID}\n    expect: allowed\n",
+            ":4:13: cases[0].action:", "needs a bystander: set bystander: true"
+        ),
+        (
+            "extensionPoint: com.apple.share-services\ncases:\n  - name: a\n    action: getpid\n    expect: allowed\n  - name: a\n    action: fork\n    expect: allowed\n",
+            ":6:11: cases[1].name:", "duplicate case name \"a\" (first at line 3)"
+        ),
+        (
+            "extensionPoint: com.apple.share-services\ncases:\n  - name: a\n    action: getpid\n    request: echo\n    expect: allowed\n",
+            ":5:14: cases[0].request:", "request is for the probe extension"
+        ),
+        (
+            "extensionPoint: com.apple.share-services\ncases:\n  - name: a\n    request: echo\n    expect: denied\n    errno: EPERM\n",
+            ":5:13: cases[0].expect:", "expect: denied needs an action for appex-probe"
+        ),
+        (
+            "extensionPoint: com.apple.share-services\ncases:\n  - name: a\n    action: getpid\n    expect: killed\n    reason: launch-timeout\n",
+            ":6:13: cases[0].reason:", "\"launch-timeout\" needs the supervisor"
+        ),
+        (
+            "extensionPoint: com.apple.share-services\ncases:\n  - name: a\n    action: getpid\n    limits: {memory: 12 apples}\n    expect: allowed\n",
+            ":5:22: cases[0].limits.memory:", "expected a size such as 120MiB"
+        ),
+        (
+            "extensionPoint: com.apple.share-services\ncases:\n  - name: a\n    probeConf: {sleep-before-checkin: 5}\n    expect: launch-timeout\n",
+            ":4:17: cases[0].probeConf.sleep-before-checkin:", "unknown key \"sleep-before-checkin\""
+        ),
+        (
+            "extensionPoint: com.apple.share-services\ncases:\n  - name: a\n    expect: invisible\n",
+            ":3:5: cases[0]:", "expect: invisible needs a path (or an action)"
+        ),
         ("extensionPoint: com.apple.share-services\ncases: []\n", ":2:8: cases:", "no cases"),
         ("extensionPoint: com.apple.share-services\ntitle: [unclosed\n", ":3:", "not valid YAML"),
         ("title: no cases\n", ":1:1:", "missing required key \"cases\""),
@@ -247,7 +286,8 @@ struct TestPolicyCLITests {
     }
 
     @Test func everyMistakeInAFileIsListed() throws {
-        let file = try testFile("""
+        let file = try testFile(
+            """
             extensionPoint: com.apple.share-services
             cases:
               - name: one

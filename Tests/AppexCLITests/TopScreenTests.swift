@@ -1,23 +1,27 @@
-@testable import appex_commands
 import AppexWire
 import Foundation
 import Testing
+
+@testable import appex_commands
 
 /// `appex top`'s frame at the sizes terminals have: the extension's name first and whole at 80
 /// columns, the other columns left out least useful first, no line wider than the window.
 struct TopScreenTests {
     static func entry(_ id: String, instance: UInt64 = 1, footprint: UInt64 = 12 << 20) -> JetsamEntry {
-        JetsamEntry(bundleIdentifier: id, instance: instance, pid: 4242, band: 100, state: "busy", footprintBytes: footprint,
-                    activeSoftLimitBytes: 24 << 20, activeHardLimitBytes: 30 << 20, inactiveSoftLimitBytes: 6 << 20,
-                    inactiveHardLimitBytes: 8 << 20, active: true, overSoftLimit: false, timeInBandMicros: 2_500_000,
-                    cpuMicros: 1000, lastLaunchMicros: 3200)
+        JetsamEntry(
+            bundleIdentifier: id, instance: instance, pid: 4242, band: 100, state: "busy", footprintBytes: footprint,
+            activeSoftLimitBytes: 24 << 20, activeHardLimitBytes: 30 << 20, inactiveSoftLimitBytes: 6 << 20,
+            inactiveHardLimitBytes: 8 << 20, active: true, overSoftLimit: false, timeInBandMicros: 2_500_000,
+            cpuMicros: 1000, lastLaunchMicros: 3200)
     }
 
     static func screen(width: Int, ids: [String] = ["com.example.photos.share-extension"]) -> TopScreen {
-        let report = JetsamReport(level: "normal", budgetBytes: 256 << 20, footprintBytes: 12 << 20, availableBytes: nil,
-                                  entries: ids.enumerated().map { entry($1, instance: UInt64($0 + 1)) })
-        return TopScreen(report: report, cpuPercent: [:], socket: "/run/appex/appexd.sock", interval: 1, time: Date(),
-                         width: width, height: 40)
+        let report = JetsamReport(
+            level: "normal", budgetBytes: 256 << 20, footprintBytes: 12 << 20, availableBytes: nil,
+            entries: ids.enumerated().map { entry($1, instance: UInt64($0 + 1)) })
+        return TopScreen(
+            report: report, cpuPercent: [:], socket: "/run/appex/appexd.sock", interval: 1, time: Date(),
+            width: width, height: 40)
     }
 
     @Test(arguments: [40, 60, 80, 100, 120, 160, 240])
@@ -52,8 +56,11 @@ struct TopScreenTests {
         let rows = lines.filter { $0.contains("#") }
         #expect(rows.count == 2)
         // The short name is padded to the long one's width: the PID column starts at one place.
-        #expect(rows.map { $0.range(of: "4242")?.lowerBound.utf16Offset(in: $0) ?? -1 }.allSatisfy { $0 == "com.example.long.identifier.widget#2".count + 2 + 3 },
-                "\(rows)")
+        #expect(
+            rows.map { $0.range(of: "4242")?.lowerBound.utf16Offset(in: $0) ?? -1 }.allSatisfy {
+                $0 == "com.example.long.identifier.widget#2".count + 2 + 3
+            },
+            "\(rows)")
         #expect(lines.first { $0.hasPrefix("EXTENSION") }?.contains("IN BAND") == true)
     }
 

@@ -41,9 +41,11 @@ import Testing
         let path = Fixtures.path("plists/template-placeholders.plist")
         let before = try AppexBinary.run(["validate", path])
         #expect(before.status == 1 && before.stdout.contains("bundle.build-variable"))
-        let r = try AppexBinary.run(["validate", path, "-D", "PRODUCT_BUNDLE_IDENTIFIER=com.example.notes.today",
-                                     "-D", "EXECUTABLE_NAME=Today", "-D", "PRODUCT_BUNDLE_PACKAGE_TYPE=XPC!",
-                                     "-D", "APP_NAME=Notes", "-D", "CURRENT_PROJECT_VERSION=9", "-D", "PRODUCT_MODULE_NAME=Today"])
+        let r = try AppexBinary.run([
+            "validate", path, "-D", "PRODUCT_BUNDLE_IDENTIFIER=com.example.notes.today",
+            "-D", "EXECUTABLE_NAME=Today", "-D", "PRODUCT_BUNDLE_PACKAGE_TYPE=XPC!",
+            "-D", "APP_NAME=Notes", "-D", "CURRENT_PROJECT_VERSION=9", "-D", "PRODUCT_MODULE_NAME=Today",
+        ])
         #expect(r.status == 0, "\(r.stdout)")
         #expect(r.stdout.contains(": valid"))
     }
@@ -52,7 +54,9 @@ import Testing
         let (valid, findings) = try ManifestCLIChecks.validate(Fixtures.path("plists/stringcount-webpage.plist"))
         let count = try #require(findings.with(code: "activation.count-type").first)
         #expect(count["severity"] as? String == "warning")
-        #expect(count["keyPath"] as? String == "NSExtension:NSExtensionAttributes:NSExtensionActivationRule:NSExtensionActivationSupportsWebPageWithMaxCount")
+        #expect(
+            count["keyPath"] as? String
+                == "NSExtension:NSExtensionAttributes:NSExtensionActivationRule:NSExtensionActivationSupportsWebPageWithMaxCount")
         #expect(valid)
     }
 
@@ -85,7 +89,8 @@ import Testing
     @Test func wrongValueTypesAreReportedAtTheirKeyPaths() throws {
         let (valid, findings) = try ManifestCLIChecks.validate(Fixtures.path("malformed/wrong-types.plist"))
         #expect(!valid)
-        #expect(findings.with(code: "plist.type").keyPaths == ["CFBundleIdentifier", "NSExtension:NSExtensionPointIdentifier", "UIBackgroundModes:1"])
+        #expect(
+            findings.with(code: "plist.type").keyPaths == ["CFBundleIdentifier", "NSExtension:NSExtensionPointIdentifier", "UIBackgroundModes:1"])
         #expect(findings.with(code: "activation.rule-type").keyPaths == ["NSExtension:NSExtensionAttributes:NSExtensionActivationRule"])
     }
 
@@ -93,8 +98,11 @@ import Testing
         let (valid, findings) = try ManifestCLIChecks.validate(Fixtures.path("malformed/bad-rule-values.plist"))
         #expect(!valid)
         let rule = "NSExtension:NSExtensionAttributes:NSExtensionActivationRule:"
-        #expect(findings.with(code: "activation.count-type").keyPaths == [rule + "NSExtensionActivationSupportsImageWithMaxCount",
-                                                                          rule + "NSExtensionActivationSupportsMovieWithMaxCount"])
+        #expect(
+            findings.with(code: "activation.count-type").keyPaths == [
+                rule + "NSExtensionActivationSupportsImageWithMaxCount",
+                rule + "NSExtensionActivationSupportsMovieWithMaxCount",
+            ])
         #expect(findings.with(code: "activation.version").keyPaths == [rule + "NSExtensionActivationDictionaryVersion"])
     }
 
@@ -122,7 +130,8 @@ import Testing
         defer { scratch.remove() }
         let dir = scratch.path
         try FileManager.default.createDirectory(atPath: dir + "/extension-points", withIntermediateDirectories: true)
-        try "extensionPoints: [com.apple.share-services]\njetsamBand: sometimes\n".write(toFile: dir + "/extension-points/share.yaml", atomically: true, encoding: .utf8)
+        try "extensionPoints: [com.apple.share-services]\njetsamBand: sometimes\n".write(
+            toFile: dir + "/extension-points/share.yaml", atomically: true, encoding: .utf8)
         let bad = try AppexBinary.run(["policy", "check", "--overlay", dir])
         #expect(bad.status == 1)
         #expect(bad.stdout.contains("\(dir)/extension-points/share.yaml:2:13: jetsamBand: unknown jetsam band \"sometimes\""))

@@ -1,6 +1,7 @@
-@testable import AppexCgroups
 import Foundation
 import Testing
+
+@testable import AppexCgroups
 
 /// The memory budget's limits on v2, on the fake cgroupfs: `memory.high` (the throttle) and
 /// `memory.max` (the kernel's hard limit, above it), and unlimited again with nil.

@@ -1,6 +1,8 @@
-@testable import AppexCgroups
 import Foundation
 import Testing
+
+@testable import AppexCgroups
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -63,20 +65,21 @@ final class FakeCgroup2: Sendable {
     }
 
     func manager(parent: String = "appex") throws -> CgroupManager {
-        try CgroupManager(version: .v2, roots: .v2(root), parentName: parent,
-                          didMakeDirectory: { [self] in try populate($0) },
-                          removeDirectory: { dir in
-                              // cgroupfs lets rmdir take the control files with it; a real directory does not.
-                              guard FileManager.default.fileExists(atPath: dir) else { return false }
-                              for f in try FileManager.default.contentsOfDirectory(atPath: dir) {
-                                  var isDir: ObjCBool = false
-                                  if FileManager.default.fileExists(atPath: dir + "/" + f, isDirectory: &isDir), isDir.boolValue {
-                                      throw CgroupError("rmdir", path: dir, errno: .directoryNotEmpty)
-                                  }
-                                  try FileManager.default.removeItem(atPath: dir + "/" + f)
-                              }
-                              return try Sys.rmdir(dir)
-                          })
+        try CgroupManager(
+            version: .v2, roots: .v2(root), parentName: parent,
+            didMakeDirectory: { [self] in try populate($0) },
+            removeDirectory: { dir in
+                // cgroupfs lets rmdir take the control files with it; a real directory does not.
+                guard FileManager.default.fileExists(atPath: dir) else { return false }
+                for f in try FileManager.default.contentsOfDirectory(atPath: dir) {
+                    var isDir: ObjCBool = false
+                    if FileManager.default.fileExists(atPath: dir + "/" + f, isDirectory: &isDir), isDir.boolValue {
+                        throw CgroupError("rmdir", path: dir, errno: .directoryNotEmpty)
+                    }
+                    try FileManager.default.removeItem(atPath: dir + "/" + f)
+                }
+                return try Sys.rmdir(dir)
+            })
     }
 }
 
@@ -169,7 +172,9 @@ struct FakeV2Tests {
         let cg = try fake.manager().create(name: "x", limits: CgroupLimits(memoryMax: 64 * MiB))
         try fake.put("appex/x/memory.current", "5242880\n")
         try fake.put("appex/x/memory.peak", "9437184\n")
-        try fake.put("appex/x/memory.stat", """
+        try fake.put(
+            "appex/x/memory.stat",
+            """
             anon 3145728
             file 8388608
             kernel 262144

@@ -1,6 +1,8 @@
-@testable import AppexCgroups
 import Foundation
 import Testing
+
+@testable import AppexCgroups
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -34,7 +36,10 @@ struct FootprintTests {
 
         func next() {
             let fd = open(fifo, O_WRONLY | O_NONBLOCK)
-            if fd >= 0 { _ = write(fd, "\n", 1); close(fd) }
+            if fd >= 0 {
+                _ = write(fd, "\n", 1)
+                close(fd)
+            }
         }
 
         deinit {
@@ -111,7 +116,10 @@ struct FootprintTests {
 
         func chargedForReading() throws -> Int64 {
             let cg = try live.manager.create(name: Names.unique("reader"), limits: CgroupLimits(memoryMax: 256 * MiB))
-            defer { try? cg.killAll(); try? cg.remove() }
+            defer {
+                try? cg.killAll()
+                try? cg.remove()
+            }
             let child = try GatedChild("cat \(big) > /dev/null")
             defer { child.stop() }
             try cg.addProcess(child.pid)
@@ -178,7 +186,9 @@ struct FootprintTests {
         #expect(child.wait(timeout: 60) == .status(0))
         #expect(try Sys.readFile(dir + "/out") == "4096 2\n")
         let stat = try cg.memoryStat()
-        print("Swift extension under 16 MiB, runtime pre-warmed: peak \(try cg.memoryPeak()) bytes, refault_file \(stat["workingset_refault_file", default: -1]), pgmajfault \(stat["pgmajfault", default: -1])")
+        print(
+            "Swift extension under 16 MiB, runtime pre-warmed: peak \(try cg.memoryPeak()) bytes, refault_file \(stat["workingset_refault_file", default: -1]), pgmajfault \(stat["pgmajfault", default: -1])"
+        )
         #expect(try cg.oomKillCount() == 0)
         // No thrashing: (almost) nothing evicted and read back, no major faults to speak of.
         #expect(stat["workingset_refault_file", default: 0] < 256, "\(stat)")

@@ -1,6 +1,8 @@
-@testable import AppexCgroups
 import Foundation
 import Testing
+
+@testable import AppexCgroups
+
 #if canImport(Glibc)
 import Glibc
 #endif

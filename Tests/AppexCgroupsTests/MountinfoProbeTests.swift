@@ -1,6 +1,7 @@
-@testable import AppexCgroups
 import Foundation
 import Testing
+
+@testable import AppexCgroups
 
 /// `CgroupManager.probe` reads /proc/self/mountinfo as bytes: what it finds in lines shaped as
 /// the kernel writes them (optional fields before the `-`, escaped mount points).
@@ -13,7 +14,8 @@ import Testing
     }
 
     @Test func v1ControllersBehindOptionalFields() throws {
-        let p = try Self.probe("""
+        let p = try Self.probe(
+            """
             22 27 0:21 / /proc rw,relatime shared:13 - proc proc rw
             33 25 0:29 / /sys/fs/cgroup/memory rw,nosuid,nodev,noexec,relatime shared:15 master:3 - cgroup cgroup rw,memory
             34 25 0:30 / /sys/fs/cgroup/pids rw,nosuid,nodev,noexec,relatime shared:16 - cgroup cgroup rw,pids
@@ -28,7 +30,8 @@ import Testing
     }
 
     @Test func escapedMountPointsAreDecoded() throws {
-        let p = try Self.probe("""
+        let p = try Self.probe(
+            """
             40 25 0:40 / /mnt/my\\040cgroups\\134x rw - cgroup cgroup rw,pids
             41 25 0:41 / /mnt/odd\\9 rw - cgroup cgroup rw,memory
 
@@ -38,7 +41,8 @@ import Testing
     }
 
     @Test func linesWithoutTheSeparatorOrFieldsAreSkipped() throws {
-        let p = try Self.probe("""
+        let p = try Self.probe(
+            """
             garbage
             1 2 3 4 /x rw cgroup cgroup rw,memory
             50 25 0:50 / /ok rw - cgroup cgroup rw,memory

@@ -1,5 +1,6 @@
-@testable import AppexCgroups
 import Testing
+
+@testable import AppexCgroups
 
 @Suite("cgroupfs formats")
 struct ParseTests {
@@ -46,16 +47,20 @@ struct ParseTests {
     }
 
     @Test func footprintDefinitionV1() {
-        let stat: [String: Int64] = ["cache": 10 * MiB, "rss": 3 * MiB, "shmem": 1 * MiB, "dirty": 2 * MiB,
-                                     "writeback": 0, "mapped_file": 6 * MiB]
+        let stat: [String: Int64] = [
+            "cache": 10 * MiB, "rss": 3 * MiB, "shmem": 1 * MiB, "dirty": 2 * MiB,
+            "writeback": 0, "mapped_file": 6 * MiB,
+        ]
         let f = Footprint(stat: stat, version: .v1)
         #expect(f.total == 6 * MiB)
         #expect(f.cleanFile == 7 * MiB)
     }
 
     @Test func footprintDefinitionV2() {
-        let stat: [String: Int64] = ["anon": 5 * MiB, "file": 20 * MiB, "shmem": 2 * MiB, "file_dirty": 1 * MiB,
-                                     "file_writeback": 1 * MiB, "file_mapped": 12 * MiB]
+        let stat: [String: Int64] = [
+            "anon": 5 * MiB, "file": 20 * MiB, "shmem": 2 * MiB, "file_dirty": 1 * MiB,
+            "file_writeback": 1 * MiB, "file_mapped": 12 * MiB,
+        ]
         let f = Footprint(stat: stat, version: .v2)
         #expect(f.total == 9 * MiB)
         #expect(f.cleanFile == 16 * MiB)

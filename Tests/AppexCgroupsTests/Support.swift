@@ -1,6 +1,8 @@
-@testable import AppexCgroups
 import Foundation
 import Synchronization
+
+@testable import AppexCgroups
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -9,7 +11,10 @@ import Glibc
 enum Names {
     private static let counter = Mutex(0)
     static func unique(_ tag: String) -> String {
-        let n = counter.withLock { c -> Int in c += 1; return c }
+        let n = counter.withLock { c -> Int in
+            c += 1
+            return c
+        }
         return "appex-test-\(getpid())-\(tag)-\(n)"
     }
 }
@@ -38,7 +43,10 @@ final class GatedChild {
         var p: pid_t = 0
         let rc = posix_spawn(&p, "/bin/sh", &actions, nil, &cargs, environ)
         close(fds[0])
-        guard rc == 0 else { close(fds[1]); throw POSIXError(.init(rawValue: rc)!) }
+        guard rc == 0 else {
+            close(fds[1])
+            throw POSIXError(.init(rawValue: rc)!)
+        }
         pid = p
         gate = fds[1]
     }

@@ -1,5 +1,7 @@
-@testable import AppexCgroups
 import Testing
+
+@testable import AppexCgroups
+
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -6,14 +6,18 @@ import Testing
 /// `appGroups:` in appexd.yaml: app group → containing apps and bundles granted it.
 @Suite struct AppGroupsConfigurationTests {
     @Test func grantsAreRead() throws {
-        let c = try DaemonConfiguration.parse("""
+        let c = try DaemonConfiguration.parse(
+            """
             appGroups:
               group.com.example.shared: [com.example.app, com.example.tools.widget]
               group.other:
                 - com.other
             """, file: "appexd.yaml")
-        #expect(c.appGroups == ["group.com.example.shared": ["com.example.app", "com.example.tools.widget"],
-                                "group.other": ["com.other"]])
+        #expect(
+            c.appGroups == [
+                "group.com.example.shared": ["com.example.app", "com.example.tools.widget"],
+                "group.other": ["com.other"],
+            ])
         #expect(try DaemonConfiguration.parse("hosts: [0]\n", file: "appexd.yaml").appGroups.isEmpty)
     }
 

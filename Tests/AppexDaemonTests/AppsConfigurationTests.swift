@@ -4,7 +4,8 @@ import Testing
 /// `apps:` in appexd.yaml: containing app → uids that speak for it as its host.
 @Suite struct AppsConfigurationTests {
     @Test func onlyAListedHostSpeaksForTheApp() throws {
-        let c = try DaemonConfiguration.parse("""
+        let c = try DaemonConfiguration.parse(
+            """
             hosts: [4242, 4343]
             apps:
               com.example.notes: [4343, 0]

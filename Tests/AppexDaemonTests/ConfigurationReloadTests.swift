@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import AppexDaemon
 
 /// What a reload takes from a changed file: the live keys now, the start-only keys never
@@ -15,7 +16,8 @@ import Testing
 
     @Test func liveKeysApplyAndStartOnlyKeysWaitForARestart() throws {
         let old = try DaemonConfiguration.parse(Self.old, file: "a.yaml")
-        let new = try DaemonConfiguration.parse("""
+        let new = try DaemonConfiguration.parse(
+            """
             hosts: [1000, 1001]
             admins: [0]
             socket: /run/appex/other.sock

@@ -1,9 +1,10 @@
-import Testing
-@testable import AppexDaemon
 import AppexPolicy
-import AppexWireListener
 import AppexTestSupport
+import AppexWireListener
 import Glibc
+import Testing
+
+@testable import AppexDaemon
 
 /// A fresh temporary directory for configuration files, removed by `cleanUp`.
 struct ConfigurationDirectory {
@@ -30,7 +31,9 @@ struct ConfigurationDirectory {
 @Suite struct DaemonConfigurationTests {
     @Test func everyKeyIsRead() throws {
         let dir = try ConfigurationDirectory()
-        let file = try dir.write("appexd.yaml", """
+        let file = try dir.write(
+            "appexd.yaml",
+            """
             hosts: [1000, "1001", root]
             admins:
               - 2000
@@ -108,7 +111,8 @@ struct ConfigurationDirectory {
     }
 
     @Test func clientLimitsAreReadAndFittedToTheDescriptorLimit() throws {
-        let c = try DaemonConfiguration.parse("""
+        let c = try DaemonConfiguration.parse(
+            """
             clients:
               helloTimeout: 750ms
               connections: 100
@@ -138,18 +142,22 @@ struct ConfigurationDirectory {
     static let bad: [Bad] = [
         Bad(text: "hosts: [0]\nsockets: /run/x.sock\n", line: 2, key: "sockets", message: "unknown key \"sockets\""),
         Bad(text: "hosts: 1000\n", line: 1, key: "hosts", message: "expected a list, found a scalar"),
-        Bad(text: "admins: [0]\nhosts:\n  - 1000\n  - appex-no-such-user-7f3a\n", line: 4, key: "hosts[1]",
+        Bad(
+            text: "admins: [0]\nhosts:\n  - 1000\n  - appex-no-such-user-7f3a\n", line: 4, key: "hosts[1]",
             message: "no user named \"appex-no-such-user-7f3a\" on this machine"),
         Bad(text: "hosts: [-1]\n", line: 1, key: "hosts[0]", message: "uid -1 is out of range 0…4294967294"),
         Bad(text: "admins: [4294967295]\n", line: 1, key: "admins[0]", message: "uid 4294967295 is out of range"),
         Bad(text: "hosts: [[1000]]\n", line: 1, key: "hosts[0]", message: "expected a string, found a list"),
-        Bad(text: "socket: /run/a.sock\nshutdownGrace: -2s\n", line: 2, key: "shutdownGrace",
+        Bad(
+            text: "socket: /run/a.sock\nshutdownGrace: -2s\n", line: 2, key: "shutdownGrace",
             message: "a duration cannot be negative, found \"-2s\""),
         Bad(text: "shutdownGrace: 2\n", line: 1, key: "shutdownGrace", message: "expected a duration such as 1s or 500ms, found \"2\""),
         Bad(text: "shutdownGrace: two seconds\n", line: 1, key: "shutdownGrace", message: "expected a duration"),
-        Bad(text: "\n\nstateDirectory: var/lib/appex\n", line: 3, key: "stateDirectory",
+        Bad(
+            text: "\n\nstateDirectory: var/lib/appex\n", line: 3, key: "stateDirectory",
             message: "expected an absolute path, found \"var/lib/appex\""),
-        Bad(text: "socket: /\(String(repeating: "s", count: 120))\n", line: 1, key: "socket",
+        Bad(
+            text: "socket: /\(String(repeating: "s", count: 120))\n", line: 1, key: "socket",
             message: "a socket path is at most 107 bytes, this one is 121"),
         Bad(text: "memoryBudget: 0MiB\n", line: 1, key: "memoryBudget", message: "expected a size above 0"),
         Bad(text: "memoryBudget: lots\n", line: 1, key: "memoryBudget", message: "expected a size such as 120MiB"),

@@ -1,14 +1,16 @@
-@testable import AppexDaemon
 import AppexTestSupport
 import Foundation
 import Logging
 import Testing
 
+@testable import AppexDaemon
+
 /// The log handlers' encodings: the journal's native protocol and JSON lines.
 struct LogHandlerTests {
     @Test func journalEncoding() {
-        let d = JournalLogHandler.datagram(level: .warning, label: "appexd", message: "two\nlines",
-                                           metadata: ["bundle-id": "com.example.a", "_x": "1"], file: "f.swift", function: "g()", line: 7)
+        let d = JournalLogHandler.datagram(
+            level: .warning, label: "appexd", message: "two\nlines",
+            metadata: ["bundle-id": "com.example.a", "_x": "1"], file: "f.swift", function: "g()", line: 7)
         let fields = JournalRecord.parse(d)
         #expect(fields["MESSAGE"] == "two\nlines")
         #expect(fields["PRIORITY"] == "4")
@@ -18,8 +20,9 @@ struct LogHandlerTests {
     }
 
     @Test func jsonEscapes() throws {
-        let line = JSONLogHandler.line(time: "t", level: .info, label: "l", message: "a \"b\"\n\u{1}", source: "s",
-                                       metadata: ["message": "clash", "n": .array(["1", .dictionary(["k": "v"])])])
+        let line = JSONLogHandler.line(
+            time: "t", level: .info, label: "l", message: "a \"b\"\n\u{1}", source: "s",
+            metadata: ["message": "clash", "n": .array(["1", .dictionary(["k": "v"])])])
         let object = try #require(try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any])
         #expect(object["message"] as? String == "a \"b\"\n\u{1}")
         #expect(object["metadata.message"] as? String == "clash")

@@ -1,7 +1,8 @@
-import Testing
-@testable import AppexDaemon
 import AppexPolicy
 import AppexTestSupport
+import Testing
+
+@testable import AppexDaemon
 
 /// `--metrics` and the configuration's `metrics` key.
 @Suite struct MetricsEndpointTests {
@@ -18,9 +19,11 @@ import AppexTestSupport
         #expect(case_.1.description == case_.0)
     }
 
-    @Test(arguments: ["", "on", "OFF", "9464", ":9464", "127.0.0.1", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:-1",
-                      "127.0.0.1:+80", "127.0.0.1:٣", "::1:9464", "[::1]", "[]:80", "[::1:80", "[host]:80",
-                      "a b:80", "host/x:80", "127.0.0.1:9464 "])
+    @Test(arguments: [
+        "", "on", "OFF", "9464", ":9464", "127.0.0.1", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:-1",
+        "127.0.0.1:+80", "127.0.0.1:٣", "::1:9464", "[::1]", "[]:80", "[::1:80", "[host]:80",
+        "a b:80", "host/x:80", "127.0.0.1:9464 ",
+    ])
     func refuses(_ text: String) {
         #expect(MetricsEndpoint(parsing: text) == nil)
     }
@@ -33,7 +36,8 @@ import AppexTestSupport
 
     @Test func theConfigurationKey() throws {
         #expect(try DaemonConfiguration.parse("metrics: off\n", file: "appexd.yaml").metrics == .off)
-        #expect(try DaemonConfiguration.parse("metrics: \"[::1]:9000\"\n", file: "appexd.yaml").metrics
+        #expect(
+            try DaemonConfiguration.parse("metrics: \"[::1]:9000\"\n", file: "appexd.yaml").metrics
                 == .listen(host: "::1", port: 9000))
         let error = #expect(throws: PolicyError.self) {
             try DaemonConfiguration.parse("hosts: []\nmetrics: 9464\n", file: "appexd.yaml")

@@ -1,8 +1,9 @@
-import Testing
-@testable import AppexDaemon
 import AppexTestSupport
 import AppexWireIO
 import Glibc
+import Testing
+
+@testable import AppexDaemon
 
 /// A datagram socket standing in for systemd's notification socket, bound to a path or to an
 /// abstract name.

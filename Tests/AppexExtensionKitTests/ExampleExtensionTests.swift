@@ -1,8 +1,9 @@
+import AppexTestSupport
 import AppexWire
 import AppexWireIO
-import AppexTestSupport
 import Foundation
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -16,23 +17,34 @@ import Glibc
         let scratch = try ScratchDirectory("sdk-share")
         defer { scratch.remove() }
         let home = scratch.path
-        let ext = try ExtensionProcess.checkedIn(BuiltProducts.path("AppexExampleShare"), bundleIdentifier: "dev.appex.examples.host.share", home: home)
+        let ext = try ExtensionProcess.checkedIn(
+            BuiltProducts.path("AppexExampleShare"), bundleIdentifier: "dev.appex.examples.host.share", home: home)
         defer { ext.stop() }
 
         let file = try AttachmentSource.file([UInt8](repeating: 0x2a, count: 1234))
         defer { close(file) }
-        let item = ExtensionItem(attributedContentText: "Hello, world", attachments: [
-            AppexWire.Attachment(typeIdentifiers: ["public.url"], content: .inline(Array("https://example.com/page".utf8))),
-            AppexWire.Attachment(typeIdentifiers: ["com.adobe.pdf", "public.data"], content: .descriptor(index: 0),
-                                 suggestedName: "report.pdf"),
-        ])
+        let item = ExtensionItem(
+            attributedContentText: "Hello, world",
+            attachments: [
+                AppexWire.Attachment(typeIdentifiers: ["public.url"], content: .inline(Array("https://example.com/page".utf8))),
+                AppexWire.Attachment(
+                    typeIdentifiers: ["com.adobe.pdf", "public.data"], content: .descriptor(index: 0),
+                    suggestedName: "report.pdf"),
+            ])
         let id = try ext.begin([item], descriptors: [file])
         let answer = try ext.receive()
-        #expect(answer.message == .completeRequest(CompleteRequest(requestID: id, items: [ExtensionItem(
-            attributedTitle: "Note 1",
-            attributedContentText: "saved note 1: 12 characters, 1 URL, 1 file (1234 bytes)",
-            userInfo: ["note": .string("Documents/notes/001.txt")]
-        )])))
+        #expect(
+            answer.message
+                == .completeRequest(
+                    CompleteRequest(
+                        requestID: id,
+                        items: [
+                            ExtensionItem(
+                                attributedTitle: "Note 1",
+                                attributedContentText: "saved note 1: 12 characters, 1 URL, 1 file (1234 bytes)",
+                                userInfo: ["note": .string("Documents/notes/001.txt")]
+                            )
+                        ])))
         let note = try String(contentsOfFile: home + "/Documents/notes/001.txt", encoding: .utf8)
         #expect(note == "Note 1\n\nHello, world\n\nURLs:\nhttps://example.com/page\n\nFiles:\nreport.pdf (1234 bytes)\n")
 
@@ -46,7 +58,8 @@ import Glibc
         let scratch = try ScratchDirectory("sdk-share-empty")
         defer { scratch.remove() }
         let home = scratch.path
-        let ext = try ExtensionProcess.checkedIn(BuiltProducts.path("AppexExampleShare"), bundleIdentifier: "dev.appex.examples.host.share", home: home)
+        let ext = try ExtensionProcess.checkedIn(
+            BuiltProducts.path("AppexExampleShare"), bundleIdentifier: "dev.appex.examples.host.share", home: home)
         defer { ext.stop() }
         let id = try ext.begin([ExtensionItem()])
         guard case .cancelRequest(let cancel) = try ext.receive().message else {
@@ -67,10 +80,15 @@ import Glibc
             ExtensionItem(attributedContentText: "Grüße aus Zürich"),
             ExtensionItem(attachments: [AppexWire.Attachment(typeIdentifiers: ["public.plain-text"], content: .inline(Array("attached text".utf8)))]),
         ])
-        #expect(try ext.receive().message == .completeRequest(CompleteRequest(requestID: id, items: [
-            ExtensionItem(attributedContentText: "GRÜSSE AUS ZÜRICH"),
-            ExtensionItem(attributedContentText: "ATTACHED TEXT"),
-        ])))
+        #expect(
+            try ext.receive().message
+                == .completeRequest(
+                    CompleteRequest(
+                        requestID: id,
+                        items: [
+                            ExtensionItem(attributedContentText: "GRÜSSE AUS ZÜRICH"),
+                            ExtensionItem(attributedContentText: "ATTACHED TEXT"),
+                        ])))
     }
 
     @Test func actionCancelsWithoutText() throws {
@@ -94,7 +112,8 @@ import Glibc
         defer { scratch.remove() }
         let home = scratch.path
         for (launch, expected) in [["refreshed 1 time", "refreshed 2 times"], ["refreshed 3 times"]].enumerated() {
-            let ext = try ExtensionProcess.checkedIn(BuiltProducts.path("AppexExampleWidget"), bundleIdentifier: "dev.appex.examples.host.widget", home: home)
+            let ext = try ExtensionProcess.checkedIn(
+                BuiltProducts.path("AppexExampleWidget"), bundleIdentifier: "dev.appex.examples.host.widget", home: home)
             defer { ext.stop() }
             for text in expected {
                 let answer = try ext.request("")

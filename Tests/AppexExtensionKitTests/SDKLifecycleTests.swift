@@ -1,8 +1,9 @@
+import AppexTestSupport
 import AppexWire
 import AppexWireIO
-import AppexTestSupport
 import Foundation
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -30,9 +31,14 @@ import Glibc
         let url = AppexWire.Attachment(typeIdentifiers: ["public.url"], content: .inline(Array("https://example.com/".utf8)))
         let id = try ext.begin([ExtensionItem(attributedTitle: "t", attributedContentText: "echo", attachments: [url])])
         let answer = try ext.receive()
-        #expect(answer.message == .completeRequest(CompleteRequest(requestID: id, items: [
-            ExtensionItem(attributedTitle: "t", attributedContentText: "echo", attachments: [url]),
-        ])))
+        #expect(
+            answer.message
+                == .completeRequest(
+                    CompleteRequest(
+                        requestID: id,
+                        items: [
+                            ExtensionItem(attributedTitle: "t", attributedContentText: "echo", attachments: [url])
+                        ])))
     }
 
     @Test func answersAPingWhileEveryHandlerThreadIsBusy() throws {
@@ -133,7 +139,9 @@ import Glibc
         defer { ext.stop() }
         let id = try ext.begin([ExtensionItem(attributedContentText: "hold")])
         try ext.connection.send(.requestWillExpire(RequestWillExpire(requestID: id, millisecondsLeft: 250)))
-        #expect(try ext.receive().message == .completeRequest(CompleteRequest(requestID: id, items: [ExtensionItem(attributedContentText: "will-expire 250")])))
+        #expect(
+            try ext.receive().message
+                == .completeRequest(CompleteRequest(requestID: id, items: [ExtensionItem(attributedContentText: "will-expire 250")])))
     }
 
     @Test func terminateWithNothingOpenExitsZero() throws {

@@ -1,8 +1,9 @@
-import Testing
-@testable import AppexHostClient
 import AppexWire
 import AppexWireIO
 import Glibc
+import Testing
+
+@testable import AppexHostClient
 
 @Suite struct HostClientConnectionEndTests {
     @Test func appexdClosingFailsEveryWaiterAndEveryLaterCall() async throws {

@@ -1,9 +1,10 @@
-@testable import AppexHostClient
 import AppexTestSupport
 import AppexWire
 import AppexWireIO
 import AppexWireListener
 import Glibc
+
+@testable import AppexHostClient
 
 /// A stand-in for appexd's control socket: a real listening socket in a fresh temporary
 /// directory, whose service side each test plays by hand (appexd itself lives elsewhere).

@@ -1,8 +1,9 @@
-import Testing
-@testable import AppexHostClient
 import AppexWire
 import AppexWireIO
 import Glibc
+import Testing
+
+@testable import AppexHostClient
 
 @Suite struct HostClientRequestTests {
     @Test func requestsCompleteWithItemsAndPhasesUnderIncreasingIDs() async throws {
@@ -17,18 +18,23 @@ import Glibc
                     throw FakeAppexd.Failure(description: "expected HostBeginRequest")
                 }
                 begun.append(begin)
-                try connection.send(.requestOutcome(RequestOutcome(
-                    requestID: begin.requestID, outcome: .completed,
-                    items: [ExtensionItem(attributedContentText: "reply \(n)")], cold: n == 1,
-                    phases: [.init("spawn", microseconds: 1200), .init("checkIn", microseconds: 300),
-                             .init("roundTrip", microseconds: 50)])))
+                try connection.send(
+                    .requestOutcome(
+                        RequestOutcome(
+                            requestID: begin.requestID, outcome: .completed,
+                            items: [ExtensionItem(attributedContentText: "reply \(n)")], cold: n == 1,
+                            phases: [
+                                .init("spawn", microseconds: 1200), .init("checkIn", microseconds: 300),
+                                .init("roundTrip", microseconds: 50),
+                            ])))
             }
             try FakeAppexd.awaitEnd(connection)
             return begun
         }
         let client = try HostClient.connect(socketPath: appexd.path, identifier: "com.example.host")
-        let input = ExtensionItem(attributedTitle: "Title", attributedContentText: "hello",
-                                  userInfo: ["count": .integer(3)])
+        let input = ExtensionItem(
+            attributedTitle: "Title", attributedContentText: "hello",
+            userInfo: ["count": .integer(3)])
         let first = try await client.beginRequest(bundleIdentifier: "com.example.share", items: [input], band: 100)
         #expect(first.outcome == .completed)
         #expect(first.items == [ExtensionItem(attributedContentText: "reply 1")])
@@ -44,8 +50,11 @@ import Glibc
         let begun = try await served.result()
         #expect(begun.map(\.requestID) == [first.requestID, second.requestID])
         #expect(first.requestID < second.requestID)
-        #expect(begun[0] == HostBeginRequest(requestID: first.requestID, bundleIdentifier: "com.example.share",
-                                            items: [input], band: 100))
+        #expect(
+            begun[0]
+                == HostBeginRequest(
+                    requestID: first.requestID, bundleIdentifier: "com.example.share",
+                    items: [input], band: 100))
         #expect(begun[1].band == nil && begun[1].items.isEmpty)
     }
 
@@ -56,8 +65,11 @@ import Glibc
             let connection = try d.acceptHost()
             defer { connection.close() }
             let refused = try FakeAppexd.next(connection).message
-            try connection.send(.refusal(Refusal(reason: .unknownExtension, message: "no extension com.example.nope",
-                                                 requestID: refused.requestID, details: ["installed: com.example.share"])))
+            try connection.send(
+                .refusal(
+                    Refusal(
+                        reason: .unknownExtension, message: "no extension com.example.nope",
+                        requestID: refused.requestID, details: ["installed: com.example.share"])))
             let next = try FakeAppexd.next(connection).message
             try connection.send(.requestOutcome(RequestOutcome(requestID: next.requestID!, outcome: .completed)))
             try FakeAppexd.awaitEnd(connection)
@@ -90,9 +102,11 @@ import Glibc
                 let begin = try FakeAppexd.next(connection).message
                 let cancel = try FakeAppexd.next(connection).message
                 seen += [begin, cancel]
-                try connection.send(.requestOutcome(RequestOutcome(
-                    requestID: begin.requestID!, outcome: .cancelled,
-                    error: RequestError(domain: "NSCocoaErrorDomain", code: 3072, message: "cancelled by the host"))))
+                try connection.send(
+                    .requestOutcome(
+                        RequestOutcome(
+                            requestID: begin.requestID!, outcome: .cancelled,
+                            error: RequestError(domain: "NSCocoaErrorDomain", code: 3072, message: "cancelled by the host"))))
             }
             try FakeAppexd.awaitEnd(connection)
             return seen
@@ -105,7 +119,7 @@ import Glibc
         let cancelled = try await pending.outcome()
         #expect(cancelled.outcome == .cancelled)
         #expect(cancelled.error == RequestError(domain: "NSCocoaErrorDomain", code: 3072, message: "cancelled by the host"))
-        try pending.cancel() // ended: nothing is sent, no error
+        try pending.cancel()  // ended: nothing is sent, no error
 
         let task = Task { try await client.beginRequest(bundleIdentifier: "com.example.slow") }
         task.cancel()
@@ -118,12 +132,13 @@ import Glibc
         client.close()
 
         let seen = try await served.result()
-        #expect(seen == [
-            .hostBeginRequest(HostBeginRequest(requestID: 1, bundleIdentifier: "com.example.slow", items: [])),
-            .hostCancelRequest(HostCancelRequest(requestID: 1)),
-            .hostBeginRequest(HostBeginRequest(requestID: 2, bundleIdentifier: "com.example.slow", items: [])),
-            .hostCancelRequest(HostCancelRequest(requestID: 2)),
-        ])
+        #expect(
+            seen == [
+                .hostBeginRequest(HostBeginRequest(requestID: 1, bundleIdentifier: "com.example.slow", items: [])),
+                .hostCancelRequest(HostCancelRequest(requestID: 1)),
+                .hostBeginRequest(HostBeginRequest(requestID: 2, bundleIdentifier: "com.example.slow", items: [])),
+                .hostCancelRequest(HostCancelRequest(requestID: 2)),
+            ])
     }
 
     @Test func interruptionIsDeliveredBeforeTheFailedOutcome() async throws {
@@ -133,8 +148,11 @@ import Glibc
             let connection = try d.acceptHost()
             defer { connection.close() }
             let id = try FakeAppexd.next(connection).message.requestID!
-            try connection.send(.interruption(Interruption(requestID: id, bundleIdentifier: "com.example.crashy",
-                                                           reason: .crashed, message: "killed by SIGSEGV", signal: SIGSEGV)))
+            try connection.send(
+                .interruption(
+                    Interruption(
+                        requestID: id, bundleIdentifier: "com.example.crashy",
+                        reason: .crashed, message: "killed by SIGSEGV", signal: SIGSEGV)))
             try connection.send(.requestOutcome(RequestOutcome(requestID: id, outcome: .failed, reason: .crashed)))
             try FakeAppexd.awaitEnd(connection)
         }
@@ -145,8 +163,11 @@ import Glibc
         #expect(result.reason == .crashed)
         var interruptions = client.interruptions.makeAsyncIterator()
         let interruption = await interruptions.next()
-        #expect(interruption == Interruption(requestID: result.requestID, bundleIdentifier: "com.example.crashy",
-                                             reason: .crashed, message: "killed by SIGSEGV", signal: SIGSEGV))
+        #expect(
+            interruption
+                == Interruption(
+                    requestID: result.requestID, bundleIdentifier: "com.example.crashy",
+                    reason: .crashed, message: "killed by SIGSEGV", signal: SIGSEGV))
         client.close()
         try await served.result()
         #expect(await interruptions.next() == nil)
@@ -178,10 +199,16 @@ import Glibc
         #expect(result.outcome == .completed)
         client.close()
         let answers = try await served.result()
-        #expect(answers == [.openURLResult(OpenURLResult(requestID: 1, accepted: true)),
-                            .openURLResult(OpenURLResult(requestID: 1, accepted: false))])
-        #expect(await asked.all == [AskedURLs.Entry(id: 1, url: "https://allowed.example/page"),
-                                    AskedURLs.Entry(id: 1, url: "file:///etc/shadow")])
+        #expect(
+            answers == [
+                .openURLResult(OpenURLResult(requestID: 1, accepted: true)),
+                .openURLResult(OpenURLResult(requestID: 1, accepted: false)),
+            ])
+        #expect(
+            await asked.all == [
+                AskedURLs.Entry(id: 1, url: "https://allowed.example/page"),
+                AskedURLs.Entry(id: 1, url: "file:///etc/shadow"),
+            ])
     }
 
     @Test func withoutAHandlerEveryURLIsRefused() async throws {
@@ -219,8 +246,9 @@ import Glibc
             let reply = pipe(holding: "edited image bytes")
             defer { close(reply) }
             let item = ExtensionItem(attachments: [AppexWire.Attachment(typeIdentifiers: ["public.png"], content: .descriptor(index: 0))])
-            try connection.send(.requestOutcome(RequestOutcome(requestID: begin.requestID, outcome: .completed, items: [item])),
-                                descriptors: [reply])
+            try connection.send(
+                .requestOutcome(RequestOutcome(requestID: begin.requestID, outcome: .completed, items: [item])),
+                descriptors: [reply])
             try FakeAppexd.awaitEnd(connection)
             return (begin.items, received)
         }
@@ -228,10 +256,14 @@ import Glibc
         defer { client.close() }
         let attachment = pipe(holding: "image bytes")
         defer { close(attachment) }
-        let item = ExtensionItem(attachments: [AppexWire.Attachment(typeIdentifiers: ["public.png", "public.image"],
-                                                                    content: .descriptor(index: 0), suggestedName: "photo.png")])
-        let result = try await client.beginRequest(bundleIdentifier: "com.example.editor", items: [item],
-                                                   descriptors: [attachment])
+        let item = ExtensionItem(attachments: [
+            AppexWire.Attachment(
+                typeIdentifiers: ["public.png", "public.image"],
+                content: .descriptor(index: 0), suggestedName: "photo.png")
+        ])
+        let result = try await client.beginRequest(
+            bundleIdentifier: "com.example.editor", items: [item],
+            descriptors: [attachment])
         // The caller's descriptor is still its own and open.
         #expect(fcntl(attachment, F_GETFD) != -1)
         #expect(result.descriptors.count == 1)

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import AppexLaunchReport
 
 /// Percentiles are nearest-rank over the sorted samples: every figure printed is one measured.

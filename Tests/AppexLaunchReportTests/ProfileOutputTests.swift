@@ -1,13 +1,15 @@
 import AppexTestSupport
 import Foundation
 import Testing
+
 @testable import AppexLaunchReport
 
 /// What `appex profile` prints of its samples, and how it reads and compares a baseline.
 @Suite struct ProfileOutputTests {
     static func samples(warm: Bool = false) -> ProfileSamples {
-        var s = ProfileSamples(bundleIdentifier: "com.example.share", version: "2.0", warm: warm, requested: 4,
-                               launchDeadline: .seconds(1))
+        var s = ProfileSamples(
+            bundleIdentifier: "com.example.share", version: "2.0", warm: warm, requested: 4,
+            launchDeadline: .seconds(1))
         for (spawn, checkIn) in [(1000, 3000), (2000, 6000), (1500, 4000)] as [(UInt64, UInt64)] {
             s.samples.append(LaunchPhaseCatalog.withDerived(["spawn": spawn, "checkIn": checkIn]))
         }

@@ -2,6 +2,7 @@ import AppexKillReason
 import AppexRegistry
 import Foundation
 import Testing
+
 @testable import AppexLaunchReport
 
 /// The fleet overview of `appex report`: the worst few extensions by deadline margin, kills,
@@ -9,20 +10,24 @@ import Testing
 @Suite struct ReportFleetTests {
     static let start = Date(timeIntervalSince1970: 1_700_000_000)
 
-    static func history(_ id: String, deadline: UInt64? = 1_000_000, checkIns: [UInt64] = [],
-                        requests: [(outcome: String, reason: String?)] = [], ends: [String] = []) -> ExtensionHistory {
+    static func history(
+        _ id: String, deadline: UInt64? = 1_000_000, checkIns: [UInt64] = [],
+        requests: [(outcome: String, reason: String?)] = [], ends: [String] = []
+    ) -> ExtensionHistory {
         ExtensionHistory(
             bundleIdentifier: id, deadlineMicros: deadline,
             launches: checkIns.enumerated().map { i, us in
                 LaunchHistory(bundleIdentifier: id, version: "1", time: start + Double(i), phases: [("spawn", us / 2), ("checkIn", us)])
             },
             requests: requests.enumerated().map { i, r in
-                RequestHistory(bundleIdentifier: id, time: start + Double(i), outcome: r.outcome, reason: r.reason, cold: true,
-                               totalMicros: 100, peakMemoryBytes: nil)
+                RequestHistory(
+                    bundleIdentifier: id, time: start + Double(i), outcome: r.outcome, reason: r.reason, cold: true,
+                    totalMicros: 100, peakMemoryBytes: nil)
             },
             terminations: ends.enumerated().map { i, reason in
-                TerminationHistory(bundleIdentifier: id, time: start + Double(i), reason: KillReason(rawValue: reason), message: "", signal: nil,
-                                   exitStatus: nil, peakMemoryBytes: nil, requestsServed: 0)
+                TerminationHistory(
+                    bundleIdentifier: id, time: start + Double(i), reason: KillReason(rawValue: reason), message: "", signal: nil,
+                    exitStatus: nil, peakMemoryBytes: nil, requestsServed: 0)
             })
     }
 
@@ -66,9 +71,10 @@ import Testing
     }
 
     @Test func eachListKeepsTheWorstFive() {
-        let fleet = ReportFleet((0..<8).map { i in
-            Self.history("com.example.x\(i)", ends: Array(repeating: "crashed", count: i + 1))
-        })
+        let fleet = ReportFleet(
+            (0..<8).map { i in
+                Self.history("com.example.x\(i)", ends: Array(repeating: "crashed", count: i + 1))
+            })
         #expect(fleet.mostKilled.count == ReportFleet.rows)
         #expect(fleet.mostKilled.map(\.count) == [8, 7, 6, 5, 4])
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import AppexLaunchReport
 
 /// The plots' axes: a log axis from a 1-2-5 value below the smallest latency to one above the

@@ -1,16 +1,18 @@
-import Testing
 import AppexCommandSupport
+import Testing
+
 @testable import AppexLaunchReport
 
 /// The terminal table every report prints, and the launch phases' order and derived start-up.
 @Suite struct TextAndPhaseTests {
     @Test func tablesAlignTheFirstColumnLeftAndNumbersRight() {
         let lines = TextTable.render(headers: ["extension", "kills"], rows: [["com.example.a", "3"], ["b", "12"]])
-        #expect(lines == [
-            "  extension      kills",
-            "  com.example.a      3",
-            "  b                 12",
-        ])
+        #expect(
+            lines == [
+                "  extension      kills",
+                "  com.example.a      3",
+                "  b                 12",
+            ])
     }
 
     @Test func textColumnsAlignLeftWithoutTrailingSpaces() {
@@ -32,7 +34,8 @@ import AppexCommandSupport
     }
 
     @Test func htmlEscapesMarkupAndQuotes() {
-        #expect(HTMLPage.escape("<script>alert('x') & \"y\"</script>")
+        #expect(
+            HTMLPage.escape("<script>alert('x') & \"y\"</script>")
                 == "&lt;script&gt;alert(&#39;x&#39;) &amp; &quot;y&quot;&lt;/script&gt;")
         var page = HTMLPage(title: "a < b")
         page.paragraph("<b>")

@@ -1,7 +1,8 @@
-@testable import AppexMetrics
 import AppexSupervisor
 import CoreMetrics
 import Testing
+
+@testable import AppexMetrics
 
 /// The exposition format as appexd's backend writes it, read back by the tests' own strict
 /// parser: label values that need escaping, HELP from the catalog, histogram buckets.
@@ -11,9 +12,11 @@ import Testing
     @Test func labelValuesAreEscaped() throws {
         let backend = MetricsBackend()
         let tricky = "a \"quoted\" C:\\path\nsecond line, {braces} = é"
-        CoreMetrics.Counter(label: MetricCatalog.kills.name,
-                            dimensions: [("reason", tricky), ("band", "idle"), ("extension_point", "x")],
-                            factory: backend.factory).increment(by: 3)
+        CoreMetrics.Counter(
+            label: MetricCatalog.kills.name,
+            dimensions: [("reason", tricky), ("band", "idle"), ("extension_point", "x")],
+            factory: backend.factory
+        ).increment(by: 3)
         let text = String(decoding: backend.registry.emitToBuffer(), as: UTF8.self)
         #expect(text.contains(#"reason="a \"quoted\" C:\\path\nsecond line, {braces} = é""#), "\(text)")
         let parsed = try Exposition.parse(text)
@@ -27,9 +30,10 @@ import Testing
     /// A timer becomes a histogram with the catalog's launch buckets, 25 µs to 5 s.
     @Test func launchHistogramBuckets() throws {
         let backend = MetricsBackend()
-        let timer = CoreMetrics.Timer(label: MetricCatalog.launchDuration.name,
-                                      dimensions: [("phase", "clone"), ("extension_point", "p"), ("start", "cold")],
-                                      factory: backend.factory)
+        let timer = CoreMetrics.Timer(
+            label: MetricCatalog.launchDuration.name,
+            dimensions: [("phase", "clone"), ("extension_point", "p"), ("start", "cold")],
+            factory: backend.factory)
         for micros in [10, 30, 700, 40_000, 3_000_000, 9_000_000] { timer.recordMicroseconds(micros) }
         let parsed = try Exposition.parse(String(decoding: backend.registry.emitToBuffer(), as: UTF8.self))
         let buckets = parsed.samples(MetricCatalog.launchDuration.name + "_bucket", ["phase": "clone"])
@@ -91,8 +95,10 @@ import Testing
 
     @Test func processStatistics() throws {
         let stat = "4242 (appex (d) x) S 1 4242 4242 0 -1 4194560 2000 0 0 0 250 130 0 0 20 0 9 0 100 400000000 10000 18446744073709551615\n"
-        let parsed = try #require(ProcessStatistics.parse(stat: stat, statm: "100000 10000 2000 10 0 50000 0\n",
-                                                          ticksPerSecond: 100, pageSize: 4096))
+        let parsed = try #require(
+            ProcessStatistics.parse(
+                stat: stat, statm: "100000 10000 2000 10 0 50000 0\n",
+                ticksPerSecond: 100, pageSize: 4096))
         #expect(parsed.cpuSeconds == 3.8)
         #expect(parsed.residentBytes == 10000 * 4096)
         let live = try #require(ProcessStatistics.read())

@@ -94,7 +94,8 @@ struct Exposition {
             // The family: the sample's own name, or a histogram's or summary's base name.
             var familyName = sample.name
             if result.families[familyName]?.type.isEmpty != false, let base = histogramBase(sample.name),
-               let type = result.families[base]?.type, type == "histogram" || (type == "summary" && !sample.name.hasSuffix("_bucket")) {
+                let type = result.families[base]?.type, type == "histogram" || (type == "summary" && !sample.name.hasSuffix("_bucket"))
+            {
                 familyName = base
             }
             guard var family = result.families[familyName], !family.type.isEmpty else {
@@ -233,9 +234,20 @@ struct Exposition {
                 var closed = false
                 while let c = rest.first {
                     rest = rest.dropFirst()
-                    if escaped { raw.append(c); escaped = false; continue }
-                    if c == "\\" { raw.append(c); escaped = true; continue }
-                    if c == "\"" { closed = true; break }
+                    if escaped {
+                        raw.append(c)
+                        escaped = false
+                        continue
+                    }
+                    if c == "\\" {
+                        raw.append(c)
+                        escaped = true
+                        continue
+                    }
+                    if c == "\"" {
+                        closed = true
+                        break
+                    }
                     raw.append(c)
                 }
                 guard closed else { throw Bad("unterminated value of \(labelName)") }

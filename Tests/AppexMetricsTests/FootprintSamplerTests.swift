@@ -4,6 +4,7 @@ import AppexSupervisor
 import AppexTestSupport
 import Foundation
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -99,11 +100,14 @@ enum HTTPClient {
             }
             let start = end + separator.count
             guard let lengthText = headers.first(where: { $0.0.lowercased() == "content-length" })?.1,
-                  let length = Int(lengthText), rest.endIndex - start >= length else {
+                let length = Int(lengthText), rest.endIndex - start >= length
+            else {
                 throw Failure(description: "missing or short Content-Length")
             }
-            responses.append(Response(status: status, headers: headers,
-                                      body: String(decoding: rest[start..<(start + length)], as: UTF8.self)))
+            responses.append(
+                Response(
+                    status: status, headers: headers,
+                    body: String(decoding: rest[start..<(start + length)], as: UTF8.self)))
             rest = rest[(start + length)...]
         }
         return responses

@@ -3,6 +3,7 @@ import AppexHostClient
 import AppexTestSupport
 import Foundation
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -73,12 +74,15 @@ final class MetricsDaemon: @unchecked Sendable {
     func start(metrics: String?, logLevel: String = "warning", extra: [String] = []) throws {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: BuiltProducts.path("appexd"))
-        p.arguments = ["--state-dir", stateDirectory, "--socket", socket, "--config", root + "/appexd.yaml",
-                       "--policies", root + "/policies", "--cgroup-parent", cgroupParent, "--log-level", logLevel,
-                       "--uid-range", "330000-330999",
-                       // Counts must follow what the test does, not the host's memory stalls
-                       // (other suites' extensions thrashing at their limits raise system PSI).
-                       "--no-system-pressure"] + (metrics.map { ["--metrics", $0] } ?? []) + extra
+        p.arguments =
+            [
+                "--state-dir", stateDirectory, "--socket", socket, "--config", root + "/appexd.yaml",
+                "--policies", root + "/policies", "--cgroup-parent", cgroupParent, "--log-level", logLevel,
+                "--uid-range", "330000-330999",
+                // Counts must follow what the test does, not the host's memory stalls
+                // (other suites' extensions thrashing at their limits raise system PSI).
+                "--no-system-pressure",
+            ] + (metrics.map { ["--metrics", $0] } ?? []) + extra
         _ = FileManager.default.createFile(atPath: root + "/appexd.log", contents: nil)
         p.standardError = FileHandle(forWritingAtPath: root + "/appexd.log")
         try p.run()
@@ -100,8 +104,9 @@ final class MetricsDaemon: @unchecked Sendable {
     /// The probe extension in a bare bundle of the tests' extension point, at root/src.
     func writeProbeBundle(identifier: String = probeIdentifier) throws -> String {
         let bundle = root + "/src/\(identifier).appex"
-        try BareBundle.write(at: bundle, executable: "probe", from: BuiltProducts.path("appex-probe-extension"),
-                             identifier: identifier, point: Self.extensionPoint)
+        try BareBundle.write(
+            at: bundle, executable: "probe", from: BuiltProducts.path("appex-probe-extension"),
+            identifier: identifier, point: Self.extensionPoint)
         return bundle
     }
 

@@ -1,11 +1,12 @@
 import AppexHostClient
 import AppexPolicy
 import AppexSupervisor
+import AppexTestSupport
 import AppexVersion
 import AppexWire
-import AppexTestSupport
 import Foundation
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -17,9 +18,11 @@ import Glibc
     static let point = MetricsDaemon.extensionPoint
     static let id = MetricsDaemon.probeIdentifier
 
-    func withDaemon(metrics: String? = "127.0.0.1:0", configuration: String = "hosts: []\nadmins: []\n",
-                    logLevel: String = "warning", memory: [String] = ["  activeHardLimit: 32MiB"], extra: [String] = [],
-                    _ body: (MetricsDaemon) async throws -> Void) async throws {
+    func withDaemon(
+        metrics: String? = "127.0.0.1:0", configuration: String = "hosts: []\nadmins: []\n",
+        logLevel: String = "warning", memory: [String] = ["  activeHardLimit: 32MiB"], extra: [String] = [],
+        _ body: (MetricsDaemon) async throws -> Void
+    ) async throws {
         try RequiresRoot.check("appexd needs root")
         let d = try MetricsDaemon(configuration: configuration, memory: memory)
         defer { d.cleanUp() }
@@ -142,13 +145,15 @@ import Glibc
                 #expect(family.type == definition.kind.rawValue, "\(family.name)")
                 #expect(family.help == definition.help, "\(family.name)")
             }
-            for name in ["appex_launch_duration_seconds", "appex_request_duration_seconds", "appex_requests_total",
-                         "appex_request_refusals_total",
-                         "appex_kills_total", "appex_memory_warnings_total", "appex_denied_syscalls_total",
-                         "appex_extension_footprint_bytes", "appex_extension_peak_memory_bytes",
-                         "appex_extension_memory_limit_bytes", "appex_extensions_live", "appex_extensions_installed",
-                         "appex_memory_pressure_level",
-                         "appex_supervisor_cpu_seconds_total", "appex_supervisor_resident_memory_bytes"] {
+            for name in [
+                "appex_launch_duration_seconds", "appex_request_duration_seconds", "appex_requests_total",
+                "appex_request_refusals_total",
+                "appex_kills_total", "appex_memory_warnings_total", "appex_denied_syscalls_total",
+                "appex_extension_footprint_bytes", "appex_extension_peak_memory_bytes",
+                "appex_extension_memory_limit_bytes", "appex_extensions_live", "appex_extensions_installed",
+                "appex_memory_pressure_level",
+                "appex_supervisor_cpu_seconds_total", "appex_supervisor_resident_memory_bytes",
+            ] {
                 #expect(m.families[name] != nil, "\(name) missing")
             }
 
@@ -168,7 +173,8 @@ import Glibc
             let launches = outcomes.filter { $0.phases.contains { $0.name == "checkIn" } }.count
             #expect(launches == 3)
             for phase in ["prepare", "clone", "sandbox", "exec", "spawn", "checkIn"] {
-                #expect(m.sum("appex_launch_duration_seconds_count", ["phase": phase, "extension_point": Self.point, "start": "cold"])
+                #expect(
+                    m.sum("appex_launch_duration_seconds_count", ["phase": phase, "extension_point": Self.point, "start": "cold"])
                         == Double(launches), "\(phase)")
             }
             // Sandboxes: built by the launches that report a view, none ahead (the option is off).
@@ -178,8 +184,9 @@ import Glibc
             #expect(m.sum("appex_sandbox_build_duration_seconds_count", ["trigger": "prebuild"]) == 0)
             for (isCold, start) in [(true, "cold"), (false, "warm")] {
                 let answered = outcomes.filter { $0.cold == isCold && $0.phases.contains { $0.name == "roundTrip" } }.count
-                #expect(m.sum("appex_launch_duration_seconds_count", ["phase": "firstRequest", "start": start]) == Double(answered),
-                        "\(start)")
+                #expect(
+                    m.sum("appex_launch_duration_seconds_count", ["phase": "firstRequest", "start": start]) == Double(answered),
+                    "\(start)")
             }
             // The check-in times the host was told land in the histogram's sum (µs → s).
             let checkIns = outcomes.compactMap { $0.phases.first { $0.name == "checkIn" }?.microseconds }
@@ -232,8 +239,10 @@ import Glibc
     /// The standard `process_*` set, as client_golang's process collector exports it, read
     /// from appexd's own /proc/self.
     static func expectStandardProcessMetrics(_ m: Exposition) throws {
-        for name in ["process_cpu_seconds_total", "process_resident_memory_bytes", "process_virtual_memory_bytes",
-                     "process_start_time_seconds", "process_open_fds", "process_max_fds"] {
+        for name in [
+            "process_cpu_seconds_total", "process_resident_memory_bytes", "process_virtual_memory_bytes",
+            "process_start_time_seconds", "process_open_fds", "process_max_fds",
+        ] {
             #expect(m.samples(name).count == 1, "\(name)")
         }
         #expect(m.sum("process_resident_memory_bytes") == m.sum("appex_supervisor_resident_memory_bytes"))
@@ -281,8 +290,10 @@ import Glibc
     /// sends memory warnings), 92 MiB to critical, and the jetsam's kill is counted with
     /// reason `memory-pressure` and the victim's band.
     @Test func pressureLevelAndJetsamKills() async throws {
-        let memory = ["  activeSoftLimit: 60MiB", "  activeHardLimit: 80MiB", "  inactiveSoftLimit: 60MiB",
-                      "  inactiveHardLimit: 80MiB", "  pageCacheAllowance: 4MiB"]
+        let memory = [
+            "  activeSoftLimit: 60MiB", "  activeHardLimit: 80MiB", "  inactiveSoftLimit: 60MiB",
+            "  inactiveHardLimit: 80MiB", "  pageCacheAllowance: 4MiB",
+        ]
         try await withDaemon(memory: memory, extra: ["--memory-budget", "100MiB"]) { d in
             let address = try #require(d.metricsAddress)
             let host = try HostClient.connect(socketPath: d.socket, identifier: "tests.metrics")

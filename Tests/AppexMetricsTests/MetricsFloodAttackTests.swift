@@ -1,9 +1,10 @@
 import AppexHostClient
 import AppexMetrics
-import AppexWire
 import AppexTestSupport
+import AppexWire
 import Foundation
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -47,7 +48,8 @@ import Glibc
         let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
         func field(_ name: String) -> Int {
             guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(name + ":") }),
-                  let kB = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") else { return 0 }
+                let kB = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+            else { return 0 }
             return kB * 1024
         }
         return (field("VmRSS"), field("VmHWM"))
@@ -66,8 +68,9 @@ import Glibc
         defer { host.close() }
         _ = try await host.install(path: try d.writeProbeBundle())
         _ = try await host.enable(MetricsDaemon.probeIdentifier)
-        let outcome = try await host.beginRequest(bundleIdentifier: MetricsDaemon.probeIdentifier,
-                                                  items: [ExtensionItem(userInfo: ["probe.action": .string("echo")])])
+        let outcome = try await host.beginRequest(
+            bundleIdentifier: MetricsDaemon.probeIdentifier,
+            items: [ExtensionItem(userInfo: ["probe.action": .string("echo")])])
         #expect(outcome.outcome == .completed)
         let first = try HTTPClient.request(address)
         #expect(first.status == 200)
@@ -83,9 +86,11 @@ import Glibc
         let colon = try #require(address.lastIndex(of: ":"))
         let attacker = Process()
         attacker.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        attacker.arguments = ["--reuid=\(Self.nobody)", "--regid=\(Self.nobody)", "--clear-groups", Self.python, "-c", Self.client,
-                              String(address[..<colon]), String(address[address.index(after: colon)...]),
-                              String(connections), String(perConnection), "4"]
+        attacker.arguments = [
+            "--reuid=\(Self.nobody)", "--regid=\(Self.nobody)", "--clear-groups", Self.python, "-c", Self.client,
+            String(address[..<colon]), String(address[address.index(after: colon)...]),
+            String(connections), String(perConnection), "4",
+        ]
         let output = Pipe()
         attacker.standardOutput = output
         try attacker.run()
@@ -94,13 +99,16 @@ import Glibc
         while attacker.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
         if attacker.isRunning { kill(attacker.processIdentifier, SIGKILL) }
         attacker.waitUntilExit()
-        let sent = Int(String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            .trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        let sent =
+            Int(
+                String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                    .trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
         #expect(attacker.terminationStatus == 0)
         // The attack happened: the requests went out (appexd's kernel buffers took them).
         let requestBytes = 34
-        #expect(sent >= MetricsServerLimits.defaultMaximumConnections * perConnection * requestBytes,
-                "only \(sent) bytes of requests were sent")
+        #expect(
+            sent >= MetricsServerLimits.defaultMaximumConnections * perConnection * requestBytes,
+            "only \(sent) bytes of requests were sent")
 
         // The client is gone: a normal scrape is answered, and appexd never grew much.
         let scrape = try HTTPClient.request(address)
@@ -108,7 +116,8 @@ import Glibc
         let after = try Self.memory(of: pid)
         #expect(after.peak - before.resident < bound, "appexd went from \(before.resident >> 20) MiB to a peak of \(after.peak >> 20) MiB")
         #expect(after.resident - before.resident < bound)
-        print("metrics flood: \(connections) connections × \(perConnection) requests for \(first.body.utf8.count) bytes each;",
-              "appexd \(before.resident >> 20) MiB before, peak \(after.peak >> 20) MiB, \(after.resident >> 20) MiB after")
+        print(
+            "metrics flood: \(connections) connections × \(perConnection) requests for \(first.body.utf8.count) bytes each;",
+            "appexd \(before.resident >> 20) MiB before, peak \(after.peak >> 20) MiB, \(after.resident >> 20) MiB after")
     }
 }

@@ -56,7 +56,8 @@ import Testing
     /// Two requests written at once on one kept-alive connection get two answers in order.
     @Test func pipelinedRequestsOnOneConnection() async throws {
         try await withServer { server in
-            let raw = try HTTPClient.exchange(server.address,
+            let raw = try HTTPClient.exchange(
+                server.address,
                 "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\nGET /nope HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
             let responses = try HTTPClient.parse(raw[...])
             #expect(responses.map(\.status) == [200, 404])

@@ -2,6 +2,7 @@ import AppexMetrics
 import Foundation
 import NIOCore
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -14,8 +15,10 @@ import Glibc
     static let body = [UInt8](repeating: UInt8(ascii: "x"), count: 64 * 1024)
     static let request = Array("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
 
-    func withServer(_ limits: MetricsServerLimits = MetricsServerLimits(),
-                    _ body: (MetricsServer) async throws -> Void) async throws {
+    func withServer(
+        _ limits: MetricsServerLimits = MetricsServerLimits(),
+        _ body: (MetricsServer) async throws -> Void
+    ) async throws {
         let server = try await MetricsServer.start(host: "127.0.0.1", port: 0, limits: limits) { loop in
             loop.makeSucceededFuture(Self.body)
         }

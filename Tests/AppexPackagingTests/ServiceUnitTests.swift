@@ -31,8 +31,10 @@ import Testing
 
     @Test func theUnitSaysWhatAppexdNeeds() throws {
         let lines = Set(try String(contentsOfFile: Self.unit, encoding: .utf8).split(separator: "\n").map(String.init))
-        for directive in ["Type=notify", "Delegate=yes", "KillMode=mixed", "StateDirectory=appex", "RuntimeDirectory=appex",
-                          "ExecStart=/usr/local/sbin/appexd", "ExecReload=/bin/sh -c 'kill -HUP $$MAINPID'"] {
+        for directive in [
+            "Type=notify", "Delegate=yes", "KillMode=mixed", "StateDirectory=appex", "RuntimeDirectory=appex",
+            "ExecStart=/usr/local/sbin/appexd", "ExecReload=/bin/sh -c 'kill -HUP $$MAINPID'",
+        ] {
             #expect(lines.contains(directive), "\(directive) missing")
         }
         #expect(lines.contains { $0.hasPrefix("WatchdogSec=") })

@@ -1,5 +1,6 @@
 import AppexKillReason
 import Testing
+
 @testable import AppexPolicyTesting
 
 /// How a probe run is judged against what a case expects, and how the filter's answers are
@@ -16,8 +17,10 @@ import Testing
     static var distinctive: String { ProbeErrno.name(PolicyTestProbeRunner.distinctiveErrno)! }
 
     /// Judges with reruns answered from `reruns`, recording which were asked for.
-    static func judge(_ expected: PolicyTestExpectation, _ o: ProbeObservation, policyErrnos: Set<String> = [],
-                      reruns: [PolicyTestJudge.Rules: ProbeObservation] = [:]) -> (PolicyTestVerdict, [PolicyTestJudge.Rules]) {
+    static func judge(
+        _ expected: PolicyTestExpectation, _ o: ProbeObservation, policyErrnos: Set<String> = [],
+        reruns: [PolicyTestJudge.Rules: ProbeObservation] = [:]
+    ) -> (PolicyTestVerdict, [PolicyTestJudge.Rules]) {
         var asked: [PolicyTestJudge.Rules] = []
         let verdict = PolicyTestJudge.judge(expected, o, policyErrnos: policyErrnos) { rules in
             asked.append(rules)
@@ -58,20 +61,24 @@ import Testing
 
     @Test func theFiltersAnswerFollowsThePolicysErrno() {
         // With the policy's errnos swapped the answer changes: the filter gave it.
-        let (byFilter, asked) = Self.judge(.denied(errnos: ["EPERM"], by: .filter), Self.answered("errno=EPERM"),
-                                           policyErrnos: ["EPERM"], reruns: [.swapped: Self.answered("errno=\(Self.distinctive)")])
+        let (byFilter, asked) = Self.judge(
+            .denied(errnos: ["EPERM"], by: .filter), Self.answered("errno=EPERM"),
+            policyErrnos: ["EPERM"], reruns: [.swapped: Self.answered("errno=\(Self.distinctive)")])
         #expect(byFilter.passed && asked == [.swapped])
         #expect(byFilter.note == "the filter's answer: errno=\(Self.distinctive) with the policy's errnos swapped")
 
         // The same answer swapped and with no rules at all: the kernel's, and the case fails.
-        let (kernel, askedTwice) = Self.judge(.denied(errnos: ["EPERM"], by: .filter), Self.answered("errno=EPERM"),
-                                              policyErrnos: ["EPERM"])
+        let (kernel, askedTwice) = Self.judge(
+            .denied(errnos: ["EPERM"], by: .filter), Self.answered("errno=EPERM"),
+            policyErrnos: ["EPERM"])
         #expect(!kernel.passed && askedTwice == [.swapped, .none])
         #expect(kernel.note?.hasPrefix("the kernel answers EPERM by itself") == true)
 
         // The same when swapped but different with no rules: the filter's fixed answer (ENOSYS).
-        let fixed = Self.judge(.denied(errnos: ["ENOSYS"], by: .filter), Self.answered("errno=ENOSYS"),
-                               reruns: [.none: Self.answered("ok")]).0
+        let fixed = Self.judge(
+            .denied(errnos: ["ENOSYS"], by: .filter), Self.answered("errno=ENOSYS"),
+            reruns: [.none: Self.answered("ok")]
+        ).0
         #expect(fixed.passed && fixed.note == "the filter's fixed answer: ok without the policy's rules")
 
         // An errno the policy never gives cannot be the filter's: said without a rerun.
@@ -84,8 +91,10 @@ import Testing
         let (plain, asked) = Self.judge(.denied(errnos: ["EAGAIN"], by: .kernel), Self.answered("errno=EAGAIN"), policyErrnos: ["EPERM"])
         #expect(plain.passed && asked.isEmpty)
         // An errno the policy also gives: the swapped run tells.
-        let filter = Self.judge(.denied(errnos: ["EPERM"], by: .kernel), Self.answered("errno=EPERM"), policyErrnos: ["EPERM"],
-                                reruns: [.swapped: Self.answered("errno=\(Self.distinctive)")]).0
+        let filter = Self.judge(
+            .denied(errnos: ["EPERM"], by: .kernel), Self.answered("errno=EPERM"), policyErrnos: ["EPERM"],
+            reruns: [.swapped: Self.answered("errno=\(Self.distinctive)")]
+        ).0
         #expect(!filter.passed && filter.note?.hasPrefix("the filter answered, not the kernel") == true)
         let kernel = Self.judge(.denied(errnos: ["EPERM"], by: .kernel), Self.answered("errno=EPERM"), policyErrnos: ["EPERM"]).0
         #expect(kernel.passed && kernel.note == "the kernel's answer: errno=EPERM also with the policy's errnos swapped")
@@ -106,7 +115,8 @@ import Testing
     @Test func invisibleIsENOENTAndReadOnlyIsEROFS() {
         #expect(Self.judge(.invisible, Self.answered("errno=ENOENT")).0.passed)
         #expect(Self.judge(.invisible, Self.answered("ok")).0.note == "the path is there: the sandbox shows it")
-        #expect(Self.judge(.invisible, Self.answered("errno=EACCES")).0.note == "the path is there but the attempt failed otherwise (expected ENOENT)")
+        #expect(
+            Self.judge(.invisible, Self.answered("errno=EACCES")).0.note == "the path is there but the attempt failed otherwise (expected ENOENT)")
         #expect(Self.judge(.readOnly, Self.answered("errno=EROFS")).0.passed)
         #expect(Self.judge(.readOnly, Self.answered("errno=ENOENT")).0.note == "not read-only: the path is writable, or not there")
         #expect(Self.judge(.readOnly, Self.answered("ok")).0.note == "written: the path is writable")
@@ -133,7 +143,8 @@ import Testing
             #expect(ProbeErrno.value(entry.name) == entry.value)
         }
         #expect(Set(ProbeErrno.table.map(\.name)).count == ProbeErrno.table.count, "no name twice")
-        #expect(!["EPERM", "EACCES", "ENOENT", "EROFS", "ENOSYS"].contains(Self.distinctive),
-                "the distinctive errno is none a policy or the kernel commonly gives")
+        #expect(
+            !["EPERM", "EACCES", "ENOENT", "EROFS", "ENOSYS"].contains(Self.distinctive),
+            "the distinctive errno is none a policy or the kernel commonly gives")
     }
 }

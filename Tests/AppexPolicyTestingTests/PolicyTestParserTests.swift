@@ -2,6 +2,7 @@ import AppexPolicy
 import AppexTestSupport
 import Foundation
 import Testing
+
 @testable import AppexPolicyTesting
 
 /// Reading policy test files (Docs/policy-tests.md): the shipped ones read clean, and a file
@@ -64,7 +65,8 @@ import Testing
 
     @Test func everyMistakeIsListedWithItsLine() throws {
         let setup = try Setup("ptp-mistakes")
-        let errors = try setup.mistakes("""
+        let errors = try setup.mistakes(
+            """
             extensionPoint: com.apple.share-services
             cases:
               - name: one
@@ -110,20 +112,24 @@ import Testing
 
     @Test func aPathStandsInForTheAttemptOfInvisibleAndReadOnly() throws {
         let setup = try Setup("ptp-path")
-        let file = try setup.parser.parse(file: try setup.write("paths.yaml", """
-            extensionPoint: com.apple.share-services
-            cases:
-              - name: hidden
-                path: /etc/shadow
-                expect: invisible
-              - name: sealed
-                path: /usr
-                expect: read-only
-            """))
+        let file = try setup.parser.parse(
+            file: try setup.write(
+                "paths.yaml",
+                """
+                extensionPoint: com.apple.share-services
+                cases:
+                  - name: hidden
+                    path: /etc/shadow
+                    expect: invisible
+                  - name: sealed
+                    path: /usr
+                    expect: read-only
+                """))
         #expect(file.cases[0].action == ["exists", "/etc/shadow"])
         #expect(file.cases[1].expectation == .readOnly)
         #expect(file.cases[1].action?.contains { $0.hasPrefix("str:/usr/.appex-test-policy-absent-") } == true)
-        let relative = try setup.mistakes("""
+        let relative = try setup.mistakes(
+            """
             extensionPoint: com.apple.share-services
             cases:
               - name: relative
@@ -136,14 +142,16 @@ import Testing
     @Test func limitsAreCheckedAgainstEachOtherAndTheirFloor() throws {
         let setup = try Setup("ptp-limits")
         func limits(_ body: String) throws -> [String] {
-            try setup.mistakes("""
+            try setup.mistakes(
+                """
                 extensionPoint: com.apple.share-services
                 cases:
                   - name: limited
                     action: getpid
                     expect: allowed
                     limits: {\(body)}
-                """).map(\.message)
+                """
+            ).map(\.message)
         }
         #expect(try limits("memory: 512KiB").first?.contains("is below 1MiB") == true)
         #expect(try limits("memory: 16MiB, memorySoft: 32MiB").first?.contains("memorySoft 32MiB is above memory 16MiB") == true)

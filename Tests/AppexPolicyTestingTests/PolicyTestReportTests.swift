@@ -1,6 +1,7 @@
 import AppexPolicy
 import Foundation
 import Testing
+
 @testable import AppexPolicyTesting
 
 /// `${NAME}` variables, and the three forms of the report: lines, JSON, JUnit XML.
@@ -9,27 +10,32 @@ import Testing
         #expect(PolicyTestVariables.names(in: "alloc ${memoryLimitMiB} and ${uid}") == ["memoryLimitMiB", "uid"])
         #expect(PolicyTestVariables.names(in: "no variables $uid {uid}") == [])
         #expect(PolicyTestVariables.names(in: "open ${unterminated") == ["unterminated"])
-        #expect(PolicyTestVariables.substitute("ok uid=${uid} euid=${uid} ${other}", ["uid": "200001"])
+        #expect(
+            PolicyTestVariables.substitute("ok uid=${uid} euid=${uid} ${other}", ["uid": "200001"])
                 == "ok uid=200001 euid=200001 ${other}")
         #expect(PolicyTestVariables.isKnown("bystanderPID") && !PolicyTestVariables.isKnown("nope"))
         #expect(PolicyTestVariables.needsBystander.allSatisfy { PolicyTestVariables.isKnown($0) })
     }
 
     static let results = [
-        PolicyTestResult(suite: "limits", name: "fork", file: "/t/limits.yaml", line: 12, expected: "allowed",
-                         verdict: .pass("ok"), milliseconds: 250),
-        PolicyTestResult(suite: "limits", name: "a <b> & \"c\"", expected: "denied EPERM",
-                         verdict: .fail("errno=EACCES", "answered EACCES, expected EPERM"), milliseconds: 1500),
-        PolicyTestResult(suite: "host", name: "nothing left behind", expected: "none", verdict: .pass("none left", "checked"),
-                         milliseconds: 0),
+        PolicyTestResult(
+            suite: "limits", name: "fork", file: "/t/limits.yaml", line: 12, expected: "allowed",
+            verdict: .pass("ok"), milliseconds: 250),
+        PolicyTestResult(
+            suite: "limits", name: "a <b> & \"c\"", expected: "denied EPERM",
+            verdict: .fail("errno=EACCES", "answered EACCES, expected EPERM"), milliseconds: 1500),
+        PolicyTestResult(
+            suite: "host", name: "nothing left behind", expected: "none", verdict: .pass("none left", "checked"),
+            milliseconds: 0),
     ]
 
     @Test func aLinePerCaseAndASummary() {
-        #expect(Self.results.map { PolicyTestReport.line($0) } == [
-            "PASS limits: fork: expected allowed; observed ok",
-            "FAIL limits: a <b> & \"c\": expected denied EPERM; observed errno=EACCES -- answered EACCES, expected EPERM",
-            "PASS host: nothing left behind: expected none; observed none left (checked)",
-        ])
+        #expect(
+            Self.results.map { PolicyTestReport.line($0) } == [
+                "PASS limits: fork: expected allowed; observed ok",
+                "FAIL limits: a <b> & \"c\": expected denied EPERM; observed errno=EACCES -- answered EACCES, expected EPERM",
+                "PASS host: nothing left behind: expected none; observed none left (checked)",
+            ])
         #expect(PolicyTestReport.summary(Self.results) == "2 passed, 1 failed")
     }
 
@@ -65,8 +71,9 @@ import Testing
 
         let tight = PolicyTestLimits(memory: .mebibytes(4), pids: 8, files: 32, launchDeadline: .milliseconds(250)).apply(to: policy)
         #expect(tight.memory.activeHardLimit == .mebibytes(4) && tight.memory.inactiveHardLimit == .mebibytes(4))
-        #expect(tight.memory.activeSoftLimit <= .mebibytes(4) && tight.memory.inactiveSoftLimit <= .mebibytes(4),
-                "a soft limit above the hard one would never warn")
+        #expect(
+            tight.memory.activeSoftLimit <= .mebibytes(4) && tight.memory.inactiveSoftLimit <= .mebibytes(4),
+            "a soft limit above the hard one would never warn")
         #expect(tight.pidsLimit == 8 && tight.openFilesLimit == 32 && tight.launchDeadline == .milliseconds(250))
 
         let soft = PolicyTestLimits(memory: .mebibytes(64), memorySoft: .mebibytes(48)).apply(to: policy)

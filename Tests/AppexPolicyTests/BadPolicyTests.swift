@@ -1,12 +1,15 @@
+import Testing
+
 @testable import AppexPolicy
 @testable import AppexPolicyCore
-import Testing
 
 /// Each broken policy is refused with the file, the line and the key that are wrong.
 @Suite struct BadPolicyTests {
     @Test func unknownSyscallIsRefusedWithFileLineAndKey() throws {
         let tree = try PolicyTree()
-        try tree.write("syscall-groups/reboot.yaml", """
+        try tree.write(
+            "syscall-groups/reboot.yaml",
+            """
             name: reboot
             summary: Rebooting.
             syscalls:
@@ -24,7 +27,9 @@ import Testing
 
     @Test func badSizeIsRefused() throws {
         let tree = try PolicyTree()
-        try tree.write("extension-points/share.yaml", """
+        try tree.write(
+            "extension-points/share.yaml",
+            """
             extensionPoints: [com.apple.share-services]
             title: Share
             memory:
@@ -39,7 +44,9 @@ import Testing
 
     @Test func unknownBandIsRefusedAndListsKnownOnes() throws {
         let tree = try PolicyTree()
-        try tree.write("extension-points/widget.yaml", """
+        try tree.write(
+            "extension-points/widget.yaml",
+            """
             extensionPoints: [com.apple.widget-extension]
             title: Today
             jetsamBand: very-important
@@ -51,7 +58,9 @@ import Testing
 
     @Test func wrongTypeIsRefused() throws {
         let tree = try PolicyTree()
-        try tree.write("extension-points/keyboard.yaml", """
+        try tree.write(
+            "extension-points/keyboard.yaml",
+            """
             extensionPoints: [com.apple.keyboard-service]
             title: Keyboard
             pidsLimit:
@@ -64,7 +73,9 @@ import Testing
 
     @Test func unknownKeyIsRefusedNotIgnored() throws {
         let tree = try PolicyTree()
-        try tree.write("extension-points/share.yaml", """
+        try tree.write(
+            "extension-points/share.yaml",
+            """
             extensionPoints: [com.apple.share-services]
             title: Share
             memroy:
@@ -77,7 +88,9 @@ import Testing
 
     @Test func unknownGroupAndActionAndErrno() throws {
         let tree = try PolicyTree()
-        try tree.write("extension-points/share.yaml", """
+        try tree.write(
+            "extension-points/share.yaml",
+            """
             extensionPoints: [com.apple.share-services]
             title: Share
             syscalls:
@@ -97,7 +110,9 @@ import Testing
 
     @Test func softAboveHardIsRefused() throws {
         let tree = try PolicyTree()
-        try tree.write("extension-points/widget.yaml", """
+        try tree.write(
+            "extension-points/widget.yaml",
+            """
             extensionPoints: [com.apple.widget-extension]
             title: Today
             memory:
@@ -124,7 +139,9 @@ import Testing
 
     @Test func overlayLayersOverShipped() throws {
         let overlay = try PolicyTree(copyShipped: false)
-        try overlay.write("extension-points/share.yaml", """
+        try overlay.write(
+            "extension-points/share.yaml",
+            """
             extensionPoints: [com.apple.share-services]
             memory:
               activeHardLimit: 8MiB
@@ -148,7 +165,9 @@ import Testing
     @Test func stricterActionWinsWhenGroupsOverlap() throws {
         let overlay = try PolicyTree(copyShipped: false)
         try overlay.write("syscall-groups/extra.yaml", "name: extra\nsummary: overlap\nsyscalls: [ptrace, reboot]\n")
-        try overlay.write("extension-points/share.yaml", """
+        try overlay.write(
+            "extension-points/share.yaml",
+            """
             extensionPoints: [com.apple.share-services]
             syscalls:
               deny:

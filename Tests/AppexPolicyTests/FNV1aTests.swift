@@ -1,12 +1,15 @@
+import Testing
+
 @testable import AppexPolicy
 @testable import AppexPolicyCore
-import Testing
 
 /// FNV-1a 64 keys the caches on disk: every entry point gives the published digests.
 @Suite struct FNV1aTests {
     // From the FNV reference test vectors.
-    static let vectors: [(String, UInt64)] = [("", 0xcbf2_9ce4_8422_2325), ("a", 0xaf63_dc4c_8601_ec8c),
-                                              ("foobar", 0x8594_4171_f739_67e8)]
+    static let vectors: [(String, UInt64)] = [
+        ("", 0xcbf2_9ce4_8422_2325), ("a", 0xaf63_dc4c_8601_ec8c),
+        ("foobar", 0x8594_4171_f739_67e8),
+    ]
 
     @Test func everyOverloadGivesTheReferenceDigest() {
         for (text, digest) in Self.vectors {

@@ -1,8 +1,10 @@
+import AppexTestSupport
 import Foundation
+import Testing
+
 @testable import AppexPolicy
 @testable import AppexPolicyCore
-import Testing
-import AppexTestSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -95,7 +97,9 @@ import Glibc
     /// one an overlay changes alone keeps its own.
     @Test func identifiersSharingAFileButNotAPolicyStayApart() throws {
         let overlay = try PolicyTree(copyShipped: false)
-        try overlay.write("extension-points/safari-extension.yaml", """
+        try overlay.write(
+            "extension-points/safari-extension.yaml",
+            """
             extensionPoints: [com.apple.Safari.extension]
             memory:
               activeHardLimit: 20MiB

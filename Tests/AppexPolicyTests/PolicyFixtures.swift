@@ -1,5 +1,6 @@
 import AppexTestSupport
 import Foundation
+
 @testable import AppexPolicy
 @testable import AppexPolicyCore
 

@@ -1,8 +1,10 @@
 import AppexTestSupport
 import Foundation
 import Testing
+
 @testable import AppexPolicy
 @testable import AppexPolicyCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -24,8 +26,9 @@ import Glibc
         #expect(PolicyLocator.shippedDirectory(executablePath: prefix.path + "/appex-link", environment: nil) == real)
         // appexd in sbin, and the full tool one level deeper, in libexec/appex.
         for exe in ["sbin/appexd", "libexec/appex/appex-commands"] {
-            try FileManager.default.createDirectory(atPath: prefix.path + "/" + PolicyLocator.directoryOf(exe),
-                                                    withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                atPath: prefix.path + "/" + PolicyLocator.directoryOf(exe),
+                withIntermediateDirectories: true)
             FileManager.default.createFile(atPath: prefix.path + "/" + exe, contents: Data())
             #expect(PolicyLocator.shippedDirectory(executablePath: prefix.path + "/" + exe, environment: nil) == real, "\(exe)")
         }

@@ -1,7 +1,8 @@
 import AppexBundle
+import Testing
+
 @testable import AppexPolicy
 @testable import AppexPolicyCore
-import Testing
 
 @Suite struct ShippedPolicyTests {
     let set: PolicySet
@@ -21,11 +22,13 @@ import Testing
         #expect(!policy.memory.source.isEmpty)
     }
 
-    @Test(arguments: ["com.apple.share-services", "com.apple.ui-services", "com.apple.widget-extension",
-                      "com.apple.widgetkit-extension", "com.apple.keyboard-service", "com.apple.photo-editing",
-                      "com.apple.fileprovider-nonui", "com.apple.usernotifications.service",
-                      "com.apple.usernotifications.content-extension", "com.apple.intents-service",
-                      "com.apple.networkextension.packet-tunnel"])
+    @Test(arguments: [
+        "com.apple.share-services", "com.apple.ui-services", "com.apple.widget-extension",
+        "com.apple.widgetkit-extension", "com.apple.keyboard-service", "com.apple.photo-editing",
+        "com.apple.fileprovider-nonui", "com.apple.usernotifications.service",
+        "com.apple.usernotifications.content-extension", "com.apple.intents-service",
+        "com.apple.networkextension.packet-tunnel",
+    ])
     func requiredExtensionPointsHavePolicies(point: String) {
         #expect(set.policy(for: point) != nil)
         #expect(ExtensionPointCatalog.isKnown(point))
@@ -44,8 +47,10 @@ import Testing
         for group in set.groups.values {
             for call in group.syscalls { #expect(SyscallNames.number(call) != nil, "\(group.name): \(call)") }
         }
-        for name in ["process-tracing", "mounting", "kernel-modules", "reboot", "raw-io", "keyrings", "bpf",
-                     "namespaces", "clock-setting", "swap", "app-extension-unavailable", "file-handles"] {
+        for name in [
+            "process-tracing", "mounting", "kernel-modules", "reboot", "raw-io", "keyrings", "bpf",
+            "namespaces", "clock-setting", "swap", "app-extension-unavailable", "file-handles",
+        ] {
             #expect(set.groups[name] != nil, "missing group \(name)")
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import AppexRegistry
 
 /// Issue 30, finding 5: a bundle joins an app group only through what an administrator did
@@ -12,7 +13,9 @@ struct AppGroupMembershipTests {
     /// Gives the bundle at `relative` an Entitlements.plist declaring `groups`.
     static func entitle(_ scratch: Scratch, _ relative: String, _ groups: [String]) throws {
         let list = groups.map { "<string>\($0)</string>" }.joined()
-        try scratch.write(relative + "/Entitlements.plist", """
+        try scratch.write(
+            relative + "/Entitlements.plist",
+            """
             <?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict>
             <key>com.apple.security.application-groups</key><array>\(list)</array></dict></plist>
             """)
@@ -34,8 +37,9 @@ struct AppGroupMembershipTests {
 
     @Test("the rule: grants, the owner's extensions, a claim of an unowned group, refusals")
     func decisions() {
-        let m = AppGroupMembership(owners: ["g.owned": "com.victim"],
-                                   grants: AppGroupGrants(["g.owned": ["com.attacker.a"], "g.configured": ["com.tools"]]))
+        let m = AppGroupMembership(
+            owners: ["g.owned": "com.victim"],
+            grants: AppGroupGrants(["g.owned": ["com.attacker.a"], "g.configured": ["com.tools"]]))
         #expect(m.decide(group: "g.owned", bundle: "com.victim.v", app: "com.victim") == .member)
         #expect(m.decide(group: "g.owned", bundle: "com.attacker.a", app: nil) == .member)
         #expect(m.decide(group: "g.configured", bundle: "com.tools.w", app: "com.tools") == .member)
@@ -142,7 +146,8 @@ struct AppGroupMembershipTests {
 
         // ...unless an installed extension still declares it (a granted one).
         try registry.install(path: try Self.victim(scratch, plugIns: ["com.victim.v"]))
-        try registry.install(path: try Self.attacker(scratch), options: InstallOptions(appGroupGrants: AppGroupGrants([Self.group: ["com.attacker.a"]])))
+        try registry.install(
+            path: try Self.attacker(scratch), options: InstallOptions(appGroupGrants: AppGroupGrants([Self.group: ["com.attacker.a"]])))
         try scratch.write("state/groups/\(Self.group)/kept", "shared data")
         try registry.uninstall("com.victim", removeData: true)
         #expect(try scratch.read(kept) == "shared data")

@@ -1,7 +1,9 @@
 import AppexTestSupport
 import Foundation
 import Testing
+
 @testable import AppexRegistry
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -23,10 +25,11 @@ struct CrashRecoveryTests {
 
         let registry = try Registry(stateDirectory: scratch.state)
         #expect(registry.recovery.removedStaging == [scratch.state + "/bundles/.staging/install-dead"])
-        #expect(registry.recovery.removedOrphans.sorted() == [
-            scratch.state + "/bundles/com.example.gone",
-            scratch.state + "/bundles/com.example.share/2",
-        ])
+        #expect(
+            registry.recovery.removedOrphans.sorted() == [
+                scratch.state + "/bundles/com.example.gone",
+                scratch.state + "/bundles/com.example.share/2",
+            ])
         #expect(registry.recovery.missingCopies.isEmpty)
         #expect(scratch.names(in: registry.bundlesDirectory).filter { !$0.hasPrefix(".") } == ["com.example.share"])
         #expect(scratch.names(in: registry.bundlesDirectory + "/com.example.share") == ["1"])
@@ -74,8 +77,9 @@ struct CrashRecoveryTests {
         #expect(FileManager.default.isExecutableFile(atPath: Self.helper), "missing \(Self.helper)")
         let scratch = try Scratch()
         let big = String(repeating: "0123456789abcdef", count: 1 << 16)  // 1 MiB: kills land mid-copy
-        let app = try scratch.makeApp("src/Host.app", identifier: "com.example.host",
-                                      plugIns: ["com.example.host.share", "com.example.host.action"], data: big)
+        let app = try scratch.makeApp(
+            "src/Host.app", identifier: "com.example.host",
+            plugIns: ["com.example.host.share", "com.example.host.action"], data: big)
         let bare = try scratch.makeAppex("src/Widget.appex", identifier: "com.example.widget", data: big)
         let churn = try scratch.makeAppex("src/Churn.appex", identifier: "com.example.churn", data: big)
         let kept = ["com.example.host.action", "com.example.host.share", "com.example.widget"]
@@ -95,8 +99,9 @@ struct CrashRecoveryTests {
             process.waitUntilExit()
             let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             #expect(reached, "round \(round): the helper stopped early: \(reader.lines) \(stderr)")
-            #expect(process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL,
-                    "round \(round): the helper was not killed mid-run: \(stderr)")
+            #expect(
+                process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL,
+                "round \(round): the helper was not killed mid-run: \(stderr)")
             #expect(reader.lines.first == "ready")
 
             let registry = try Registry(stateDirectory: scratch.state)
@@ -115,8 +120,9 @@ struct CrashRecoveryTests {
             let directories = scratch.names(in: registry.bundlesDirectory).filter { !$0.hasPrefix(".") }
             #expect(directories == rows.map(\.bundleIdentifier).sorted(), "round \(round)")
             for row in rows {
-                #expect(scratch.names(in: registry.bundlesDirectory + "/" + row.bundleIdentifier) == [String(row.generation)],
-                        "round \(round): \(row.bundleIdentifier)")
+                #expect(
+                    scratch.names(in: registry.bundlesDirectory + "/" + row.bundleIdentifier) == [String(row.generation)],
+                    "round \(round): \(row.bundleIdentifier)")
                 #expect(try scratch.read(row.bundlePath + "/Resources/data.txt") == big)
             }
         }

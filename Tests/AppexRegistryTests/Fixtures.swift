@@ -2,6 +2,7 @@ import AppexRegistry
 import AppexTestSupport
 import Foundation
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -33,8 +34,9 @@ final class Scratch {
 
     func write(_ relative: String, _ data: Data, mode: mode_t = 0o644) throws {
         let full = sub(relative)
-        try FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent,
-                                                withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: (full as NSString).deletingLastPathComponent,
+            withIntermediateDirectories: true)
         try data.write(to: URL(fileURLWithPath: full))
         #expect(chmod(full, mode) == 0)
     }
@@ -46,8 +48,10 @@ final class Scratch {
     /// A valid bare bundle at `relative`: Info.plist, a shell-script executable `run`, and
     /// `Resources/data.txt` holding `data`.
     @discardableResult
-    func makeAppex(_ relative: String, identifier: String, data: String = "payload",
-                   point: String = "com.apple.share-services", name: String? = nil) throws -> String {
+    func makeAppex(
+        _ relative: String, identifier: String, data: String = "payload",
+        point: String = "com.apple.share-services", name: String? = nil
+    ) throws -> String {
         try write(relative + "/Info.plist", infoPlistXML(identifier: identifier, point: point, name: name))
         try write(relative + "/run", "#!/bin/sh\necho hello\n", mode: 0o755)
         try write(relative + "/Resources/data.txt", data)
@@ -72,15 +76,21 @@ final class Scratch {
     }
 }
 
-func infoPlistXML(identifier: String, executable: String = "run", point: String = "com.apple.share-services",
-                  name: String? = nil) -> String {
-    BareBundle.InfoPlist(identifier: identifier, executable: executable, point: point, version: "7", shortVersion: "1.2",
-                         displayName: name, activationRule: "<string>TRUEPREDICATE</string>").xml
+func infoPlistXML(
+    identifier: String, executable: String = "run", point: String = "com.apple.share-services",
+    name: String? = nil
+) -> String {
+    BareBundle.InfoPlist(
+        identifier: identifier, executable: executable, point: point, version: "7", shortVersion: "1.2",
+        displayName: name, activationRule: "<string>TRUEPREDICATE</string>"
+    ).xml
 }
 
 func appInfoPlistXML(identifier: String) -> String {
-    BareBundle.InfoPlist(identifier: identifier, executable: "Host", point: nil, packageType: nil, version: "3",
-                         extra: "<key>CFBundleName</key><string>Host</string>").xml
+    BareBundle.InfoPlist(
+        identifier: identifier, executable: "Host", point: nil, packageType: nil, version: "3",
+        extra: "<key>CFBundleName</key><string>Host</string>"
+    ).xml
 }
 
 /// The bundles an install refused, or nil (with a recorded issue) when it was not refused so.

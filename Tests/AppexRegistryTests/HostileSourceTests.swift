@@ -2,7 +2,9 @@ import AppexBundle
 import AppexTestSupport
 import Foundation
 import Testing
+
 @testable import AppexRegistry
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,8 +15,10 @@ import Glibc
 struct HostileSourceTests {
     /// Installs `source`, expects a refusal holding a finding `code` at `file`, and checks
     /// that nothing reached the registry.
-    func expectRefused(_ source: String, code: String, at file: String, messageContains: String,
-                       registry: Registry) throws {
+    func expectRefused(
+        _ source: String, code: String, at file: String, messageContains: String,
+        registry: Registry
+    ) throws {
         let bundles = try #require(refusal { try registry.install(path: source) })
         let findings = bundles.flatMap(\.findings)
         let finding = try #require(findings.first { $0.code == code }, "findings: \(findings)")
@@ -29,15 +33,17 @@ struct HostileSourceTests {
     func expandingInfoPlist() throws {
         let scratch = try Scratch()
         let source = try scratch.makeAppex("src/Share.appex", identifier: "com.example.share")
-        let plist = BinaryPlistBuilder.expandingInfoPlist(identifier: "com.example.share", executable: "run",
-                                                          extensionPoint: "com.apple.share-services",
-                                                          stringBytes: 16 << 10, fanOut: 64, levels: 2)
+        let plist = BinaryPlistBuilder.expandingInfoPlist(
+            identifier: "com.example.share", executable: "run",
+            extensionPoint: "com.apple.share-services",
+            stringBytes: 16 << 10, fanOut: 64, levels: 2)
         try scratch.write("src/Share.appex/Info.plist", Data(plist))
         let registry = try Registry(stateDirectory: scratch.state)
         let bundles = try #require(refusal { try registry.install(path: source) })
         let finding = try #require(bundles.flatMap(\.findings).first { $0.code == "plist.malformed" })
-        #expect(finding.message.contains("expands past the limit of \(PropertyListReader.maximumExpandedBytes) bytes"),
-                "\(finding.message)")
+        #expect(
+            finding.message.contains("expands past the limit of \(PropertyListReader.maximumExpandedBytes) bytes"),
+            "\(finding.message)")
         #expect(try registry.list().isEmpty)
         #expect(bundlesAreEmpty(registry))
     }
@@ -47,8 +53,9 @@ struct HostileSourceTests {
         let scratch = try Scratch()
         let source = try scratch.makeAppex("src/Share.appex", identifier: "com.example.share")
         #expect(symlink("/etc/passwd", source + "/Resources/passwd") == 0)
-        try expectRefused(source, code: "install.symlink", at: "Resources/passwd", messageContains: "\"/etc/passwd\"",
-                          registry: Registry(stateDirectory: scratch.state))
+        try expectRefused(
+            source, code: "install.symlink", at: "Resources/passwd", messageContains: "\"/etc/passwd\"",
+            registry: Registry(stateDirectory: scratch.state))
     }
 
     @Test("a symlink pointing inside the bundle is refused too")
@@ -56,8 +63,9 @@ struct HostileSourceTests {
         let scratch = try Scratch()
         let source = try scratch.makeAppex("src/Share.appex", identifier: "com.example.share")
         #expect(symlink("Resources/data.txt", source + "/alias.txt") == 0)
-        try expectRefused(source, code: "install.symlink", at: "alias.txt", messageContains: "symbolic link",
-                          registry: Registry(stateDirectory: scratch.state))
+        try expectRefused(
+            source, code: "install.symlink", at: "alias.txt", messageContains: "symbolic link",
+            registry: Registry(stateDirectory: scratch.state))
     }
 
     @Test("a symlinked Info.plist is refused before any plist is read")
@@ -67,8 +75,9 @@ struct HostileSourceTests {
         try scratch.write("elsewhere/Info.plist", infoPlistXML(identifier: "com.example.share"))
         #expect(unlink(source + "/Info.plist") == 0)
         #expect(symlink(scratch.sub("elsewhere/Info.plist"), source + "/Info.plist") == 0)
-        try expectRefused(source, code: "install.symlink", at: "Info.plist", messageContains: "elsewhere/Info.plist",
-                          registry: Registry(stateDirectory: scratch.state))
+        try expectRefused(
+            source, code: "install.symlink", at: "Info.plist", messageContains: "elsewhere/Info.plist",
+            registry: Registry(stateDirectory: scratch.state))
     }
 
     @Test("a FIFO as the executable is refused without hanging on it")
@@ -77,8 +86,9 @@ struct HostileSourceTests {
         let source = try scratch.makeAppex("src/Share.appex", identifier: "com.example.share")
         #expect(unlink(source + "/run") == 0)
         #expect(mkfifo(source + "/run", 0o755) == 0)
-        try expectRefused(source, code: "install.special-file", at: "run", messageContains: "FIFO",
-                          registry: Registry(stateDirectory: scratch.state))
+        try expectRefused(
+            source, code: "install.special-file", at: "run", messageContains: "FIFO",
+            registry: Registry(stateDirectory: scratch.state))
     }
 
     @Test("a socket and a device node are refused")
@@ -112,8 +122,9 @@ struct HostileSourceTests {
         let source = try scratch.makeAppex("src/Share.appex", identifier: "com.example.share")
         try scratch.write("outside.txt", "not the author's to publish")
         #expect(link(scratch.sub("outside.txt"), source + "/Resources/linked.txt") == 0)
-        try expectRefused(source, code: "install.hard-link", at: "Resources/linked.txt", messageContains: "2 hard links",
-                          registry: Registry(stateDirectory: scratch.state))
+        try expectRefused(
+            source, code: "install.hard-link", at: "Resources/linked.txt", messageContains: "2 hard links",
+            registry: Registry(stateDirectory: scratch.state))
     }
 
     @Test("the bundle itself being a symlink, or missing, or a file, is an unusable source")
@@ -123,8 +134,10 @@ struct HostileSourceTests {
         #expect(symlink(scratch.sub("src/Real.appex"), scratch.sub("src/Link.appex")) == 0)
         try scratch.write("src/File.appex", "x")
         let registry = try Registry(stateDirectory: scratch.state)
-        for (path, problem) in [("src/Link.appex", "symbolic link"), ("src/Missing.appex", "no such file"),
-                                ("src/File.appex", "not a directory")] {
+        for (path, problem) in [
+            ("src/Link.appex", "symbolic link"), ("src/Missing.appex", "no such file"),
+            ("src/File.appex", "not a directory"),
+        ] {
             do {
                 try registry.install(path: scratch.sub(path))
                 Issue.record("\(path) was installed")
@@ -142,22 +155,25 @@ struct HostileSourceTests {
         try scratch.makeApp("elsewhere/Host.app", identifier: "com.example.host", plugIns: ["com.example.host.share"])
         try scratch.write("src/Host.app/Info.plist", appInfoPlistXML(identifier: "com.example.host"))
         #expect(symlink(scratch.sub("elsewhere/Host.app/PlugIns"), scratch.sub("src/Host.app/PlugIns")) == 0)
-        try expectRefused(scratch.sub("src/Host.app"), code: "install.symlink", at: "PlugIns", messageContains: "symbolic link",
-                          registry: Registry(stateDirectory: scratch.state))
+        try expectRefused(
+            scratch.sub("src/Host.app"), code: "install.symlink", at: "PlugIns", messageContains: "symbolic link",
+            registry: Registry(stateDirectory: scratch.state))
     }
 
     @Test("every problem is reported at once, with paths inside the app")
     func allProblemsReported() throws {
         let scratch = try Scratch()
-        let source = try scratch.makeApp("src/Host.app", identifier: "com.example.host",
-                                         plugIns: ["com.example.host.share", "com.example.host.action"])
+        let source = try scratch.makeApp(
+            "src/Host.app", identifier: "com.example.host",
+            plugIns: ["com.example.host.share", "com.example.host.action"])
         #expect(symlink("/etc/shadow", source + "/PlugIns/share.appex/shadow") == 0)
         #expect(mkfifo(source + "/PlugIns/action.appex/Resources/pipe", 0o644) == 0)
         let registry = try Registry(stateDirectory: scratch.state)
         let bundles = try #require(refusal { try registry.install(path: source) })
         #expect(bundles.map(\.path) == [source])
-        #expect(bundles[0].findings.map(\.keyPath.description).sorted()
-            == ["PlugIns/action.appex/Resources/pipe", "PlugIns/share.appex/shadow"])
+        #expect(
+            bundles[0].findings.map(\.keyPath.description).sorted()
+                == ["PlugIns/action.appex/Resources/pipe", "PlugIns/share.appex/shadow"])
         #expect(bundlesAreEmpty(registry))
     }
 
@@ -166,9 +182,10 @@ struct HostileSourceTests {
         let scratch = try Scratch()
         let source = try scratch.makeAppex("src/Share.appex", identifier: "com.example.share")
         #expect(truncate(source + "/Resources/data.txt", off_t(InstallLimits.maximumTotalBytes) + 1) == 0)
-        try expectRefused(source, code: "install.too-large", at: "Resources/data.txt",
-                          messageContains: "\(InstallLimits.maximumTotalBytes) bytes",
-                          registry: Registry(stateDirectory: scratch.state))
+        try expectRefused(
+            source, code: "install.too-large", at: "Resources/data.txt",
+            messageContains: "\(InstallLimits.maximumTotalBytes) bytes",
+            registry: Registry(stateDirectory: scratch.state))
     }
 
     @Test("nesting deeper than the limit is refused")
@@ -179,8 +196,9 @@ struct HostileSourceTests {
         try FileManager.default.createDirectory(atPath: source + "/" + deep, withIntermediateDirectories: true)
         let bundles = try #require(refusal { try Registry(stateDirectory: scratch.state).install(path: source) })
         #expect(bundles.flatMap(\.findings).map(\.code) == ["install.too-deep"])
-        #expect(bundles[0].findings[0].keyPath.description
-            == (0...InstallLimits.maximumDepth).map { "d\($0)" }.joined(separator: "/"))
+        #expect(
+            bundles[0].findings[0].keyPath.description
+                == (0...InstallLimits.maximumDepth).map { "d\($0)" }.joined(separator: "/"))
     }
 
     @Test("more entries than the limit are refused")

@@ -3,7 +3,9 @@ import AppexTestSupport
 import CAppexLinux
 import Foundation
 import Testing
+
 @testable import AppexRegistry
+
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -2,7 +2,9 @@ import AppexBundle
 import Foundation
 import GRDB
 import Testing
+
 @testable import AppexRegistry
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -52,16 +54,21 @@ struct InstallTests {
         let scratch = try Scratch()
         let registry = try Registry(stateDirectory: scratch.state)
         let (mode, foreignKeys, synchronous, migrations, tables) = try registry.database.read { db in
-            (try String.fetchOne(db, sql: "PRAGMA journal_mode"), try Int.fetchOne(db, sql: "PRAGMA foreign_keys"),
-             try Int.fetchOne(db, sql: "PRAGMA synchronous"),
-             try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations"),
-             try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"))
+            (
+                try String.fetchOne(db, sql: "PRAGMA journal_mode"), try Int.fetchOne(db, sql: "PRAGMA foreign_keys"),
+                try Int.fetchOne(db, sql: "PRAGMA synchronous"),
+                try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations"),
+                try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+            )
         }
         #expect(mode == "wal")
         #expect(foreignKeys == 1)
         #expect(synchronous == 2)  // FULL
-        #expect(migrations == ["v1: apps and extensions", "v2: history", "v3: termination band, footprint, trigger to death",
-                               "v4: app group owners", "v5: termination time in microseconds", "v6: background transfers"])
+        #expect(
+            migrations == [
+                "v1: apps and extensions", "v2: history", "v3: termination band, footprint, trigger to death",
+                "v4: app group owners", "v5: termination time in microseconds", "v6: background transfers",
+            ])
         #expect(tables.contains("app") && tables.contains("extension") && tables.contains("transfer"))
         #expect(FileManager.default.fileExists(atPath: scratch.state + "/registry.sqlite"))
     }
@@ -69,8 +76,9 @@ struct InstallTests {
     @Test("a containing app installs each PlugIns/*.appex, nothing else of the app")
     func containingApp() throws {
         let scratch = try Scratch()
-        let source = try scratch.makeApp("src/Host.app", identifier: "com.example.host",
-                                         plugIns: ["com.example.host.share", "com.example.host.action"])
+        let source = try scratch.makeApp(
+            "src/Host.app", identifier: "com.example.host",
+            plugIns: ["com.example.host.share", "com.example.host.action"])
         try scratch.write("src/Host.app/PlugIns/README.txt", "not a bundle")
         let registry = try Registry(stateDirectory: scratch.state)
 
@@ -78,18 +86,20 @@ struct InstallTests {
         #expect(result.extensions.map(\.bundleIdentifier) == ["com.example.host.action", "com.example.host.share"])
         #expect(result.extensions.allSatisfy { $0.containingAppIdentifier == "com.example.host" && !$0.isEnabled })
         #expect(result.extensions.map(\.sourcePath) == [source + "/PlugIns/action.appex", source + "/PlugIns/share.appex"])
-        #expect(result.extensions.map(\.bundlePath) == [
-            scratch.state + "/bundles/com.example.host.action/1/action.appex",
-            scratch.state + "/bundles/com.example.host.share/1/share.appex",
-        ])
+        #expect(
+            result.extensions.map(\.bundlePath) == [
+                scratch.state + "/bundles/com.example.host.action/1/action.appex",
+                scratch.state + "/bundles/com.example.host.share/1/share.appex",
+            ])
         let app = try #require(result.app)
         #expect(app.bundleIdentifier == "com.example.host" && app.displayName == "Host" && app.version == "3")
         #expect(app.sourcePath == source)
         #expect(app.extensionIdentifiers == ["com.example.host.action", "com.example.host.share"])
         #expect(try registry.apps() == [app])
         // Only the plug-ins are copied: the app's own binary and stray files are not.
-        #expect(scratch.names(in: registry.bundlesDirectory).filter { !$0.hasPrefix(".") }
-            == ["com.example.host.action", "com.example.host.share"])
+        #expect(
+            scratch.names(in: registry.bundlesDirectory).filter { !$0.hasPrefix(".") }
+                == ["com.example.host.action", "com.example.host.share"])
         #expect(try registry.integrityProblems() == [])
     }
 
@@ -174,11 +184,14 @@ struct InstallTests {
 
         let unknown = try #require(refusal { try registry.install(path: source) })
         #expect(unknown[0].findings.map(\.code) == ["extension.unknown-point"])
-        let vetoed = try #require(refusal {
-            try registry.install(path: source, options: InstallOptions(extraExtensionPoints: ["org.example.kiosk-panel"]) { bundle in
-                [.error("policy.test", at: "NSExtension", "vetoed \(bundle.info.bundleIdentifier ?? "?")")]
+        let vetoed = try #require(
+            refusal {
+                try registry.install(
+                    path: source,
+                    options: InstallOptions(extraExtensionPoints: ["org.example.kiosk-panel"]) { bundle in
+                        [.error("policy.test", at: "NSExtension", "vetoed \(bundle.info.bundleIdentifier ?? "?")")]
+                    })
             })
-        })
         #expect(vetoed[0].findings.map(\.message) == ["vetoed com.example.kiosk"])
         let installed = try registry.install(path: source, options: InstallOptions(extraExtensionPoints: ["org.example.kiosk-panel"]))
         #expect(installed.extensions.map(\.extensionPoint) == ["org.example.kiosk-panel"])

@@ -1,7 +1,9 @@
 import AppexStateDirectory
 import Foundation
 import Testing
+
 @testable import AppexRegistry
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -66,8 +68,9 @@ struct LifecycleTests {
     @Test("re-installing an app uninstalls the plug-ins its new version lacks, keeping their data")
     func appUpdateDropsPlugIn() throws {
         let scratch = try Scratch()
-        let v1 = try scratch.makeApp("v1/Host.app", identifier: "com.example.host",
-                                     plugIns: ["com.example.host.share", "com.example.host.action"])
+        let v1 = try scratch.makeApp(
+            "v1/Host.app", identifier: "com.example.host",
+            plugIns: ["com.example.host.share", "com.example.host.action"])
         let v2 = try scratch.makeApp("v2/Host.app", identifier: "com.example.host", plugIns: ["com.example.host.share"])
         let registry = try Registry(stateDirectory: scratch.state)
         try registry.install(path: v1)
@@ -131,8 +134,9 @@ struct LifecycleTests {
     @Test("uninstalling an app identifier removes all its extensions and the app")
     func uninstallApp() throws {
         let scratch = try Scratch()
-        let source = try scratch.makeApp("src/Host.app", identifier: "com.example.host",
-                                         plugIns: ["com.example.host.share", "com.example.host.action"])
+        let source = try scratch.makeApp(
+            "src/Host.app", identifier: "com.example.host",
+            plugIns: ["com.example.host.share", "com.example.host.action"])
         let registry = try Registry(stateDirectory: scratch.state)
         try registry.install(path: source)
         try registry.install(path: try scratch.makeAppex("src/Other.appex", identifier: "com.example.other"))

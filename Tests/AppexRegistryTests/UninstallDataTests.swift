@@ -2,7 +2,9 @@ import AppexStateDirectory
 import AppexTestSupport
 import Foundation
 import Testing
+
 @testable import AppexRegistry
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -36,8 +38,9 @@ struct UninstallDataTests {
     /// A removal that fails after the rows went (here: a mount inside the container, which is
     /// not crossed) leaves the extension uninstalled and its data out of use, says so, and the
     /// next open of the registry finishes the removal.
-    @Test("a failed data removal leaves the extension uninstalled and is finished at the next open",
-          .requiresRoot("mounting needs root"))
+    @Test(
+        "a failed data removal leaves the extension uninstalled and is finished at the next open",
+        .requiresRoot("mounting needs root"))
     func failedRemovalIsConsistent() throws {
         let (scratch, _, registry, container) = try installed()
         let mountPoint = container + "/Documents/mnt"

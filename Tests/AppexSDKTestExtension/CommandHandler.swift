@@ -1,4 +1,5 @@
 import AppexExtensionKit
+
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,5 +1,6 @@
 import CAppexLinux
 import Testing
+
 @testable import AppexSandbox
 
 /// The helper thread of `ExtensionRun.prepare` and `PreparedNetworkNamespace`.
@@ -46,7 +47,10 @@ import Testing
         let creatorsCPUs = Int(appex_allowed_cpu_count())
         try #require(creatorsCPUs >= 2, "this test needs two CPUs; the machine allows \(creatorsCPUs)")
 
-        struct Seen: Sendable { var firstCPU: Int32; var cpusAfter: Int }
+        struct Seen: Sendable {
+            var firstCPU: Int32
+            var cpusAfter: Int
+        }
         // The creator may itself move between asking where it is and starting the thread;
         // only an attempt during which it stayed on one CPU says anything.
         for _ in 0..<20 {

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import AppexSandbox
 @testable import AppexStateDirectory
 

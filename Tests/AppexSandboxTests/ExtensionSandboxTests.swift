@@ -1,11 +1,13 @@
 import AppexCgroups
 import AppexPolicy
-@testable import AppexStateDirectory
 import AppexTestSupport
 import CAppexLinux
 import Foundation
 import Testing
+
 @testable import AppexSandbox
+@testable import AppexStateDirectory
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -98,8 +100,10 @@ struct ExtensionSandboxTests {
         base.hostNetwork = true
         let sandbox = try ExtensionSandbox.create(spec: base, container: container, store: store)
         defer { sandbox.close() }
-        for (action, expected) in [("socket-unix", "ok"), ("socket-inet", "ok"), ("socket-netlink", "ok"),
-                                   ("socket-vsock", "errno=EAFNOSUPPORT"), ("socket-packet", "errno=EAFNOSUPPORT")] {
+        for (action, expected) in [
+            ("socket-unix", "ok"), ("socket-inet", "ok"), ("socket-netlink", "ok"),
+            ("socket-vsock", "errno=EAFNOSUPPORT"), ("socket-packet", "errno=EAFNOSUPPORT"),
+        ] {
             var spec = r.spec([action])
             spec.hostNetwork = true
             let report = try ExtensionRun.run(spec, options: r.options(), sandbox: sandbox)
@@ -154,10 +158,11 @@ struct ExtensionSandboxTests {
         let sandbox = try makeSandbox(r)
         defer { sandbox.close() }
         let status = try String(contentsOfFile: "/proc/\(sandbox.initPID)/status", encoding: .utf8)
-        let fields = Dictionary(uniqueKeysWithValues: status.split(separator: "\n").compactMap { line -> (String, String)? in
-            guard let colon = line.firstIndex(of: ":") else { return nil }
-            return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
-        })
+        let fields = Dictionary(
+            uniqueKeysWithValues: status.split(separator: "\n").compactMap { line -> (String, String)? in
+                guard let colon = line.firstIndex(of: ":") else { return nil }
+                return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+            })
         #expect(fields["Uid"]?.split(separator: "\t").first == "\(sandbox.initUID)")
         #expect(UIDAllocator.defaultRange.contains(sandbox.initUID))
         #expect(sandbox.initUID != (try ContainerStore(stateRoot: r.state).uids.uid(for: r.id)))
@@ -194,8 +199,9 @@ struct ExtensionSandboxTests {
         chmod(r.exe, 0o755)
         let sandbox = try makeSandbox(r)
         defer { sandbox.close() }
-        let run = ExtensionRun(spec: r.spec(["-c", "/usr/bin/sleep 30 & exit 0"]), options: try r.options(),
-                               sandbox: sandbox)
+        let run = ExtensionRun(
+            spec: r.spec(["-c", "/usr/bin/sleep 30 & exit 0"]), options: try r.options(),
+            sandbox: sandbox)
         defer {
             run.cleanup()
             Fixture.removeParentCgroups()
@@ -282,8 +288,9 @@ struct ExtensionSandboxTests {
         let store = ContainerStore(stateRoot: r.state)
         let container = try store.prepare(bundleIdentifier: r.id)
         #expect {
-            _ = try ExtensionSandbox.create(spec: r.spec([]), container: container, store: store,
-                                            initExecutable: "/nonexistent/appex-sandbox-init")
+            _ = try ExtensionSandbox.create(
+                spec: r.spec([]), container: container, store: store,
+                initExecutable: "/nonexistent/appex-sandbox-init")
         } throws: { e in
             let s = String(describing: e)
             return s.contains("ENOENT") && s.contains("/nonexistent/appex-sandbox-init")

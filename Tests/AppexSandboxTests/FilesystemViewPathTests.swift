@@ -1,4 +1,5 @@
 import Testing
+
 @testable import AppexSandbox
 
 /// The view's path normalization: `.` and empty components dropped, one leading slash.

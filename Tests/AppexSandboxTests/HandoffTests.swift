@@ -1,5 +1,7 @@
 import Testing
+
 @testable import AppexSandbox
+
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -2,8 +2,10 @@ import AppexCgroups
 import AppexTestSupport
 import Foundation
 import Testing
+
 @testable import AppexSandbox
 @testable import AppexStateDirectory
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -48,7 +50,8 @@ struct HardeningTests {
     /// The byte reader of the account files splits lines and fields as splitting Strings
     /// would, and reads numbers as `UInt32(String)` does.
     @Test func accountFilesAreReadAsStringsWouldBe() {
-        let text = "root:x:0:0::/root:/bin/sh\n\n   \n  # comment:1:2\n  svc:x:+200005:\n::\nname\nwin:x:7\r\nbig:x:4294967296\nmax:x:4294967295\nneg:x:-1\nlast:1:2"
+        let text =
+            "root:x:0:0::/root:/bin/sh\n\n   \n  # comment:1:2\n  svc:x:+200005:\n::\nname\nwin:x:7\r\nbig:x:4294967296\nmax:x:4294967295\nneg:x:-1\nlast:1:2"
         let bytes = Array(text.utf8)
         let reference: [[String]] = bytes.split(separator: UInt8(ascii: "\n")).compactMap { line in
             let t = line.drop { $0 == UInt8(ascii: " ") }

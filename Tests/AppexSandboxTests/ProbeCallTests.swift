@@ -2,7 +2,9 @@ import AppexPolicy
 import AppexTestSupport
 import Foundation
 import Testing
+
 @testable import AppexSandbox
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -173,8 +175,9 @@ struct ProbeCallTests {
         let r = try ProbeRun("abi-\(abi)-\(Self.tag(args))")
         for rules in [[], try ShippedRules.rules()] {
             let (report, out) = try r.run([abi] + args, rules: rules)
-            #expect(Self.killedBySeccomp(report) || (absent && out.hasPrefix("unsupported")),
-                    "\(rules.count) rules: \(report) \(out)")
+            #expect(
+                Self.killedBySeccomp(report) || (absent && out.hasPrefix("unsupported")),
+                "\(rules.count) rules: \(report) \(out)")
         }
     }
 

@@ -1,8 +1,12 @@
 import AppexCgroups
 import AppexTestSupport
+import CAppexLinux
 import Foundation
 import Testing
+
 @testable import AppexSandbox
+@testable import AppexStateDirectory
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -57,9 +61,11 @@ struct SandboxRunTests {
 
     @Test func notifyActionIsReportedByName() throws {
         let r = try ProbeRun("notify")
-        let (report, out) = try r.run(["keyctl-invalid"], rules: [
-            SeccompRule("keyctl", .notify(errno: EPERM)), SeccompRule("sendmsg", .notify(errno: EPERM)),
-        ])
+        let (report, out) = try r.run(
+            ["keyctl-invalid"],
+            rules: [
+                SeccompRule("keyctl", .notify(errno: EPERM)), SeccompRule("sendmsg", .notify(errno: EPERM)),
+            ])
         #expect(out == "errno=EPERM")
         #expect(report.deniedSyscalls == [DeniedSyscall(syscall: "keyctl", count: 1)])
         #expect(report.exitStatus == 0)
@@ -154,8 +160,9 @@ struct SandboxRunTests {
     @Test func aFailureBesideTheSandboxBuildLeavesNoInit() throws {
         let r = try ProbeRun("beside")
         var options = try r.options()
-        options.cgroups = try CgroupManager(version: .v2, roots: .v2("/nonexistent-appex-test-\(getpid())"),
-                                            parentName: "appex")
+        options.cgroups = try CgroupManager(
+            version: .v2, roots: .v2("/nonexistent-appex-test-\(getpid())"),
+            parentName: "appex")
         let run = ExtensionRun(spec: r.spec(["exit", "0"]), options: options)
         #expect(throws: CgroupError.self) { try run.prepare() }
         let sandbox = try #require(run.sandbox, "the sandbox built beside the failure is the run's to close")
@@ -172,7 +179,8 @@ struct SandboxRunTests {
         let pids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc"))?.filter { $0.allSatisfy(\.isNumber) } ?? []
         return pids.filter { pid in
             guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-                  let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Uid:") }) else { return false }
+                let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Uid:") })
+            else { return false }
             return line.split(whereSeparator: { $0 == "\t" || $0 == " " }).dropFirst().first == Substring(String(uid))
         }.count
     }
@@ -192,8 +200,9 @@ struct SandboxRunTests {
         // lists the process at the cgroup's path.
         for dir in cg.paths {
             let controller = cg.version == .v2 ? "0::" : dir.contains("/memory/") ? ":memory:" : ":pids:"
-            let line = try #require(lines.first { cg.version == .v2 ? $0.hasPrefix(controller) : $0.contains(controller) },
-                                    "no \(controller) line")
+            let line = try #require(
+                lines.first { cg.version == .v2 ? $0.hasPrefix(controller) : $0.contains(controller) },
+                "no \(controller) line")
             #expect(dir.hasSuffix(String(line.split(separator: ":").last ?? "")), "\(line) vs \(dir)")
         }
         #expect(try cg.pids() == [process.pid])
@@ -269,8 +278,9 @@ struct SandboxRunTests {
         let (bundle, exe) = try Fixture.makeBundle(in: dir, name: "Balloon.appex", executable: Fixture.balloon)
         let state = try ScratchDirectory.make("sbx-balloon-state", mode: 0o755)
         defer { try? ContainerStore.removeTree(state) }
-        let spec = SandboxSpec(bundleIdentifier: Fixture.uniqueID("balloon"), bundlePath: bundle, executablePath: exe,
-                               arguments: ["4", "512"], memoryMax: 64 << 20, pidsMax: 32)
+        let spec = SandboxSpec(
+            bundleIdentifier: Fixture.uniqueID("balloon"), bundlePath: bundle, executablePath: exe,
+            arguments: ["4", "512"], memoryMax: 64 << 20, pidsMax: 32)
         let report = try ExtensionRun.run(spec, options: RunOptions(stateDirectory: state, cgroups: try Fixture.cgroups()))
         #expect(report.killReason == "per-process-limit")
         let log = try String(contentsOfFile: report.logPath, encoding: .utf8)
@@ -346,8 +356,9 @@ struct LauncherTests {
         for _ in 0..<3000 { extra.append(open("/dev/null", O_RDONLY | O_CLOEXEC)) }
         defer { extra.forEach { close($0) } }
         for round in 0..<100 {
-            var plan = LaunchPlan(executable: "/bin/sh", arguments: ["sh", "-c", "grep FDSize /proc/$$/status; echo ok"],
-                                  environment: [])
+            var plan = LaunchPlan(
+                executable: "/bin/sh", arguments: ["sh", "-c", "grep FDSize /proc/$$/status; echo ok"],
+                environment: [])
             plan.namespaces = []
             plan.noNewPrivileges = false
             // Numbered far above the slots (and every other descriptor): it must be staged.
@@ -400,8 +411,6 @@ struct LauncherTests {
     }
 }
 
-@testable import AppexStateDirectory
-import CAppexLinux
 func appexWait(_ pidfd: Int32, _ code: inout Int32, _ status: inout Int32) -> Int32 {
     appex_wait_pidfd(pidfd, 0, &code, &status)
 }

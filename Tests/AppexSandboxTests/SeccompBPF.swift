@@ -36,8 +36,9 @@ struct SeccompBPF {
     init(_ bytes: [UInt8]) {
         // struct sock_filter in host (little-endian) order: u16 code, u8 jt, u8 jf, u32 k.
         program = stride(from: 0, to: bytes.count, by: 8).map { i in
-            Instruction(code: UInt16(bytes[i]) | UInt16(bytes[i + 1]) << 8, jt: bytes[i + 2], jf: bytes[i + 3],
-                        k: UInt32(bytes[i + 4]) | UInt32(bytes[i + 5]) << 8 | UInt32(bytes[i + 6]) << 16 | UInt32(bytes[i + 7]) << 24)
+            Instruction(
+                code: UInt16(bytes[i]) | UInt16(bytes[i + 1]) << 8, jt: bytes[i + 2], jf: bytes[i + 3],
+                k: UInt32(bytes[i + 4]) | UInt32(bytes[i + 5]) << 8 | UInt32(bytes[i + 6]) << 16 | UInt32(bytes[i + 7]) << 24)
         }
     }
 

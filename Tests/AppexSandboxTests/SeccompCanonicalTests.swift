@@ -1,9 +1,11 @@
 import AppexPolicy
 import Testing
+
+@testable import AppexSandbox
+
 #if canImport(Glibc)
 import Glibc
 #endif
-@testable import AppexSandbox
 
 /// The canonical form of a rule set, which keys the compiled-program cache: one `name action`
 /// line per syscall, sorted by name, whatever the rules' order and repetitions.
@@ -15,8 +17,10 @@ import Glibc
         return seen.keys.sorted().map { $0 + " " + seen[$0]!.description }.joined(separator: "\n")
     }
 
-    static let names = ["ptrace", "keyctl", "unshare", "personality", "mount", "umount2", "bpf",
-                        "add_key", "perf_event_open", "kexec_load", "setns", "io_uring_setup"]
+    static let names = [
+        "ptrace", "keyctl", "unshare", "personality", "mount", "umount2", "bpf",
+        "add_key", "perf_event_open", "kexec_load", "setns", "io_uring_setup",
+    ]
     static let actions: [SyscallAction] = [.errno(EPERM), .errno(EACCES), .kill, .log, .notify(errno: EPERM)]
 
     @Test func linesAreTheDefinitionsForShuffledRepeatedRules() throws {
@@ -37,8 +41,10 @@ import Glibc
     }
 
     @Test func twoActionsForOneSyscallAreRefusedNamingTheEarlierFirst() {
-        let rules = [SeccompRule("mount", .errno(EPERM)), SeccompRule("ptrace", .kill),
-                     SeccompRule("bpf", .log), SeccompRule("ptrace", .kill), SeccompRule("ptrace", .errno(EPERM))]
+        let rules = [
+            SeccompRule("mount", .errno(EPERM)), SeccompRule("ptrace", .kill),
+            SeccompRule("bpf", .log), SeccompRule("ptrace", .kill), SeccompRule("ptrace", .errno(EPERM)),
+        ]
         #expect {
             _ = try SeccompCompiler.canonicalize(rules)
         } throws: { error in

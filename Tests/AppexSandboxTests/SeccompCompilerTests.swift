@@ -1,10 +1,12 @@
 import AppexTestSupport
 import Testing
+
+@testable import AppexSandbox
+@testable import AppexStateDirectory
+
 #if canImport(Glibc)
 import Glibc
 #endif
-@testable import AppexSandbox
-@testable import AppexStateDirectory
 
 @Suite struct SeccompCompilerTests {
     @Test func compilesAndCachesByContent() throws {
@@ -41,8 +43,10 @@ import Glibc
 }
 
 @Suite struct ContainerTests {
-    @Test(arguments: ["", ".", "..", "a/b", "a\u{0}b", "../etc", ".hidden", "a..b", "a.\u{301}.b", "\u{e9}t\u{e9}", "a b",
-                      String(repeating: "a", count: 256)])
+    @Test(arguments: [
+        "", ".", "..", "a/b", "a\u{0}b", "../etc", ".hidden", "a..b", "a.\u{301}.b", "\u{e9}t\u{e9}", "a b",
+        String(repeating: "a", count: 256),
+    ])
     func rejectsUnsafeIdentifiers(_ id: String) {
         #expect(throws: SandboxError.self) { try ContainerStore.validate(identifier: id) }
     }

@@ -1,9 +1,11 @@
 import AppexPolicy
-@testable import AppexStateDirectory
 import CAppexLauncher
 import Foundation
 import Testing
+
 @testable import AppexSandbox
+@testable import AppexStateDirectory
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -39,11 +41,12 @@ enum ShippedRules {
         let known = Set(SyscallNames.knownNumbers)
         let bpf = try filter(rules)
         for nr: Int32 in 0...1100 where ![Self.clone, Self.clone3, Self.personality, Self.socket, Self.socketpair].contains(nr) {
-            let expected: UInt32 = if let action = denied[nr] {
-                SeccompCompiler.actionValue(action)
-            } else {
-                known.contains(nr) ? SeccompBPF.allow : Self.enosys
-            }
+            let expected: UInt32 =
+                if let action = denied[nr] {
+                    SeccompCompiler.actionValue(action)
+                } else {
+                    known.contains(nr) ? SeccompBPF.allow : Self.enosys
+                }
             #expect(try bpf.run(nr: nr) == expected, "syscall \(nr) \(SyscallNames.name(nr) ?? "(unknown)")")
         }
         // Numbers past everything Appex knows: what a kernel newer than Appex adds.
@@ -54,8 +57,10 @@ enum ShippedRules {
 
     @Test func newCallsAreDeniedWithThePolicysErrno() throws {
         let bpf = try filter(try ShippedRules.rules())
-        for name in ["modify_ldt", "open_tree_attr", "quotactl_fd", "listmount", "statmount", "mount_setattr",
-                     "lsm_get_self_attr", "lsm_set_self_attr", "lsm_list_modules", "unshare", "setns"] {
+        for name in [
+            "modify_ldt", "open_tree_attr", "quotactl_fd", "listmount", "statmount", "mount_setattr",
+            "lsm_get_self_attr", "lsm_set_self_attr", "lsm_list_modules", "unshare", "setns",
+        ] {
             let nr = try #require(SyscallNames.number(name), "\(name) has no number")
             #expect(try bpf.run(nr: nr) == Self.eperm, "\(name)")
         }
@@ -184,8 +189,10 @@ enum ShippedRules {
 @Suite struct NewerSyscallNameTests {
     @Test func namesNewerThanLibseccompResolveToTheKernelsNumbers() throws {
         #if arch(x86_64) || arch(arm64)
-        let expected: [String: Int32] = ["statmount": 457, "listmount": 458, "lsm_get_self_attr": 459, "lsm_set_self_attr": 460,
-                                         "lsm_list_modules": 461, "mseal": 462, "open_tree_attr": 467, "file_setattr": 469]
+        let expected: [String: Int32] = [
+            "statmount": 457, "listmount": 458, "lsm_get_self_attr": 459, "lsm_set_self_attr": 460,
+            "lsm_list_modules": 461, "mseal": 462, "open_tree_attr": 467, "file_setattr": 469,
+        ]
         for (name, nr) in expected {
             #expect(SyscallNames.number(name) == nr, "\(name)")
             #expect(SyscallNames.name(nr) == name)

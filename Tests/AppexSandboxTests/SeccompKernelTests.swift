@@ -2,8 +2,10 @@ import AppexPolicy
 import AppexTestSupport
 import Foundation
 import Testing
+
 @testable import AppexSandbox
 @testable import AppexStateDirectory
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -53,19 +55,20 @@ struct SeccompKernelTests {
         }
     }
 
-    @Test(.enabled(if: isX86_64, "syscall numbers below are x86_64's"),
-          arguments: [
-              // name, invalid arguments, what the kernel answers without the filter
-              ("modify_ldt", ["1", "0", "0"], "ok"),  // write_ldt EINVAL, returned as an unsigned int
-              ("mount_setattr", ["-1", "0", "0", "0", "0"], "errno=EINVAL"),
-              ("open_tree_attr", ["-1", "0", "0", "0", "0"], "errno=EFAULT"),
-              ("quotactl_fd", ["-1", "0", "0", "0"], "errno=EBADF"),
-              ("listmount", ["0", "0", "0", "0"], "errno=EFAULT"),
-              ("statmount", ["0", "0", "0", "0"], "errno=EFAULT"),
-              ("lsm_list_modules", ["0", "0", "0"], "errno=EFAULT"),
-              ("lsm_get_self_attr", ["0", "0", "0", "0"], "errno=EINVAL"),
-              ("lsm_set_self_attr", ["0", "0", "0", "0"], "errno=EINVAL"),
-          ])
+    @Test(
+        .enabled(if: isX86_64, "syscall numbers below are x86_64's"),
+        arguments: [
+            // name, invalid arguments, what the kernel answers without the filter
+            ("modify_ldt", ["1", "0", "0"], "ok"),  // write_ldt EINVAL, returned as an unsigned int
+            ("mount_setattr", ["-1", "0", "0", "0", "0"], "errno=EINVAL"),
+            ("open_tree_attr", ["-1", "0", "0", "0", "0"], "errno=EFAULT"),
+            ("quotactl_fd", ["-1", "0", "0", "0"], "errno=EBADF"),
+            ("listmount", ["0", "0", "0", "0"], "errno=EFAULT"),
+            ("statmount", ["0", "0", "0", "0"], "errno=EFAULT"),
+            ("lsm_list_modules", ["0", "0", "0"], "errno=EFAULT"),
+            ("lsm_get_self_attr", ["0", "0", "0", "0"], "errno=EINVAL"),
+            ("lsm_set_self_attr", ["0", "0", "0", "0"], "errno=EINVAL"),
+        ])
     func newlyDeniedCallsGetThePolicysErrno(name: String, args: [String], uncontained: String) throws {
         let nr = try #require(Self.x86_64[name])
         #expect(SyscallNames.number(name) == Int32(nr))
@@ -90,8 +93,9 @@ struct SeccompKernelTests {
         let (bundle, exe) = try Fixture.makeBundle(in: dir, name: "Balloon.appex", executable: Fixture.balloon)
         let state = try ScratchDirectory.make("sbx-seccomp-swift-state", mode: 0o755)
         defer { try? ContainerStore.removeTree(state) }
-        let spec = SandboxSpec(bundleIdentifier: Fixture.uniqueID("seccomp-swift"), bundlePath: bundle, executablePath: exe,
-                               arguments: ["4", "8"], memoryMax: 64 << 20, pidsMax: 32, syscallRules: rules)
+        let spec = SandboxSpec(
+            bundleIdentifier: Fixture.uniqueID("seccomp-swift"), bundlePath: bundle, executablePath: exe,
+            arguments: ["4", "8"], memoryMax: 64 << 20, pidsMax: 32, syscallRules: rules)
         let report = try ExtensionRun.run(spec, options: RunOptions(stateDirectory: state, cgroups: try Fixture.cgroups()))
         #expect(report.exitStatus == 0 && report.killReason == nil)
         #expect(try String(contentsOfFile: report.logPath, encoding: .utf8).contains("reached 8 MiB without being stopped"))

@@ -1,7 +1,9 @@
 import AppexPolicy
 import Foundation
 import Testing
+
 @testable import AppexSandbox
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -14,8 +16,10 @@ import Glibc
     static let passedOn: UInt32 = 0x7fff_1234
 
     func prelude(known: [Int32], x32: Bool) throws -> SeccompBPF {
-        let bytes = try #require(SeccompPrelude.bytes(known: known, nativeArch: SeccompBPF.auditArchX86_64, x32: x32,
-                                                      unknownAction: Self.enosys))
+        let bytes = try #require(
+            SeccompPrelude.bytes(
+                known: known, nativeArch: SeccompBPF.auditArchX86_64, x32: x32,
+                unknownAction: Self.enosys))
         // A one-instruction program after it: `ret passedOn`.
         var program = bytes
         program += [0x06, 0, 0, 0]

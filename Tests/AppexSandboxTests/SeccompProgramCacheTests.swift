@@ -2,10 +2,12 @@ import AppexPolicy
 import AppexTestSupport
 import Foundation
 import Testing
+
+@testable import AppexSandbox
+
 #if canImport(Glibc)
 import Glibc
 #endif
-@testable import AppexSandbox
 
 /// The compiled seccomp programs kept on disk: a hit is byte for byte what libseccomp builds,
 /// and a file that is damaged, foreign, shared or made for other rules is never loaded.
@@ -18,8 +20,10 @@ import Glibc
         var files: [String] { scratch.files(endingIn: ".bpf") }
     }
 
-    static let rules = [SeccompRule("ptrace", .errno(EPERM)), SeccompRule("keyctl", .notify(errno: EACCES)),
-                        SeccompRule("unshare", .errno(EPERM)), SeccompRule("personality", .kill)]
+    static let rules = [
+        SeccompRule("ptrace", .errno(EPERM)), SeccompRule("keyctl", .notify(errno: EACCES)),
+        SeccompRule("unshare", .errno(EPERM)), SeccompRule("personality", .kill),
+    ]
 
     func load(_ rules: [SeccompRule], _ dir: CacheDirectory) throws -> (program: SeccompProgram, fromDisk: Bool) {
         try SeccompCompiler.compileOrLoad(rules, cacheDirectory: dir.path)
@@ -50,8 +54,9 @@ import Glibc
         let otherProgram = try built(other)
         let canonical = try SeccompCompiler.canonicalize(Self.rules)
         let key = try #require(SeccompProgramCache.key(canonical))
-        PrivateCacheFile.write(SeccompProgramCache.file(key, in: dir.path), magic: SeccompProgramCache.magic, key: key,
-                               payload: SeccompProgramCache.encode(otherProgram))
+        PrivateCacheFile.write(
+            SeccompProgramCache.file(key, in: dir.path), magic: SeccompProgramCache.magic, key: key,
+            payload: SeccompProgramCache.encode(otherProgram))
         let loaded = try load(Self.rules, dir)
         #expect(!loaded.fromDisk)
         #expect(loaded.program == (try built(Self.rules)))

@@ -2,8 +2,10 @@ import AppexCgroups
 import AppexTestSupport
 import Foundation
 import Testing
+
 @testable import AppexSandbox
 @testable import AppexStateDirectory
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -81,10 +83,13 @@ final class ProbeRun {
         for d in owned { try? ContainerStore.removeTree(d) }
     }
 
-    func spec(_ args: [String], rules: [SeccompRule] = [], memoryMax: Int64? = 64 << 20,
-              pids: Int? = 32) -> SandboxSpec {
-        SandboxSpec(bundleIdentifier: id, bundlePath: bundle, executablePath: exe, arguments: args,
-                    memoryMax: memoryMax, pidsMax: pids, syscallRules: rules)
+    func spec(
+        _ args: [String], rules: [SeccompRule] = [], memoryMax: Int64? = 64 << 20,
+        pids: Int? = 32
+    ) -> SandboxSpec {
+        SandboxSpec(
+            bundleIdentifier: id, bundlePath: bundle, executablePath: exe, arguments: args,
+            memoryMax: memoryMax, pidsMax: pids, syscallRules: rules)
     }
 
     /// Uids of this run's own: RLIMIT_NPROC counts every process of a uid, so a fork bomb in
@@ -99,10 +104,13 @@ final class ProbeRun {
     }
 
     /// Runs and returns the report and the probe's last output line; asserts no leftovers.
-    func run(_ args: [String], rules: [SeccompRule] = [], memoryMax: Int64? = 64 << 20, pids: Int? = 32,
-             timeout: Duration? = nil) throws -> (RunReport, String) {
-        let report = try ExtensionRun.run(spec(args, rules: rules, memoryMax: memoryMax, pids: pids),
-                                          options: options(timeout: timeout))
+    func run(
+        _ args: [String], rules: [SeccompRule] = [], memoryMax: Int64? = 64 << 20, pids: Int? = 32,
+        timeout: Duration? = nil
+    ) throws -> (RunReport, String) {
+        let report = try ExtensionRun.run(
+            spec(args, rules: rules, memoryMax: memoryMax, pids: pids),
+            options: options(timeout: timeout))
         try checkNoLeftovers(report)
         return (report, lastLine())
     }

@@ -1,7 +1,9 @@
 import AppexTestSupport
 import Foundation
 import Testing
+
 @testable import AppexStateDirectory
+
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,7 +1,9 @@
 import AppexTestSupport
-@testable import AppexStateDirectory
 import Foundation
 import Testing
+
+@testable import AppexStateDirectory
+
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,5 +1,6 @@
-@testable import AppexSupervisor
 import Testing
+
+@testable import AppexSupervisor
 
 /// When the budget's and an instance's lines count as "charge reached, footprint not": the
 /// one condition under which appexd looks again without a kernel event.

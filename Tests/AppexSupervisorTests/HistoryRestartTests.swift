@@ -5,6 +5,7 @@ import AppexTestSupport
 import AppexWire
 import Foundation
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -18,14 +19,16 @@ import Glibc
     /// (`writeOverlay`) keeps an idle instance until the test ends it: each end is then the one
     /// the test chose, however slowly a loaded machine runs it.
     static func options(root: String) -> SupervisorOptions {
-        SupervisorOptions(stateDirectory: root + "/state", policyOverlays: [root + "/policies"],
-                          cgroupParent: "appexd-history-tests-\(getpid())",
-                          uidRange: 323_000...323_999, terminateGrace: .milliseconds(500))
+        SupervisorOptions(
+            stateDirectory: root + "/state", policyOverlays: [root + "/policies"],
+            cgroupParent: "appexd-history-tests-\(getpid())",
+            uidRange: 323_000...323_999, terminateGrace: .milliseconds(500))
     }
 
     static func writeOverlay(root: String) throws {
         try FileManager.default.createDirectory(atPath: root + "/policies/extension-points", withIntermediateDirectories: true)
-        try SupervisorFixture.write("""
+        try SupervisorFixture.write(
+            """
             extensionPoints: [com.apple.widgetkit-extension]
             title: history tests, an idle instance stays until ended
             idleTimeout: 10m
@@ -34,8 +37,11 @@ import Glibc
     }
 
     static func request(_ supervisor: Supervisor, id: UInt64) async -> RequestOutcome? {
-        await supervisor.request(HostBeginRequest(requestID: id, bundleIdentifier: identifier,
-                                                  items: [ExtensionItem(attributedContentText: "history")])).outcome
+        await supervisor.request(
+            HostBeginRequest(
+                requestID: id, bundleIdentifier: identifier,
+                items: [ExtensionItem(attributedContentText: "history")])
+        ).outcome
     }
 
     @Test(.requiresRoot("launching needs root")) func aNewSupervisorReadsTheEarlierHistory() async throws {

@@ -1,9 +1,10 @@
 import AppexCgroups
 import AppexSupervisor
-import AppexWire
 import AppexTestSupport
+import AppexWire
 import Foundation
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -15,9 +16,11 @@ import Glibc
     static let mib: Int64 = 1_048_576
 
     static func memory(activeSoft: Int, activeHard: Int, inactiveSoft: Int, inactiveHard: Int, cache: Int = 32) -> [String] {
-        ["memory:", "  activeSoftLimit: \(activeSoft)MiB", "  activeHardLimit: \(activeHard)MiB",
-         "  inactiveSoftLimit: \(inactiveSoft)MiB", "  inactiveHardLimit: \(inactiveHard)MiB",
-         "  pageCacheAllowance: \(cache)MiB"]
+        [
+            "memory:", "  activeSoftLimit: \(activeSoft)MiB", "  activeHardLimit: \(activeHard)MiB",
+            "  inactiveSoftLimit: \(inactiveSoft)MiB", "  inactiveHardLimit: \(inactiveHard)MiB",
+            "  pageCacheAllowance: \(cache)MiB",
+        ]
     }
 
     func withFixture(_ f: SupervisorFixture, _ body: (SupervisorFixture) async throws -> Void) async throws {
@@ -59,8 +62,9 @@ import Glibc
     @Test(.requiresRoot("needs root (cgroups, namespaces)")) func fatalActiveLimitKillsAtTheFootprintLimit() async throws {
         // A long idle timeout: on a loaded machine the test's own task may wait for a thread
         // longer than the fixture's 30 s, and the instance it watches must still be there.
-        let f = try SupervisorFixture(policy: Self.memory(activeSoft: 12, activeHard: 16, inactiveSoft: 12, inactiveHard: 16)
-                                      + ["idleTimeout: 10m"])
+        let f = try SupervisorFixture(
+            policy: Self.memory(activeSoft: 12, activeHard: 16, inactiveSoft: 12, inactiveHard: 16)
+                + ["idleTimeout: 10m"])
         try await withFixture(f) { f in
             let id = try await f.install(executable: LifecycleTests.probe, identifier: "dev.appex.tests.fatal")
             #expect(await allocate(f, id, 4)?.outcome == .completed)
@@ -118,16 +122,19 @@ import Glibc
     /// first, and in a band the one in it longest. The kernel's OOM killer never acts.
     @Test(.requiresRoot("needs root (cgroups, namespaces)")) func ladderKillsByBandThenTimeInBand() async throws {
         let limits = Self.memory(activeSoft: 90, activeHard: 90, inactiveSoft: 90, inactiveHard: 90, cache: 8)
-        let f = try SupervisorFixture(policy: limits + ["jetsamBand: foreground", "idleBand: foreground"], points: [
-            "dev.appex.tests.idle": limits + ["jetsamBand: foreground", "idleBand: idle"],
-            "dev.appex.tests.background": limits + ["jetsamBand: foreground", "idleBand: background"],
-            "dev.appex.tests.ui": limits + ["jetsamBand: foreground", "idleBand: ui-support"],
-        ], budget: 96 * Self.mib, agingDelay: .milliseconds(50))
+        let f = try SupervisorFixture(
+            policy: limits + ["jetsamBand: foreground", "idleBand: foreground"],
+            points: [
+                "dev.appex.tests.idle": limits + ["jetsamBand: foreground", "idleBand: idle"],
+                "dev.appex.tests.background": limits + ["jetsamBand: foreground", "idleBand: background"],
+                "dev.appex.tests.ui": limits + ["jetsamBand: foreground", "idleBand: ui-support"],
+            ], budget: 96 * Self.mib, agingDelay: .milliseconds(50))
         try await withFixture(f) { f in
             let p = LifecycleTests.probe
             let idleA = try await f.install(executable: p, identifier: "dev.appex.tests.a-idle", extensionPoint: "dev.appex.tests.idle")
             let idleB = try await f.install(executable: p, identifier: "dev.appex.tests.b-idle", extensionPoint: "dev.appex.tests.idle")
-            let background = try await f.install(executable: p, identifier: "dev.appex.tests.c-background", extensionPoint: "dev.appex.tests.background")
+            let background = try await f.install(
+                executable: p, identifier: "dev.appex.tests.c-background", extensionPoint: "dev.appex.tests.background")
             let ui = try await f.install(executable: p, identifier: "dev.appex.tests.d-ui", extensionPoint: "dev.appex.tests.ui")
             let grower = try await f.install(executable: p, identifier: "dev.appex.tests.e-foreground")
             for id in [idleA, idleB, background, ui] {
@@ -170,8 +177,9 @@ import Glibc
     /// when the total crosses the critical line (90 of a 100 MiB budget) it dies, and the
     /// bystander lives, still holding its memory.
     @Test(.requiresRoot("needs root (cgroups, namespaces)")) func bloaterDiesBystanderLives() async throws {
-        let f = try SupervisorFixture(policy: Self.memory(activeSoft: 24, activeHard: 80, inactiveSoft: 24, inactiveHard: 80, cache: 4)
-                                        + ["idleBand: idle"], budget: 100 * Self.mib, agingDelay: .milliseconds(20))
+        let f = try SupervisorFixture(
+            policy: Self.memory(activeSoft: 24, activeHard: 80, inactiveSoft: 24, inactiveHard: 80, cache: 4)
+                + ["idleBand: idle"], budget: 100 * Self.mib, agingDelay: .milliseconds(20))
         try await withFixture(f) { f in
             let bystander = try await f.install(executable: LifecycleTests.probe, identifier: "dev.appex.tests.bystander")
             let bloater = try await f.install(executable: LifecycleTests.probe, identifier: "dev.appex.tests.bloater")

@@ -38,11 +38,13 @@ struct KillCountTests {
         var settles: [UInt64] = []
 
         init(budget: Int64, extensions: [(String, band: Int, footprint: Int64)], systemPressure: Bool = false) {
-            governor = PressureGovernor(ladder: PressureLadder(budget: budget, availableFloor: 64 * KillCountTests.mib),
-                                        systemPressure: systemPressure)
+            governor = PressureGovernor(
+                ladder: PressureLadder(budget: budget, availableFloor: 64 * KillCountTests.mib),
+                systemPressure: systemPressure)
             live = extensions.enumerated().map { n, e in
-                VictimOrder.Candidate(bundleIdentifier: e.0, instance: n, band: e.band, bandSince: UInt64(n),
-                                      footprint: e.footprint, overSoftLimit: false)
+                VictimOrder.Candidate(
+                    bundleIdentifier: e.0, instance: n, band: e.band, bandSince: UInt64(n),
+                    footprint: e.footprint, overSoftLimit: false)
             }
             footprints = Dictionary(uniqueKeysWithValues: extensions.map { ($0.0, $0.footprint) })
         }
@@ -54,7 +56,8 @@ struct KillCountTests {
             for step in 1...steps {
                 let now = step * KillCountTests.ms
                 if let g = grower, live.contains(where: { $0.bundleIdentifier == g }),
-                   footprints[g, default: 0] < growUntil {
+                    footprints[g, default: 0] < growUntil
+                {
                     footprints[g] = min(footprints[g, default: 0] + growth, growUntil)
                 }
                 for s in signals where s.at == now { governor.add(s) }
@@ -65,7 +68,8 @@ struct KillCountTests {
                     dyingVictim = nil
                 }
                 guard let cause = governor.evaluate(footprint: total, available: available, now: now),
-                      let victim = order.sorted(live).first else { continue }
+                    let victim = order.sorted(live).first
+                else { continue }
                 kills.append(Kill(identifier: victim.bundleIdentifier, cause: cause, footprint: total, at: now))
                 governor.killed()
                 dyingVictim = (victim.bundleIdentifier, now + dying(now) * KillCountTests.ms)
@@ -95,8 +99,11 @@ struct KillCountTests {
     /// first kill. One kill brings it to 42 MiB, under the line: one kill, three survivors.
     @Test func fourEqualExtensionsUnderAHeldSignalCostOneKill() {
         var m = Model(budget: 48 * Self.mib, extensions: (0..<4).map { ("e\($0)", band: 0, footprint: 14 * Self.mib) })
-        m.signals = [PressureSignal(level: .critical, source: .budget, cause: "vmpressure critical at the budget",
-                                    at: 1 * Self.ms, until: 1001 * Self.ms)]
+        m.signals = [
+            PressureSignal(
+                level: .critical, source: .budget, cause: "vmpressure critical at the budget",
+                at: 1 * Self.ms, until: 1001 * Self.ms)
+        ]
         m.run(steps: 1200)
         #expect(m.kills.map(\.identifier) == ["e0"], "\(m.kills.map(\.identifier))")
         #expect(m.live.count == 3)
@@ -113,8 +120,11 @@ struct KillCountTests {
             var m = Model(budget: budget, extensions: extensions)
             if Bool.random(using: &rng) {
                 // A held signal from before the first kill, lasting past all of them.
-                m.signals = [PressureSignal(level: .critical, source: .budget, cause: "vmpressure", at: 1 * Self.ms,
-                                            until: 10_000 * Self.ms)]
+                m.signals = [
+                    PressureSignal(
+                        level: .critical, source: .budget, cause: "vmpressure", at: 1 * Self.ms,
+                        until: 10_000 * Self.ms)
+                ]
             }
             let dyingSteps = UInt64.random(in: 1...40, using: &rng)
             m.dying = { _ in dyingSteps }
@@ -144,13 +154,15 @@ struct KillCountTests {
         for trial in 0..<500 {
             let budget = Int64.random(in: 48...256, using: &rng) * Self.mib
             let systemPressure = Bool.random(using: &rng)
-            var m = Model(budget: budget, extensions: Self.randomExtensions(&rng, count: Int.random(in: 1...10, using: &rng)),
-                          systemPressure: systemPressure)
+            var m = Model(
+                budget: budget, extensions: Self.randomExtensions(&rng, count: Int.random(in: 1...10, using: &rng)),
+                systemPressure: systemPressure)
             m.signals = (0..<Int.random(in: 0...6, using: &rng)).map { n in
                 let at = UInt64.random(in: 1...1500, using: &rng) * Self.ms
-                return PressureSignal(level: Bool.random(using: &rng) ? .critical : .warning,
-                                      source: Bool.random(using: &rng) ? .budget : .host,
-                                      cause: "signal \(n)", at: at, until: at + UInt64.random(in: 1...2000, using: &rng) * Self.ms)
+                return PressureSignal(
+                    level: Bool.random(using: &rng) ? .critical : .warning,
+                    source: Bool.random(using: &rng) ? .budget : .host,
+                    cause: "signal \(n)", at: at, until: at + UInt64.random(in: 1...2000, using: &rng) * Self.ms)
             }
             if Bool.random(using: &rng) {
                 m.grower = m.live.randomElement(using: &rng)?.bundleIdentifier
@@ -193,8 +205,10 @@ struct KillCountTests {
     @Test func underTheWarningLineOnlyTheHostKills() {
         let extensions = (0..<3).map { ("e\($0)", band: 0, footprint: 10 * Self.mib) }
         var quiet = Model(budget: 100 * Self.mib, extensions: extensions)
-        quiet.signals = [PressureSignal(level: .critical, source: .budget, cause: "vmpressure", at: 1 * Self.ms, until: 500 * Self.ms),
-                         PressureSignal(level: .critical, source: .host, cause: "PSI full", at: 2 * Self.ms, until: 500 * Self.ms)]
+        quiet.signals = [
+            PressureSignal(level: .critical, source: .budget, cause: "vmpressure", at: 1 * Self.ms, until: 500 * Self.ms),
+            PressureSignal(level: .critical, source: .host, cause: "PSI full", at: 2 * Self.ms, until: 500 * Self.ms),
+        ]
         quiet.available = 10 * Self.mib
         quiet.run(steps: 600)
         #expect(quiet.kills.isEmpty, "without system pressure the host's signals do not count")

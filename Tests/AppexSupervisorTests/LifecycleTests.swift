@@ -1,9 +1,10 @@
 import AppexRegistry
 import AppexSupervisor
-import AppexWire
 import AppexTestSupport
+import AppexWire
 import Foundation
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -19,13 +20,16 @@ import Glibc
         return info
     }
 
-    func withProbe(policy: [String] = [], conf: String? = nil, rule: String? = nil,
-                   _ body: (SupervisorFixture, String) async throws -> Void) async throws {
+    func withProbe(
+        policy: [String] = [], conf: String? = nil, rule: String? = nil,
+        _ body: (SupervisorFixture, String) async throws -> Void
+    ) async throws {
         try RequiresRoot.check("the life cycle needs root (namespaces, cgroups, uids)")
         let f = try SupervisorFixture(policy: policy)
         do {
-            let id = try await f.install(executable: Self.probe, identifier: "dev.appex.tests.probe",
-                                         activationRule: rule, files: conf.map { ["probe.conf": $0] } ?? [:])
+            let id = try await f.install(
+                executable: Self.probe, identifier: "dev.appex.tests.probe",
+                activationRule: rule, files: conf.map { ["probe.conf": $0] } ?? [:])
             try await body(f, id)
         } catch {
             try await f.close()
@@ -120,10 +124,12 @@ import Glibc
             let echo = [AppexWire.ExtensionItem(attributedContentText: "echo")]
             // One instance at most (the defaults): request 1 launches it, 2 and 3 wait.
             let admitted = await f.supervisor.onLoop { s in
-                [s.begin(HostBeginRequest(requestID: 1, bundleIdentifier: id, items: sleep), descriptors: [], sink: gone),
-                 s.begin(HostBeginRequest(requestID: 2, bundleIdentifier: id, items: echo), descriptors: [], sink: gone),
-                 s.begin(HostBeginRequest(requestID: 1, bundleIdentifier: id, items: echo), descriptors: [], sink: other)]
-                    .map { $0 == nil }
+                [
+                    s.begin(HostBeginRequest(requestID: 1, bundleIdentifier: id, items: sleep), descriptors: [], sink: gone),
+                    s.begin(HostBeginRequest(requestID: 2, bundleIdentifier: id, items: echo), descriptors: [], sink: gone),
+                    s.begin(HostBeginRequest(requestID: 1, bundleIdentifier: id, items: echo), descriptors: [], sink: other),
+                ]
+                .map { $0 == nil }
             }
             #expect(admitted == [true, true, true])
             #expect(await f.supervisor.openRequestCount() == 3)
@@ -182,8 +188,9 @@ import Glibc
             let answered = await f.request(id, userInfo: Self.action("sleep", "3500"))
             #expect(answered.outcome?.outcome == .completed, "answered after the warning, before the timeout")
             let counts = await f.request(id, userInfo: Self.action("memory-warnings"))
-            #expect(counts.outcome?.items.first?.attributedContentText?.contains("will-expire=1") == true,
-                    "\(String(describing: counts.outcome))")
+            #expect(
+                counts.outcome?.items.first?.attributedContentText?.contains("will-expire=1") == true,
+                "\(String(describing: counts.outcome))")
 
             let late = await f.request(id, userInfo: Self.action("sleep", "60000"))
             let o = try #require(late.outcome)
@@ -234,8 +241,10 @@ import Glibc
     /// A request to an idle instance brings its next ping within `pingInterval`: a hang while
     /// serving is found by the pings, not left to the request timeout.
     @Test func aRequestBringsTheIdlePingBack() async throws {
-        try await withProbe(policy: ["pingInterval: 200ms", "unresponsiveTimeout: 300ms", "idlePingInterval: 60s",
-                                     "requestTimeout: 20s"]) { f, id in
+        try await withProbe(policy: [
+            "pingInterval: 200ms", "unresponsiveTimeout: 300ms", "idlePingInterval: 60s",
+            "requestTimeout: 20s",
+        ]) { f, id in
             #expect(await f.request(id).outcome?.outcome == .completed)
             let r = await f.request(id, userInfo: Self.action("hang"))
             let o = try #require(r.outcome)
@@ -268,8 +277,10 @@ import Glibc
     }
 
     @Test func overTheMemoryLimitIsPerProcessLimit() async throws {
-        let memory = ["memory:", "  activeHardLimit: 16MiB", "  activeSoftLimit: 12MiB", "  inactiveHardLimit: 16MiB",
-                      "  inactiveSoftLimit: 8MiB", "  pageCacheAllowance: 4MiB"]
+        let memory = [
+            "memory:", "  activeHardLimit: 16MiB", "  activeSoftLimit: 12MiB", "  inactiveHardLimit: 16MiB",
+            "  inactiveSoftLimit: 8MiB", "  pageCacheAllowance: 4MiB",
+        ]
         try await withProbe(policy: memory) { f, id in
             let r = await f.request(id, userInfo: Self.action("allocate", "64"))
             let o = try #require(r.outcome)
@@ -318,8 +329,10 @@ import Glibc
     /// its connection and its life (`protocol-error`, with what was wrong); another extension
     /// serving a request meanwhile finishes it, and the next request to the offender launches
     /// afresh.
-    @Test(arguments: ["bad-magic": "bad-magic", "truncated": "truncated", "oversized": "frame-too-large",
-                      "out-of-order": "out-of-order"])
+    @Test(arguments: [
+        "bad-magic": "bad-magic", "truncated": "truncated", "oversized": "frame-too-large",
+        "out-of-order": "out-of-order",
+    ])
     func badFrameFromAnExtensionEndsOnlyThatExtension(kind: String, said: String) async throws {
         try await withProbe { f, id in
             let bystander = try await f.install(executable: Self.probe, identifier: "dev.appex.tests.bystander")
@@ -328,8 +341,9 @@ import Glibc
             let o = try #require(r.outcome, "\(r)")
             #expect(o.outcome == .failed && o.reason == .protocolError, "\(o)")
             let other = await served
-            #expect(other.outcome?.outcome == .completed && other.outcome?.items.first?.attributedContentText == "slept 400 ms",
-                    "\(other)")
+            #expect(
+                other.outcome?.outcome == .completed && other.outcome?.items.first?.attributedContentText == "slept 400 ms",
+                "\(other)")
             let records = await f.supervisor.terminationRecords()
             let record = try #require(records.first { $0.bundleIdentifier == id })
             #expect(record.reason == .protocolError)

@@ -1,6 +1,6 @@
 import AppexSupervisor
-import AppexWire
 import AppexTestSupport
+import AppexWire
 import Testing
 
 /// Liveness as documented (Docs/supervisor.md): a busy instance is pinged every
@@ -12,9 +12,12 @@ import Testing
     /// of a request is unanswered from the first ping (≤ 0.2 s) and found at ≤ 2.2 s, before
     /// the request times out. With one ping out at a time (every 2 s), the first pong would
     /// have been due at 4 s, and the request timeout would have ended it.
-    @Test(.requiresRoot("the life cycle needs root (namespaces, cgroups, uids)")) func aHangIsFoundWithinThePingIntervalPlusTheTimeout() async throws {
-        let f = try SupervisorFixture(policy: ["pingInterval: 200ms", "unresponsiveTimeout: 2s", "requestTimeout: 3s",
-                                               "idlePingInterval: 60s"])
+    @Test(.requiresRoot("the life cycle needs root (namespaces, cgroups, uids)")) func aHangIsFoundWithinThePingIntervalPlusTheTimeout() async throws
+    {
+        let f = try SupervisorFixture(policy: [
+            "pingInterval: 200ms", "unresponsiveTimeout: 2s", "requestTimeout: 3s",
+            "idlePingInterval: 60s",
+        ])
         do {
             let id = try await f.install(executable: LifecycleTests.probe, identifier: "dev.appex.tests.liveness")
             let r = await f.request(id, userInfo: LifecycleTests.action("hang"))

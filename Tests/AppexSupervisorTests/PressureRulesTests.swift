@@ -47,15 +47,19 @@ struct PressureRulesTests {
     }
 
     @Test func victimsLowestBandFirstThenLongestInBand() {
-        let all = [Self.candidate("fg", band: 100, since: 1), Self.candidate("idle-new", band: 0, since: 50),
-                   Self.candidate("bg", band: 30, since: 2), Self.candidate("idle-old", band: 0, since: 10)]
+        let all = [
+            Self.candidate("fg", band: 100, since: 1), Self.candidate("idle-new", band: 0, since: 50),
+            Self.candidate("bg", band: 30, since: 2), Self.candidate("idle-old", band: 0, since: 10),
+        ]
         #expect(VictimOrder.longestInBand.sorted(all).map(\.bundleIdentifier) == ["idle-old", "idle-new", "bg", "fg"])
     }
 
     @Test func overTheSoftLimitGoesFirstAndLargestFootprintIsAnOption() {
-        let all = [Self.candidate("small-old", band: 0, since: 1, footprint: 5),
-                   Self.candidate("big-new", band: 0, since: 9, footprint: 50),
-                   Self.candidate("fg-over", band: 100, since: 5, footprint: 10, over: true)]
+        let all = [
+            Self.candidate("small-old", band: 0, since: 1, footprint: 5),
+            Self.candidate("big-new", band: 0, since: 9, footprint: 50),
+            Self.candidate("fg-over", band: 100, since: 5, footprint: 10, over: true),
+        ]
         #expect(VictimOrder.longestInBand.sorted(all).map(\.bundleIdentifier) == ["fg-over", "small-old", "big-new"])
         #expect(VictimOrder.largestFootprint.sorted(all).map(\.bundleIdentifier) == ["fg-over", "big-new", "small-old"])
     }

@@ -1,6 +1,7 @@
 import AppexSupervisor
 import AppexWire
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif

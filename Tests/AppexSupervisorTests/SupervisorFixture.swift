@@ -4,6 +4,7 @@ import AppexTestSupport
 import AppexWire
 import Foundation
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,9 +23,11 @@ final class SupervisorFixture: @unchecked Sendable {
     /// `policy`: YAML lines added to the test extension point's policy. `points`: more
     /// extension points (identifier → policy lines), for extensions under other policies.
     /// `budget`, `agingDelay`, `victimOrder`: the memory governor's options.
-    init(policy: [String] = [], points: [String: [String]] = [:], budget: Int64? = nil,
-         agingDelay: Duration? = nil, victimOrder: VictimOrder = .longestInBand, systemPressure: Bool = false,
-         prebuildSandboxes: Bool = false) throws {
+    init(
+        policy: [String] = [], points: [String: [String]] = [:], budget: Int64? = nil,
+        agingDelay: Duration? = nil, victimOrder: VictimOrder = .longestInBand, systemPressure: Bool = false,
+        prebuildSandboxes: Bool = false
+    ) throws {
         root = try ScratchDirectory.make("sup", mode: 0o755)
         let overlay = root + "/policies"
         try FileManager.default.createDirectory(atPath: overlay + "/extension-points", withIntermediateDirectories: true)
@@ -44,35 +47,43 @@ final class SupervisorFixture: @unchecked Sendable {
             try Self.write(other.joined(separator: "\n") + "\n", to: overlay + "/extension-points/tests-\(n).yaml")
         }
         cgroupParent = "appexd-tests-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        supervisor = try Supervisor(options: SupervisorOptions(
-            stateDirectory: root + "/state", policyOverlays: [overlay], cgroupParent: cgroupParent,
-            terminateGrace: .milliseconds(500), memoryBudget: budget, victimOrder: victimOrder, agingDelay: agingDelay,
-            watchSystemPressure: systemPressure, prebuildSandboxes: prebuildSandboxes))
+        supervisor = try Supervisor(
+            options: SupervisorOptions(
+                stateDirectory: root + "/state", policyOverlays: [overlay], cgroupParent: cgroupParent,
+                terminateGrace: .milliseconds(500), memoryBudget: budget, victimOrder: victimOrder, agingDelay: agingDelay,
+                watchSystemPressure: systemPressure, prebuildSandboxes: prebuildSandboxes))
         supervisor.start()
     }
 
     /// Builds a bundle around `executable`, installs and enables it; returns its identifier.
     @discardableResult
-    func install(executable: String, identifier: String, activationRule: String? = nil,
-                 files: [String: String] = [:], extensionPoint: String = SupervisorFixture.extensionPoint,
-                 enable: Bool = true) async throws -> String {
+    func install(
+        executable: String, identifier: String, activationRule: String? = nil,
+        files: [String: String] = [:], extensionPoint: String = SupervisorFixture.extensionPoint,
+        enable: Bool = true
+    ) async throws -> String {
         let bundle = root + "/src/\(identifier).appex"
         try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
         for (name, text) in files { try Self.write(text, to: bundle + "/" + name) }
-        try BareBundle.write(.init(identifier: identifier, executable: "ext", point: extensionPoint, shortVersion: "1.0",
-                                   activationRule: activationRule), at: bundle, executableFrom: executable)
+        try BareBundle.write(
+            .init(
+                identifier: identifier, executable: "ext", point: extensionPoint, shortVersion: "1.0",
+                activationRule: activationRule), at: bundle, executableFrom: executable)
         _ = try await supervisor.install(path: bundle)
         if enable { _ = try await supervisor.enable(identifier) }
         return identifier
     }
 
-    func request(_ identifier: String, text: String? = "hello", items: [AppexWire.ExtensionItem]? = nil,
-                 userInfo: [String: UserInfoValue] = [:], descriptors: [Int32] = [],
-                 id: UInt64 = UInt64.random(in: 1...UInt64.max / 2),
-                 openURL: @escaping @Sendable (String) -> Bool = { _ in false }) async -> EmbeddedResult {
+    func request(
+        _ identifier: String, text: String? = "hello", items: [AppexWire.ExtensionItem]? = nil,
+        userInfo: [String: UserInfoValue] = [:], descriptors: [Int32] = [],
+        id: UInt64 = UInt64.random(in: 1...UInt64.max / 2),
+        openURL: @escaping @Sendable (String) -> Bool = { _ in false }
+    ) async -> EmbeddedResult {
         let items = items ?? [AppexWire.ExtensionItem(attributedContentText: text, userInfo: userInfo)]
-        return await supervisor.request(HostBeginRequest(requestID: id, bundleIdentifier: identifier, items: items),
-                                        descriptors: descriptors, openURL: openURL)
+        return await supervisor.request(
+            HostBeginRequest(requestID: id, bundleIdentifier: identifier, items: items),
+            descriptors: descriptors, openURL: openURL)
     }
 
     /// Shuts the supervisor down and checks it left no cgroup behind; removes the files.

@@ -1,5 +1,6 @@
-@testable import AppexSupervisor
 import Testing
+
+@testable import AppexSupervisor
 
 /// The loop's timer heap: soonest first, ties in the order set, cancelled timers never run,
 /// and cancelled entries do not pile up.

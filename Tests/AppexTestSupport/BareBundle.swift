@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -26,10 +27,12 @@ public enum BareBundle {
         /// More top-level keys, as XML.
         public var extra: String
 
-        public init(identifier: String?, executable: String? = nil, point: String? = "com.apple.widgetkit-extension",
-                    packageType: String? = "XPC!", version: String? = "1", shortVersion: String? = nil,
-                    displayName: String? = nil, principalClass: String? = nil, activationRule: String? = nil,
-                    attributes: String = "", extra: String = "") {
+        public init(
+            identifier: String?, executable: String? = nil, point: String? = "com.apple.widgetkit-extension",
+            packageType: String? = "XPC!", version: String? = "1", shortVersion: String? = nil,
+            displayName: String? = nil, principalClass: String? = nil, activationRule: String? = nil,
+            attributes: String = "", extra: String = ""
+        ) {
             self.identifier = identifier
             self.executable = executable
             self.point = point
@@ -52,13 +55,15 @@ public enum BareBundle {
             func key(_ name: String, _ value: String?) -> String {
                 value.map { "<key>\(name)</key><string>\($0)</string>" } ?? ""
             }
-            var body = key("CFBundleIdentifier", identifier) + key("CFBundleExecutable", executable)
+            var body =
+                key("CFBundleIdentifier", identifier) + key("CFBundleExecutable", executable)
                 + key("CFBundlePackageType", packageType) + key("CFBundleVersion", version)
                 + key("CFBundleShortVersionString", shortVersion) + key("CFBundleDisplayName", displayName) + extra
             if let point {
                 var attributesBody = activationRule.map { "<key>NSExtensionActivationRule</key>\($0)" } ?? ""
                 attributesBody += attributes
-                body += "<key>NSExtension</key><dict>" + key("NSExtensionPointIdentifier", point)
+                body +=
+                    "<key>NSExtension</key><dict>" + key("NSExtensionPointIdentifier", point)
                     + key("NSExtensionPrincipalClass", principalClass)
                     + (attributesBody.isEmpty ? "" : "<key>NSExtensionAttributes</key><dict>\(attributesBody)</dict>")
                     + "</dict>"
@@ -93,8 +98,10 @@ public enum BareBundle {
     }
 
     /// The bare bundle most tests want: `NAME` from `source`, its identifier and extension point.
-    public static func write(at bundle: String, executable name: String, from source: String, identifier: String,
-                             point: String = "com.apple.widgetkit-extension", version: String = "1") throws {
+    public static func write(
+        at bundle: String, executable name: String, from source: String, identifier: String,
+        point: String = "com.apple.widgetkit-extension", version: String = "1"
+    ) throws {
         try write(InfoPlist(identifier: identifier, executable: name, point: point, version: version), at: bundle, executableFrom: source)
     }
 }

@@ -63,12 +63,16 @@ public struct BinaryPlistBuilder {
     /// An Info.plist that validates, with `Padding` holding `levels` arrays of `fanOut`
     /// references each, down to one string of `stringBytes`: a file of some kilobytes that
     /// expands to `stringBytes * fanOut^levels` bytes when every reference is copied.
-    public static func expandingInfoPlist(identifier: String, executable: String, extensionPoint: String,
-                                          stringBytes: Int, fanOut: Int, levels: Int) -> [UInt8] {
+    public static func expandingInfoPlist(
+        identifier: String, executable: String, extensionPoint: String,
+        stringBytes: Int, fanOut: Int, levels: Int
+    ) -> [UInt8] {
         var b = BinaryPlistBuilder()
         var pairs: [(key: Int, value: Int)] = []
-        for (k, v) in [("CFBundleIdentifier", identifier), ("CFBundleExecutable", executable),
-                       ("CFBundlePackageType", "XPC!"), ("CFBundleVersion", "1")] {
+        for (k, v) in [
+            ("CFBundleIdentifier", identifier), ("CFBundleExecutable", executable),
+            ("CFBundlePackageType", "XPC!"), ("CFBundleVersion", "1"),
+        ] {
             pairs.append((b.add(.ascii(k)), b.add(.ascii(v))))
         }
         let point = b.add(.dictionary([(b.add(.ascii("NSExtensionPointIdentifier")), b.add(.ascii(extensionPoint)))]))

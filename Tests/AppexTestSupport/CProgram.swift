@@ -28,8 +28,9 @@ public enum CProgram {
         let outData = out.fileHandleForReading.readDataToEndOfFile()
         let errData = err.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
-        return Output(status: p.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                      stderr: String(decoding: errData, as: UTF8.self))
+        return Output(
+            status: p.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+            stderr: String(decoding: errData, as: UTF8.self))
     }
 
     /// The system C compiler.
@@ -38,8 +39,10 @@ public enum CProgram {
     /// Writes `source` to `directory/name.c` and compiles it to `directory/name` with `flags`.
     /// Returns the output's path; throws with the compiler's message when it fails.
     @discardableResult
-    public static func compile(_ source: String, named name: String, in directory: String,
-                               flags: [String] = [], compiler: String = cc) throws -> String {
+    public static func compile(
+        _ source: String, named name: String, in directory: String,
+        flags: [String] = [], compiler: String = cc
+    ) throws -> String {
         let src = directory + "/" + name + ".c"
         try source.write(toFile: src, atomically: true, encoding: .utf8)
         let out = directory + "/" + name

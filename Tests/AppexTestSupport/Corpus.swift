@@ -7,8 +7,8 @@ import Foundation
 public enum Corpus {
     /// The package root, found from this file so tests run from any directory.
     public static let packageRoot: String = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent()   // AppexTestSupport
-        .deletingLastPathComponent()   // Tests
+        .deletingLastPathComponent()  // AppexTestSupport
+        .deletingLastPathComponent()  // Tests
         .deletingLastPathComponent().path
 
     /// `APPEX_CORPUS` when set and non-empty (relative to the current directory), else

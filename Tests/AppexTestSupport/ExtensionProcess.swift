@@ -1,6 +1,7 @@
 import AppexWire
 import AppexWireIO
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -34,15 +35,19 @@ public final class ExtensionProcess {
     /// Starts `executable` with APPEX_SOCKET_FD=3, and APPEX_BUNDLE_IDENTIFIER, APPEX_BUNDLE_PATH
     /// and HOME when given, plus `environment`, which may override or (with nil) remove them.
     /// `socketAtFD3: false` starts it with nothing at fd 3, though the environment says 3.
-    public init(_ executable: String, bundleIdentifier: String? = "dev.appex.tests.extension", bundlePath: String? = nil,
-                home: String? = nil, environment: [String: String?] = [:], socketAtFD3: Bool = true) throws {
+    public init(
+        _ executable: String, bundleIdentifier: String? = "dev.appex.tests.extension", bundlePath: String? = nil,
+        home: String? = nil, environment: [String: String?] = [:], socketAtFD3: Bool = true
+    ) throws {
         guard FileManager.default.isExecutableFile(atPath: executable) else { throw Failure("\(executable) is not built") }
         let (ours, theirs) = try WireSocket.pair()
         defer { theirs.close() }
         logPath = NSTemporaryDirectory() + "appex-extension-\(getpid())-\(UUID().uuidString).log"
 
-        var env: [String: String] = [WireProtocol.extensionSocketEnvironment: "\(WireProtocol.extensionSocketFD)",
-                                     "PATH": "/usr/bin:/bin"]
+        var env: [String: String] = [
+            WireProtocol.extensionSocketEnvironment: "\(WireProtocol.extensionSocketFD)",
+            "PATH": "/usr/bin:/bin",
+        ]
         if let bundleIdentifier { env["APPEX_BUNDLE_IDENTIFIER"] = bundleIdentifier }
         if let bundlePath { env["APPEX_BUNDLE_PATH"] = bundlePath }
         if let home { env["HOME"] = home }
@@ -51,8 +56,9 @@ public final class ExtensionProcess {
         let command = socketAtFD3 ? [executable] : ["/bin/sh", "-c", "exec \"$0\" 3>&-", executable]
 
         do {
-            pid = try ExtensionChild.spawn(command, environment: env.map { "\($0.key)=\($0.value)" }, socket: theirs,
-                                           logPath: logPath, stdoutToLog: false)
+            pid = try ExtensionChild.spawn(
+                command, environment: env.map { "\($0.key)=\($0.value)" }, socket: theirs,
+                logPath: logPath, stdoutToLog: false)
         } catch {
             ours.close()
             throw Failure("\(error)")
@@ -61,8 +67,10 @@ public final class ExtensionProcess {
     }
 
     /// Started and checked in, ready for requests.
-    public static func checkedIn(_ executable: String, bundleIdentifier: String = "dev.appex.tests.extension",
-                                 home: String? = nil) throws -> ExtensionProcess {
+    public static func checkedIn(
+        _ executable: String, bundleIdentifier: String = "dev.appex.tests.extension",
+        home: String? = nil
+    ) throws -> ExtensionProcess {
         let process = try ExtensionProcess(executable, bundleIdentifier: bundleIdentifier, home: home)
         do {
             try process.checkIn()

@@ -52,8 +52,9 @@ public struct ManifestDirectory: Sendable {
         let valid = header.firstIndex(of: "valid"), notes = header.firstIndex(of: "notes")
         return lines.filter { !$0.allSatisfy(\.isEmpty) }.map { cols in
             func cell(_ i: Int?) -> String { i.flatMap { $0 < cols.count ? cols[$0] : nil } ?? "" }
-            return Entry(file: cell(file), extensionPoint: cell(point), ruleKind: cell(kind),
-                         valid: valid.map { cell($0) == "yes" }, notes: cell(notes))
+            return Entry(
+                file: cell(file), extensionPoint: cell(point), ruleKind: cell(kind),
+                valid: valid.map { cell($0) == "yes" }, notes: cell(notes))
         }
     }
 

@@ -1,4 +1,5 @@
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,8 +23,10 @@ public struct RequiresRoot: TestTrait, SuiteTrait, TestScoping {
         test.isSuite ? nil : self
     }
 
-    public func provideScope(for test: Test, testCase: Test.Case?,
-                             performing function: @Sendable () async throws -> Void) async throws {
+    public func provideScope(
+        for test: Test, testCase: Test.Case?,
+        performing function: @Sendable () async throws -> Void
+    ) async throws {
         try Self.check(reason)
         try await function()
     }

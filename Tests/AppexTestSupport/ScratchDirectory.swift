@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -78,7 +79,10 @@ public final class ScratchDirectory: Sendable {
             throw failure("open", path)
         }
         var top = stat()
-        guard fstat(fd, &top) == 0 else { close(fd); throw failure("fstat", path) }
+        guard fstat(fd, &top) == 0 else {
+            close(fd)
+            throw failure("fstat", path)
+        }
         try removeContents(of: fd, device: top.st_dev, path: path)
         guard rmdir(path) == 0 || errno == ENOENT else { throw failure("rmdir", path) }
     }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import AppexWire
 
 @Suite struct CodecRoundTripTests {

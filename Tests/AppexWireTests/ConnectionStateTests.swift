@@ -1,4 +1,5 @@
 import Testing
+
 @testable import AppexWire
 
 /// Both ends of a connection, driven in step: every message is checked by its sender's state
@@ -79,7 +80,9 @@ func kind(_ body: () throws -> Void) -> WireError.Kind? {
         try p.send(.scheduleTransfer(ScheduleTransfer(requestID: 1, token: 2, sessionIdentifier: "s", transfer: download)), from: .extension)
         try p.send(.completeRequest(CompleteRequest(requestID: 1)), from: .extension)
         #expect(try p.a.didReceive(.transferScheduled(TransferScheduled(requestID: 1, token: 2, transferID: 6))) == .stale)
-        #expect(kind { try p.a.willSend(.scheduleTransfer(ScheduleTransfer(requestID: 1, token: 3, sessionIdentifier: "s", transfer: download))) } == .unknownRequest)
+        #expect(
+            kind { try p.a.willSend(.scheduleTransfer(ScheduleTransfer(requestID: 1, token: 3, sessionIdentifier: "s", transfer: download))) }
+                == .unknownRequest)
         try p.send(.transferEvents(TransferEvents(requestID: 2, sessionIdentifier: "s", bundleIdentifier: "e", results: [])), from: .supervisor)
         #expect(p.a.requestsInFlight == 1)
         try p.send(.completeRequest(CompleteRequest(requestID: 2)), from: .extension)

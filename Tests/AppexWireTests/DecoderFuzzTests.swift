@@ -1,5 +1,6 @@
 import AppexTestSupport
 import Testing
+
 @testable import AppexWire
 
 /// Random but valid messages, to widen the corpus beyond the samples.
@@ -41,11 +42,13 @@ struct MessageGenerator {
                 } else {
                     content = .inline(bytes())
                 }
-                return AppexWire.Attachment(typeIdentifiers: (0..<Int.random(in: 1...3, using: &rng)).map { _ in string() },
-                                  content: content, suggestedName: maybe { $0.string() })
+                return AppexWire.Attachment(
+                    typeIdentifiers: (0..<Int.random(in: 1...3, using: &rng)).map { _ in string() },
+                    content: content, suggestedName: maybe { $0.string() })
             }
-            return ExtensionItem(attributedTitle: maybe { $0.string() }, attributedContentText: maybe { $0.string() },
-                                 attachments: attachments, userInfo: info)
+            return ExtensionItem(
+                attributedTitle: maybe { $0.string() }, attributedContentText: maybe { $0.string() },
+                attachments: attachments, userInfo: info)
         }
     }
 
@@ -55,20 +58,37 @@ struct MessageGenerator {
         switch Int.random(in: 0..<8, using: &rng) {
         case 0: return .beginRequest(BeginRequest(requestID: id, items: items(fds: &fds)))
         case 1: return .completeRequest(CompleteRequest(requestID: id, items: items(fds: &fds)))
-        case 2: return .hostBeginRequest(HostBeginRequest(requestID: id, bundleIdentifier: string(), items: items(fds: &fds),
-                                                          band: maybe { UInt32.random(in: 0...200, using: &$0.rng) }))
-        case 3: return .requestOutcome(RequestOutcome(requestID: id, outcome: RequestOutcome.Kind.allCases.randomElement(using: &rng)!,
-                                                      items: items(fds: &fds), error: maybe { RequestError(domain: $0.string(), code: 7) },
-                                                      reason: maybe { Reason($0.string()) }, cold: Bool.random(using: &rng),
-                                                      phases: (0..<Int.random(in: 0...4, using: &rng)).map { .init("p\($0)", microseconds: UInt64($0)) }))
-        case 4: return .refusal(Refusal(reason: Reason(string()), message: maybe { $0.string() }, requestID: maybe { _ in id },
-                                        details: (0..<Int.random(in: 0...3, using: &rng)).map { _ in string() }))
-        case 5: return .interruption(Interruption(requestID: id, bundleIdentifier: string(), reason: Reason(string()),
-                                                  message: maybe { $0.string() }, signal: maybe { _ in 9 }))
-        case 6: return .adminResult(AdminResult(requestID: id, extensions: (0..<Int.random(in: 0...3, using: &rng)).map { _ in
-            ExtensionInfo(bundleIdentifier: string(), extensionPoint: string(), enabled: Bool.random(using: &rng),
-                          displayName: maybe { $0.string() }, version: maybe { $0.string() }, containingApp: maybe { $0.string() })
-        }))
+        case 2:
+            return .hostBeginRequest(
+                HostBeginRequest(
+                    requestID: id, bundleIdentifier: string(), items: items(fds: &fds),
+                    band: maybe { UInt32.random(in: 0...200, using: &$0.rng) }))
+        case 3:
+            return .requestOutcome(
+                RequestOutcome(
+                    requestID: id, outcome: RequestOutcome.Kind.allCases.randomElement(using: &rng)!,
+                    items: items(fds: &fds), error: maybe { RequestError(domain: $0.string(), code: 7) },
+                    reason: maybe { Reason($0.string()) }, cold: Bool.random(using: &rng),
+                    phases: (0..<Int.random(in: 0...4, using: &rng)).map { .init("p\($0)", microseconds: UInt64($0)) }))
+        case 4:
+            return .refusal(
+                Refusal(
+                    reason: Reason(string()), message: maybe { $0.string() }, requestID: maybe { _ in id },
+                    details: (0..<Int.random(in: 0...3, using: &rng)).map { _ in string() }))
+        case 5:
+            return .interruption(
+                Interruption(
+                    requestID: id, bundleIdentifier: string(), reason: Reason(string()),
+                    message: maybe { $0.string() }, signal: maybe { _ in 9 }))
+        case 6:
+            return .adminResult(
+                AdminResult(
+                    requestID: id,
+                    extensions: (0..<Int.random(in: 0...3, using: &rng)).map { _ in
+                        ExtensionInfo(
+                            bundleIdentifier: string(), extensionPoint: string(), enabled: Bool.random(using: &rng),
+                            displayName: maybe { $0.string() }, version: maybe { $0.string() }, containingApp: maybe { $0.string() })
+                    }))
         default: return Samples.all.randomElement(using: &rng)!
         }
     }
@@ -119,26 +139,26 @@ struct MessageGenerator {
             var f = corpus.randomElement(using: &rng)!
             for _ in 0..<Int.random(in: 1...4, using: &rng) {
                 switch Int.random(in: 0..<7, using: &rng) {
-                case 0: // flip a bit
+                case 0:  // flip a bit
                     let i = Int.random(in: 0..<f.count, using: &rng)
                     f[i] ^= 1 << UInt8.random(in: 0...7, using: &rng)
-                case 1: // set a byte
+                case 1:  // set a byte
                     f[Int.random(in: 0..<f.count, using: &rng)] = UInt8.random(in: 0...255, using: &rng)
-                case 2: // truncate
+                case 2:  // truncate
                     f = Array(f.prefix(Int.random(in: 0...f.count, using: &rng)))
-                case 3: // insert bytes
+                case 3:  // insert bytes
                     f.insert(contentsOf: gen.bytes(8), at: Int.random(in: 0...f.count, using: &rng))
-                case 4: // overwrite a u32 with an interesting length
+                case 4:  // overwrite a u32 with an interesting length
                     if f.count >= 4 {
                         let i = Int.random(in: 0...(f.count - 4), using: &rng)
                         let v: UInt32 = [0, 1, 6, 0x7fff_ffff, 0xffff_ffff, UInt32(f.count), UInt32(WireProtocol.maxPayloadSize)]
                             .randomElement(using: &rng)!
                         for k in 0..<4 { f[i + k] = UInt8(truncatingIfNeeded: v >> (8 * UInt32(k))) }
                     }
-                case 5: // splice the tail of another frame
+                case 5:  // splice the tail of another frame
                     let g = corpus.randomElement(using: &rng)!
                     f = Array(f.prefix(Int.random(in: 0...f.count, using: &rng))) + g.suffix(Int.random(in: 0...g.count, using: &rng))
-                default: // duplicate a region (repeated or duplicate fields)
+                default:  // duplicate a region (repeated or duplicate fields)
                     if f.count > 16 {
                         let a = Int.random(in: 16..<f.count, using: &rng)
                         let b = Int.random(in: a...f.count, using: &rng)
@@ -167,8 +187,10 @@ struct MessageGenerator {
             if i % 2 == 0 && f.count >= 16 {
                 // A plausible header over random fields.
                 let type = MessageType.allCases.randomElement(using: &rng)!.rawValue
-                f.replaceSubrange(0..<16, with: WireProtocol.magic + [1, 0, UInt8(type & 0xff), UInt8(type >> 8), 0, 0, 0, 0]
-                                  + FrameBuilder.le(UInt32(f.count - 16)))
+                f.replaceSubrange(
+                    0..<16,
+                    with: WireProtocol.magic + [1, 0, UInt8(type & 0xff), UInt8(type >> 8), 0, 0, 0, 0]
+                        + FrameBuilder.le(UInt32(f.count - 16)))
             }
             check(f, &counts)
         }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import AppexWire
 
 /// Every fault is a WireError whose kind, field and offset point at what is wrong.
@@ -233,12 +234,17 @@ import Testing
     // The encoder refuses what the decoder would.
     @Test func encoderRefusesWhatDecoderWould() {
         func encodeFault(_ m: Message) -> WireError.Kind? {
-            do { _ = try WireCodec.encode(m); return nil } catch { return error.kind }
+            do {
+                _ = try WireCodec.encode(m)
+                return nil
+            } catch { return error.kind }
         }
         #expect(encodeFault(.hello(Hello(bundleIdentifier: "a\u{0}b", pid: 1))) == .nulInString)
         let many = [ExtensionItem](repeating: Samples.plainItem, count: WireLimits.itemsPerMessage + 1)
         #expect(encodeFault(.beginRequest(BeginRequest(requestID: 1, items: many))) == .tooManyElements)
-        let big = ExtensionItem(attachments: [AppexWire.Attachment(typeIdentifiers: ["public.data"], content: .inline([UInt8](repeating: 0, count: WireProtocol.maxPayloadSize)))])
+        let big = ExtensionItem(attachments: [
+            AppexWire.Attachment(typeIdentifiers: ["public.data"], content: .inline([UInt8](repeating: 0, count: WireProtocol.maxPayloadSize)))
+        ])
         #expect(encodeFault(.beginRequest(BeginRequest(requestID: 1, items: [big]))) == .frameTooLarge)
         let gap = ExtensionItem(attachments: [AppexWire.Attachment(typeIdentifiers: ["public.data"], content: .descriptor(index: 1))])
         #expect(encodeFault(.beginRequest(BeginRequest(requestID: 1, items: [gap]))) == .badDescriptorIndex)

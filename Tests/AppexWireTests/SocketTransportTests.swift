@@ -1,7 +1,9 @@
+import AppexWireListener
 import Testing
+
 @testable import AppexWire
 @testable import AppexWireIO
-import AppexWireListener
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -41,7 +43,10 @@ import Glibc
 
     @Test func everyMessageCrossesASocketpair() throws {
         let (a, b) = try pair()
-        defer { a.close(); b.close() }
+        defer {
+            a.close()
+            b.close()
+        }
         let devnull = open("/dev/null", O_RDONLY | O_CLOEXEC)
         defer { close(devnull) }
         for m in Samples.all {
@@ -56,7 +61,10 @@ import Glibc
 
     @Test func attachmentsTravelAsDescriptors() throws {
         let (a, b) = try pair()
-        defer { a.close(); b.close() }
+        defer {
+            a.close()
+            b.close()
+        }
         // A pipe with data in it, and an unlinked file nobody else can name.
         let p = makePipe()
         let text = Array("piped bytes".utf8)
@@ -83,8 +91,9 @@ import Glibc
         #expect(got.descriptors.count == 2)
         for fd in got.descriptors { #expect(fcntl(fd, F_GETFD) & FD_CLOEXEC != 0) }
         guard case .beginRequest(let r) = got.message,
-              case .descriptor(let i0) = r.items[0].attachments[0].content,
-              case .descriptor(let i1) = r.items[0].attachments[1].content else {
+            case .descriptor(let i0) = r.items[0].attachments[0].content,
+            case .descriptor(let i1) = r.items[0].attachments[1].content
+        else {
             Issue.record("unexpected \(got.message)")
             return
         }
@@ -94,7 +103,10 @@ import Glibc
 
     @Test func peerCredentialsAreOurs() throws {
         let (a, b) = try pair()
-        defer { a.close(); b.close() }
+        defer {
+            a.close()
+            b.close()
+        }
         let c = try b.peerCredentials()
         #expect(c.pid == getpid())
         #expect(c.uid == getuid())
@@ -104,7 +116,10 @@ import Glibc
     @Test func listenerConnectAndPeerCredentials() throws {
         let path = "/tmp/appex-wire-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock"
         let listener = try WireListener.bind(path: path)
-        defer { listener.close(); unlink(path) }
+        defer {
+            listener.close()
+            unlink(path)
+        }
         let client = try WireSocket.connect(path: path)
         defer { client.close() }
         let server = try #require(try listener.accept())
@@ -120,10 +135,16 @@ import Glibc
     @Test func nonblockingListenerAndReceive() throws {
         let path = "/tmp/appex-wire-nb-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock"
         let listener = try WireListener.bind(path: path, nonblocking: true)
-        defer { listener.close(); unlink(path) }
+        defer {
+            listener.close()
+            unlink(path)
+        }
         #expect(try listener.accept() == nil)
         let (a, b) = try pair()
-        defer { a.close(); b.close() }
+        defer {
+            a.close()
+            b.close()
+        }
         guard case .wouldBlock = try b.receive(blocking: false) else {
             Issue.record("expected wouldBlock")
             return
@@ -144,7 +165,10 @@ import Glibc
 
     @Test func oversizedRecordIsRejectedAndItsDescriptorsClosed() throws {
         let (a, b) = try pair()
-        defer { a.close(); b.close() }
+        defer {
+            a.close()
+            b.close()
+        }
         let p = makePipe()
         defer { close(p.read) }
         // A record bigger than any frame (the kernel lets it through: it fits the send buffer).
@@ -162,15 +186,30 @@ import Glibc
 
     @Test func malformedFramesAreRejectedAndTheirDescriptorsClosed() throws {
         let (a, b) = try pair()
-        defer { a.close(); b.close() }
+        defer {
+            a.close()
+            b.close()
+        }
         let cases: [([UInt8], Int, WireError.Kind)] = [
             (Array("not a frame at all".utf8), 1, .badMagic),
             // Announces no descriptor, one arrives.
             (try WireCodec.encode(.ping(sequence: 1)), 1, .descriptorCountMismatch),
             // Announces one; no attachment refers to it.
-            ({ var f = try! WireCodec.encode(.ping(sequence: 1)); f[10] = 1; return f }(), 1, .unusedDescriptor),
+            (
+                {
+                    var f = try! WireCodec.encode(.ping(sequence: 1))
+                    f[10] = 1
+                    return f
+                }(), 1, .unusedDescriptor
+            ),
             // Announces one, truncated before the attachments could refer to it.
-            ({ var f = try! WireCodec.encode(.ping(sequence: 1)); f[10] = 1; return Array(f.dropLast(3)) }(), 1, .truncated),
+            (
+                {
+                    var f = try! WireCodec.encode(.ping(sequence: 1))
+                    f[10] = 1
+                    return Array(f.dropLast(3))
+                }(), 1, .truncated
+            ),
         ]
         for (bytes, fdCount, expected) in cases {
             let p = makePipe()
@@ -186,7 +225,10 @@ import Glibc
 
     @Test func tooManyDescriptorsIsControlTruncation() throws {
         let (a, b) = try pair()
-        defer { a.close(); b.close() }
+        defer {
+            a.close()
+            b.close()
+        }
         let p = makePipe()
         defer { close(p.read) }
         let n = WireLimits.descriptorsPerFrame + 4
@@ -200,7 +242,10 @@ import Glibc
 
     @Test func sendChecksDescriptorCount() throws {
         let (a, b) = try pair()
-        defer { a.close(); b.close() }
+        defer {
+            a.close()
+            b.close()
+        }
         #expect {
             try a.send(.ping(sequence: 1), descriptors: [0])
         } throws: { ($0 as? WireError)?.kind == .descriptorCountMismatch }
@@ -232,32 +277,56 @@ import Glibc
         let (a, b) = try pair()
         let ext = WireConnection(socket: a, role: .extension)
         let sup = WireConnection(socket: b, role: .supervisor)
-        defer { ext.close(); sup.close() }
+        defer {
+            ext.close()
+            sup.close()
+        }
         try ext.send(.hello(Hello(bundleIdentifier: "com.example.e", pid: getpid())))
-        guard case .message = try sup.receive() else { Issue.record("hello"); return }
+        guard case .message = try sup.receive() else {
+            Issue.record("hello")
+            return
+        }
         try sup.send(.hello(Hello(bundleIdentifier: "appexd", pid: getpid())))
-        guard case .message = try ext.receive() else { Issue.record("hello back"); return }
+        guard case .message = try ext.receive() else {
+            Issue.record("hello back")
+            return
+        }
         try sup.send(.beginRequest(BeginRequest(requestID: 1, items: [Samples.plainItem])))
-        guard case .message(let f) = try ext.receive(), case .beginRequest(let r) = f.message else { Issue.record("begin"); return }
+        guard case .message(let f) = try ext.receive(), case .beginRequest(let r) = f.message else {
+            Issue.record("begin")
+            return
+        }
         try ext.send(.completeRequest(CompleteRequest(requestID: r.requestID, items: r.items)))
         // appexd's will-expire crosses the completion: the extension drops it as stale.
         try sup.send(.requestWillExpire(RequestWillExpire(requestID: 1, millisecondsLeft: 10)))
-        guard case .message(let done) = try sup.receive() else { Issue.record("complete"); return }
+        guard case .message(let done) = try sup.receive() else {
+            Issue.record("complete")
+            return
+        }
         #expect(done.message == .completeRequest(CompleteRequest(requestID: 1, items: [Samples.plainItem])))
-        guard case .stale = try ext.receive() else { Issue.record("expected stale"); return }
+        guard case .stale = try ext.receive() else {
+            Issue.record("expected stale")
+            return
+        }
         // The state machine refuses our own mistakes before they reach the wire.
         #expect(throws: WireError.self) { try ext.send(.completeRequest(CompleteRequest(requestID: 1))) }
     }
 
     @Test func inheritedSocketFromEnvironment() throws {
         let (a, b) = try pair()
-        defer { a.close(); b.close() }
+        defer {
+            a.close()
+            b.close()
+        }
         setenv(WireProtocol.extensionSocketEnvironment, "\(b.fd)", 1)
         defer { unsetenv(WireProtocol.extensionSocketEnvironment) }
         let s = try WireSocket.inherited()
         #expect(s.fd == b.fd)
         let p = makePipe()
-        defer { close(p.read); close(p.write) }
+        defer {
+            close(p.read)
+            close(p.write)
+        }
         setenv(WireProtocol.extensionSocketEnvironment, "\(p.read)", 1)
         #expect(throws: SocketError.self) { try WireSocket.inherited() }
         setenv(WireProtocol.extensionSocketEnvironment, "three", 1)

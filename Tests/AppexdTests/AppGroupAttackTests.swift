@@ -1,6 +1,7 @@
 import AppexTestSupport
 import Foundation
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -67,7 +68,8 @@ extension DaemonTests {
             let pids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc"))?.compactMap { Int32($0) } ?? []
             return pids.first { pid in
                 guard (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) == "probe\n",
-                      let environ = FileManager.default.contents(atPath: "/proc/\(pid)/environ") else { return false }
+                    let environ = FileManager.default.contents(atPath: "/proc/\(pid)/environ")
+                else { return false }
                 return environ.split(separator: 0).contains { String(decoding: $0, as: UTF8.self) == "APPEX_BUNDLE_IDENTIFIER=" + identifier }
             }
         }

@@ -3,6 +3,7 @@ import AppexTestSupport
 import AppexWire
 import Foundation
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -20,15 +21,18 @@ extension DaemonTests {
         /// appexd with a share policy overlay (idle exit after 1 s, a 1 MiB quota), the test app
         /// (two Share extensions) installed and enabled, and the HTTP server.
         /// `configuration`: appexd.yaml's text instead of the suite's default.
-        static func withTransfers(configuration: String? = nil,
-                                  _ body: (DaemonTests.Daemon, TransferTestServer) async throws -> Void) async throws {
+        static func withTransfers(
+            configuration: String? = nil,
+            _ body: (DaemonTests.Daemon, TransferTestServer) async throws -> Void
+        ) async throws {
             try RequiresRoot.check("appexd needs root")
             let d = try Daemon(tag: "transfer-tests")
             defer { d.cleanUp() }
             if let configuration { try Data(configuration.utf8).write(to: URL(fileURLWithPath: d.root + "/appexd.yaml")) }
             let policies = d.root + "/policies"
             try FileManager.default.createDirectory(atPath: policies + "/extension-points", withIntermediateDirectories: true)
-            try Data("""
+            try Data(
+                """
                 extensionPoints: [com.apple.share-services]
                 title: Share, for the transfer tests
                 idleTimeout: 1s
@@ -43,7 +47,8 @@ extension DaemonTests {
                   quota: 1MiB
                   timeLimit: 60s
 
-                """.utf8).write(to: URL(fileURLWithPath: policies + "/extension-points/share.yaml"))
+                """.utf8
+            ).write(to: URL(fileURLWithPath: policies + "/extension-points/share.yaml"))
             d.extraArguments = ["--policies", policies, "--no-system-pressure"]
             try d.start()
             let appPath = try writeApp(d)
@@ -60,7 +65,8 @@ extension DaemonTests {
         static func writeApp(_ d: DaemonTests.Daemon) throws -> String {
             let appPath = d.root + "/src/Transfers.app"
             let shipped = try String(contentsOfFile: Corpus.packageRoot + "/Examples/ExampleHost.app/PlugIns/Share.appex/Info.plist", encoding: .utf8)
-            let entitlements = try String(contentsOfFile: Corpus.packageRoot + "/Examples/ExampleHost.app/PlugIns/Share.appex/Entitlements.plist", encoding: .utf8)
+            let entitlements = try String(
+                contentsOfFile: Corpus.packageRoot + "/Examples/ExampleHost.app/PlugIns/Share.appex/Entitlements.plist", encoding: .utf8)
             for (name, id) in [("Share", share), ("Share2", share2)] {
                 let bundle = appPath + "/PlugIns/\(name).appex"
                 try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
@@ -78,7 +84,9 @@ extension DaemonTests {
 
         /// Asks `id` for a note with background work in `info`; returns what it said of it.
         static func request(_ d: DaemonTests.Daemon, _ info: [String: String], as id: String = share) throws -> String {
-            let r = try d.appex(["request", id, "--text", "background", "--json"] + info.sorted { $0.key < $1.key }.flatMap { ["--user-info", "\($0.key)=\($0.value)"] })
+            let r = try d.appex(
+                ["request", id, "--text", "background", "--json"]
+                    + info.sorted { $0.key < $1.key }.flatMap { ["--user-info", "\($0.key)=\($0.value)"] })
             try #require(r.status == 0, "request: \(r.err)")
             let json = try #require(try JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [String: Any])
             let items = try #require(json["items"] as? [[String: Any]])
@@ -89,8 +97,12 @@ extension DaemonTests {
         /// Asks the Share example for a download of `size` bytes served a tenth at a time with
         /// `delay` ms between, into `file`, and expects it to be scheduled.
         static func slowDownload(_ d: DaemonTests.Daemon, _ server: TransferTestServer, size: Int, delay: Int, into file: String) throws {
-            let said = try request(d, ["backgroundDownload": server.base + "/blob/\(size)?delay=\(delay)&chunk=\(size / 10)",
-                                       "backgroundFile": file])
+            let said = try request(
+                d,
+                [
+                    "backgroundDownload": server.base + "/blob/\(size)?delay=\(delay)&chunk=\(size / 10)",
+                    "backgroundFile": file,
+                ])
             #expect(said.hasPrefix("scheduled "), "\(said)")
         }
 
@@ -144,8 +156,9 @@ extension DaemonTests {
                 #expect(whileGone.first?["state"] as? String == "running", "\(whileGone)")
                 #expect(Self.eventsLog(d).isEmpty)
                 // Done: the extension was launched again, with the session's results.
-                #expect(Self.eventually(30) { Self.eventsLog(d).contains("file=slow.bin outcome=completed bytes=\(size) status=200") },
-                        "\(Self.eventsLog(d))")
+                #expect(
+                    Self.eventually(30) { Self.eventsLog(d).contains("file=slow.bin outcome=completed bytes=\(size) status=200") },
+                    "\(Self.eventsLog(d))")
                 let file = FileManager.default.contents(atPath: Self.groupDirectory(d) + "/slow.bin")
                 #expect(file.map(Array.init) == TransferTestServer.blob(size))
                 #expect(try Self.eventually(5) { (try Self.transfers(d).first?["delivered"] as? Bool) == true })
@@ -157,12 +170,18 @@ extension DaemonTests {
         @Test func aSecondProcessOnTheSameSessionIsRefused() async throws {
             try await Self.withTransfers { d, server in
                 let slow = server.base + "/blob/300000?delay=500&chunk=30000"
-                let first = try Self.request(d, ["backgroundDownload": slow, "backgroundFile": "a.bin", "backgroundSession": "shared"], as: Self.share)
+                let first = try Self.request(
+                    d, ["backgroundDownload": slow, "backgroundFile": "a.bin", "backgroundSession": "shared"], as: Self.share)
                 #expect(first.hasPrefix("scheduled "), "\(first)")
-                let second = try Self.request(d, ["backgroundDownload": slow, "backgroundFile": "b.bin", "backgroundSession": "shared"], as: Self.share2)
+                let second = try Self.request(
+                    d, ["backgroundDownload": slow, "backgroundFile": "b.bin", "backgroundSession": "shared"], as: Self.share2)
                 #expect(second.hasPrefix("refused session-busy"), "\(second)")
-                let other = try Self.request(d, ["backgroundDownload": server.base + "/blob/1000", "backgroundFile": "c.bin",
-                                                  "backgroundSession": "its-own"], as: Self.share2)
+                let other = try Self.request(
+                    d,
+                    [
+                        "backgroundDownload": server.base + "/blob/1000", "backgroundFile": "c.bin",
+                        "backgroundSession": "its-own",
+                    ], as: Self.share2)
                 #expect(other.hasPrefix("scheduled "), "\(other)")
             }
         }
@@ -175,9 +194,13 @@ extension DaemonTests {
                 }
                 let notHTTP = try Self.request(d, ["backgroundDownload": "file:///etc/hostname", "backgroundFile": "h.bin"])
                 #expect(notHTTP.hasPrefix("refused invalid-transfer"), "\(notHTTP)")
-                try Self.schedule(d, ["backgroundDownload": server.base + "/redirect?to=file:///etc/hostname",
-                                      "backgroundFile": "r.bin", "backgroundSession": "redirect"],
-                                  untilTheLogShows: "file=r.bin outcome=failed")
+                try Self.schedule(
+                    d,
+                    [
+                        "backgroundDownload": server.base + "/redirect?to=file:///etc/hostname",
+                        "backgroundFile": "r.bin", "backgroundSession": "redirect",
+                    ],
+                    untilTheLogShows: "file=r.bin outcome=failed")
                 #expect(Self.eventsLog(d).contains("reason=bad-redirect"), "\(Self.eventsLog(d))")
                 let names = try FileManager.default.contentsOfDirectory(atPath: Self.groupDirectory(d))
                 #expect(!names.contains("r.bin") && !names.contains("escape.bin"), "\(names)")
@@ -187,14 +210,16 @@ extension DaemonTests {
 
         @Test func anUploadWhoseServerDropsTheConnectionIsRetriedOrFailsWithAReason() async throws {
             try await Self.withTransfers { d, server in
-                try Self.schedule(d, ["backgroundUpload": server.base + "/upload/one.txt?drop=1", "backgroundSession": "up1"],
-                                  untilTheLogShows: "session=up1")
+                try Self.schedule(
+                    d, ["backgroundUpload": server.base + "/upload/one.txt?drop=1", "backgroundSession": "up1"],
+                    untilTheLogShows: "session=up1")
                 #expect(Self.eventsLog(d).contains("session=up1 transfer=1 kind=upload file=note-1.txt outcome=completed"), "\(Self.eventsLog(d))")
                 let body = server.uploaded("one.txt").map { String(decoding: $0, as: UTF8.self) } ?? ""
                 #expect(body.hasPrefix("Note 1\n") && body.contains("background"), "\(body)")
 
-                try Self.schedule(d, ["backgroundUpload": server.base + "/upload/two.txt?drop=99", "backgroundSession": "up2"],
-                                  untilTheLogShows: "session=up2")
+                try Self.schedule(
+                    d, ["backgroundUpload": server.base + "/upload/two.txt?drop=99", "backgroundSession": "up2"],
+                    untilTheLogShows: "session=up2")
                 #expect(Self.eventsLog(d).contains("file=note-2.txt outcome=failed"), "\(Self.eventsLog(d))")
                 #expect(Self.eventsLog(d).contains("reason=network-error"), "\(Self.eventsLog(d))")
                 #expect(server.uploaded("two.txt") == nil)
@@ -203,8 +228,9 @@ extension DaemonTests {
 
         @Test func theQuotaHolds() async throws {
             try await Self.withTransfers { d, server in
-                try Self.schedule(d, ["backgroundDownload": server.base + "/blob/2000000", "backgroundFile": "big.bin"],
-                                  untilTheLogShows: "file=big.bin outcome=failed")
+                try Self.schedule(
+                    d, ["backgroundDownload": server.base + "/blob/2000000", "backgroundFile": "big.bin"],
+                    untilTheLogShows: "file=big.bin outcome=failed")
                 #expect(Self.eventsLog(d).contains("reason=transfer-quota"), "\(Self.eventsLog(d))")
                 #expect(!FileManager.default.fileExists(atPath: Self.groupDirectory(d) + "/big.bin"))
                 #expect(!FileManager.default.fileExists(atPath: Self.groupDirectory(d) + "/.big.bin.appex-partial"))
@@ -226,8 +252,9 @@ extension DaemonTests {
                 let kept = partialSize()
                 #expect(kept > 0 && kept < size)
                 try d.start()
-                #expect(Self.eventually(30) { Self.eventsLog(d).contains("file=resumed.bin outcome=completed bytes=\(size)") },
-                        "\(Self.eventsLog(d))")
+                #expect(
+                    Self.eventually(30) { Self.eventsLog(d).contains("file=resumed.bin outcome=completed bytes=\(size)") },
+                    "\(Self.eventsLog(d))")
                 let file = FileManager.default.contents(atPath: Self.groupDirectory(d) + "/resumed.bin")
                 #expect(file.map(Array.init) == TransferTestServer.blob(size))
                 #expect(server.requestLog.contains("range=bytes="), "resumed with Range: \(server.requestLog)")
@@ -238,12 +265,22 @@ extension DaemonTests {
             try await Self.withTransfers { d, server in
                 let host = try HostClient.connect(socketPath: d.socket, identifier: Self.app)
                 defer { host.close() }
-                let said = try Self.request(d, ["backgroundDownload": server.base + "/blob/5000", "backgroundFile": "h.bin",
-                                                "backgroundSession": "to-the-host"])
+                let said = try Self.request(
+                    d,
+                    [
+                        "backgroundDownload": server.base + "/blob/5000", "backgroundFile": "h.bin",
+                        "backgroundSession": "to-the-host",
+                    ])
                 #expect(said.hasPrefix("scheduled "), "\(said)")
                 let events = await withTaskGroup(of: TransferEvents?.self) { group in
-                    group.addTask { for await e in host.transferEvents { return e }; return nil }
-                    group.addTask { try? await Task.sleep(for: .seconds(20)); return nil }
+                    group.addTask {
+                        for await e in host.transferEvents { return e }
+                        return nil
+                    }
+                    group.addTask {
+                        try? await Task.sleep(for: .seconds(20))
+                        return nil
+                    }
                     let first = await group.next() ?? nil
                     group.cancelAll()
                     return first
@@ -265,7 +302,8 @@ extension DaemonTests {
                 let worker = try #require(Self.processes(named: "appex-transfer").first)
                 let memory = try #require(Self.cgroupDirectory(of: worker, controller: "memory"), "no memory cgroup for \(worker)")
                 #expect(memory.hasSuffix("/transfer_1") && memory.contains(d.cgroupParent), "\(memory)")
-                let limit = (try? String(contentsOfFile: memory + "/memory.max", encoding: .utf8))
+                let limit =
+                    (try? String(contentsOfFile: memory + "/memory.max", encoding: .utf8))
                     ?? (try? String(contentsOfFile: memory + "/memory.limit_in_bytes", encoding: .utf8))
                 #expect(limit?.trimmingCharacters(in: .whitespacesAndNewlines) == "\(128 << 20)")
                 let pids = try #require(Self.cgroupDirectory(of: worker, controller: "pids"))
@@ -308,9 +346,10 @@ extension DaemonTests {
                 let session = Self.share + "/dev.appex.examples.share.background"
 
                 let stranger = try d.appex(["transfers", "cancel", session, "--app", Self.app], asUID: 4242)
-                #expect(stranger.status == 77 && // EX_NOPERM
-                           stranger.err.contains("does not speak for \(Self.app)"),
-                        "\(stranger.status) \(stranger.err)")
+                #expect(
+                    stranger.status == 77  // EX_NOPERM
+                        && stranger.err.contains("does not speak for \(Self.app)"),
+                    "\(stranger.status) \(stranger.err)")
                 #expect(Self.processes(named: "appex-transfer").count > 0, "the stranger's cancel stopped the transfer")
 
                 // The stranger listens first, so it would be the first host in line for the events.
@@ -345,9 +384,11 @@ extension DaemonTests {
                 FileManager.default.createFile(atPath: out, contents: nil)
                 FileManager.default.createFile(atPath: err, contents: nil)
                 process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-                process.arguments = ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", BuiltProducts.path("appex-commands"),
-                                     "transfers", "events", "--app", BackgroundTransferTests.app, "--count", "1", "--json",
-                                     "--socket", d.socket]
+                process.arguments = [
+                    "--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", BuiltProducts.path("appex-commands"),
+                    "transfers", "events", "--app", BackgroundTransferTests.app, "--count", "1", "--json",
+                    "--socket", d.socket,
+                ]
                 process.standardOutput = FileHandle(forWritingAtPath: out)
                 process.standardError = FileHandle(forWritingAtPath: err)
                 try process.run()

@@ -2,6 +2,7 @@ import AppexTestSupport
 import Foundation
 import Synchronization
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -69,7 +70,10 @@ import Glibc
         while Date() < until {
             let k = try d.appex(["kills", id, "--json"])
             if let rows = try? JSONSerialization.jsonObject(with: Data(k.out.utf8)) as? [[String: Any]],
-               rows.contains(where: { $0["reason"] as? String == reason }) { return rows }
+                rows.contains(where: { $0["reason"] as? String == reason })
+            {
+                return rows
+            }
             usleep(100_000)
         }
         return []
@@ -92,8 +96,9 @@ import Glibc
             // APPEX_SOCKET alone leads there too, for report as for kills.
             let viaEnvironment = try CProgram.run("/usr/bin/env", ["APPEX_SOCKET=\(d.socket)", BuiltProducts.path("appex"), "report", id])
             #expect(viaEnvironment.status == 0, "\(viaEnvironment.stderr)")
-            #expect(viaEnvironment.stdout.contains("records of \(d.root)/state/registry.sqlite (appexd at \(d.socket))"),
-                    "\(viaEnvironment.stdout)")
+            #expect(
+                viaEnvironment.stdout.contains("records of \(d.root)/state/registry.sqlite (appexd at \(d.socket))"),
+                "\(viaEnvironment.stdout)")
             #expect(viaEnvironment.stdout.contains("disabled"), "\(viaEnvironment.stdout)")
 
             // An extension that never ran is named, with its own status.
@@ -171,7 +176,8 @@ import Glibc
             let nowhere = d.root + "/nowhere.sock"
             let none = try CProgram.run(BuiltProducts.path("appex"), ["list", "--socket", nowhere])
             #expect(none.status == 69, "\(none.stderr)")
-            #expect(none.stderr.contains("cannot connect to appexd at \(nowhere)") && none.stderr.contains("APPEX_SOCKET")
+            #expect(
+                none.stderr.contains("cannot connect to appexd at \(nowhere)") && none.stderr.contains("APPEX_SOCKET")
                     && none.stderr.contains("systemctl start appexd"), "\(none.stderr)")
             #expect(none.stderr.components(separatedBy: nowhere).count == 2, "the path once: \(none.stderr)")
         }
@@ -200,8 +206,10 @@ import Glibc
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && listen(fd, 1) == 0
-                && getsockname(fd, $0, &length) == 0 }
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && listen(fd, 1) == 0
+                    && getsockname(fd, $0, &length) == 0
+            }
         }
         try #require(bound)
         let port = UInt16(bigEndian: address.sin_port)

@@ -1,7 +1,8 @@
-import AppexWire
 import AppexTestSupport
+import AppexWire
 import Foundation
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -68,16 +69,18 @@ import Glibc
             try Data(WireCodec.encode(.hello(Hello(bundleIdentifier: "attacker", pid: 0)))).write(to: URL(fileURLWithPath: frames + "/hello"))
             let attachments = (0..<16).map { Attachment(typeIdentifiers: ["public.data"], content: .descriptor(index: $0)) }
             for i in 0..<64 {
-                let item = AppexWire.ExtensionItem(attachments: attachments,
-                                                   userInfo: ["probe.action": .string("sleep"), "probe.arg": .string("4000")])
+                let item = AppexWire.ExtensionItem(
+                    attachments: attachments,
+                    userInfo: ["probe.action": .string("sleep"), "probe.arg": .string("4000")])
                 let begin = HostBeginRequest(requestID: UInt64(i + 1), bundleIdentifier: id, items: [item])
                 try Data(WireCodec.encode(.hostBeginRequest(begin))).write(to: URL(fileURLWithPath: frames + "/begin-\(i)"))
             }
             try Data("data".utf8).write(to: URL(fileURLWithPath: frames + "/attachment"))
             chmod(frames + "/attachment", 0o644)
 
-            let attacker = try Attacker(d, uid: 4242, script: Self.amplify,
-                                        arguments: [d.socket, frames, "64", frames + "/attachment", "16"])
+            let attacker = try Attacker(
+                d, uid: 4242, script: Self.amplify,
+                arguments: [d.socket, frames, "64", frames + "/attachment", "16"])
             defer { attacker.end() }
             #expect(attacker.line() == "sent")
             let during = Self.descriptorCount(pid)
@@ -122,8 +125,9 @@ import Glibc
             try FileManager.default.createDirectory(atPath: frames, withIntermediateDirectories: true)
             chmod(frames, 0o777)
             try Data(WireCodec.encode(.hello(Hello(bundleIdentifier: "attacker", pid: 0)))).write(to: URL(fileURLWithPath: frames + "/hello"))
-            let item = AppexWire.ExtensionItem(attachments: [Attachment(typeIdentifiers: ["public.folder"], content: .descriptor(index: 0))],
-                                               userInfo: ["probe.action": .string("fds")])
+            let item = AppexWire.ExtensionItem(
+                attachments: [Attachment(typeIdentifiers: ["public.folder"], content: .descriptor(index: 0))],
+                userInfo: ["probe.action": .string("fds")])
             let begin = HostBeginRequest(requestID: 1, bundleIdentifier: id, items: [item])
             try Data(WireCodec.encode(.hostBeginRequest(begin))).write(to: URL(fileURLWithPath: frames + "/begin-0"))
             let attacker = try Attacker(d, uid: 4242, script: Self.amplify, arguments: [d.socket, frames, "1", source, "1"])
@@ -319,7 +323,8 @@ import Glibc
     /// utime + stime of `pid`, in clock ticks.
     static func cpuTicks(_ pid: Int32) -> Int {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return 0 }
+            let close = stat.lastIndex(of: ")")
+        else { return 0 }
         let fields = stat[stat.index(after: close)...].split(separator: " ")
         // Fields after the command: state is 3rd overall; utime and stime are 14th and 15th.
         return (Int(fields[11]) ?? 0) + (Int(fields[12]) ?? 0)

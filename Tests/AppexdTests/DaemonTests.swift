@@ -7,6 +7,7 @@ import CAppexLinux
 import Foundation
 import Synchronization
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -40,10 +41,12 @@ import Glibc
         private static let rangesHandedOut = Mutex(0)
 
         static func nextUIDRange() -> String {
-            let start = 340_000 + 100 * rangesHandedOut.withLock { n in
-                defer { n += 1 }
-                return n
-            }
+            let start =
+                340_000 + 100
+                * rangesHandedOut.withLock { n in
+                    defer { n += 1 }
+                    return n
+                }
             return "\(start)-\(start + 99)"
         }
 
@@ -61,10 +64,12 @@ import Glibc
         /// appexd's command line.
         var arguments: [String] {
             ["--state-dir", root + "/state"] + (passSocket ? ["--socket", socket] : [])
-                + ["--config", root + "/appexd.yaml", "--log-level", "warning",
-             // Uids of its own, so processes of other tests running meanwhile are
-             // never taken for this appexd's.
-             "--uid-range", uidRange, "--metrics", "127.0.0.1:0"]
+                + [
+                    "--config", root + "/appexd.yaml", "--log-level", "warning",
+                    // Uids of its own, so processes of other tests running meanwhile are
+                    // never taken for this appexd's.
+                    "--uid-range", uidRange, "--metrics", "127.0.0.1:0",
+                ]
                 + (passCgroupParent ? ["--cgroup-parent", cgroupParent] : []) + extraArguments
         }
 
@@ -116,11 +121,14 @@ import Glibc
         }
 
         /// A bundle around the probe extension, by default a bare one at root/src/<name>.appex.
-        func writeProbeBundle(at path: String? = nil, identifier: String = "dev.appex.tests.daemon.probe",
-                              point: String = "com.apple.widgetkit-extension", name: String = "Probe") throws -> String {
+        func writeProbeBundle(
+            at path: String? = nil, identifier: String = "dev.appex.tests.daemon.probe",
+            point: String = "com.apple.widgetkit-extension", name: String = "Probe"
+        ) throws -> String {
             let bundle = path ?? root + "/src/\(name).appex"
-            try BareBundle.write(at: bundle, executable: "probe", from: BuiltProducts.path("appex-probe-extension"),
-                                 identifier: identifier, point: point)
+            try BareBundle.write(
+                at: bundle, executable: "probe", from: BuiltProducts.path("appex-probe-extension"),
+                identifier: identifier, point: point)
             return bundle
         }
 
@@ -135,8 +143,8 @@ import Glibc
             let pids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc"))?.compactMap { Int32($0) } ?? []
             return pids.filter { pid in
                 guard let s = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-                      let line = s.split(separator: "\n").first(where: { $0.hasPrefix("Uid:") }),
-                      let uid = line.split(whereSeparator: { $0 == "\t" || $0 == " " }).dropFirst().first.flatMap({ UInt32($0) })
+                    let line = s.split(separator: "\n").first(where: { $0.hasPrefix("Uid:") }),
+                    let uid = line.split(whereSeparator: { $0 == "\t" || $0 == " " }).dropFirst().first.flatMap({ UInt32($0) })
                 else { return false }
                 return uids.contains(uid)
             }
@@ -261,8 +269,10 @@ import Glibc
         let bundle = try d.writeProbeBundle()
         let p = Process()
         p.executableURL = URL(fileURLWithPath: BuiltProducts.path("appex"))
-        p.arguments = ["request", "--bundle", bundle, "--text", "embedded", "--json",
-                       "--state-dir", d.root + "/embedded", "--uid-range", "329000-329999"]
+        p.arguments = [
+            "request", "--bundle", bundle, "--text", "embedded", "--json",
+            "--state-dir", d.root + "/embedded", "--uid-range", "329000-329999",
+        ]
         let out = Pipe()
         p.standardOutput = out
         try p.run()

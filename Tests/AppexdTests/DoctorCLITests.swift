@@ -1,6 +1,7 @@
 import AppexTestSupport
 import Foundation
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -26,8 +27,10 @@ import Glibc
         defer { _ = d.signal(SIGTERM) }
         let r = try Self.doctor(["--socket", d.socket, "--state-dir", d.root + "/state", "--uid-range", d.uidRange])
         #expect(r.status == 0, "\(r.out)\(r.err)")
-        for name in ["root", "cgroups", "cgroup-controllers", "libseccomp", "seccomp-kernel", "uid-range-accounts",
-                     "uid-range-subordinate", "appexd", "policies", "sandbox-init", "state-directory"] {
+        for name in [
+            "root", "cgroups", "cgroup-controllers", "libseccomp", "seccomp-kernel", "uid-range-accounts",
+            "uid-range-subordinate", "appexd", "policies", "sandbox-init", "state-directory",
+        ] {
             let line = try #require(Self.line(r.out, name), "no \(name) line: \(r.out)")
             #expect(!line.hasPrefix("[FAIL]"), "\(line)")
         }
@@ -51,10 +54,12 @@ import Glibc
         let r = try Self.doctor(["--socket", root + "/nothing.sock", "--state-dir", state])
         #expect(r.status == 1, "\(r.out)\(r.err)")
         let stateLine = try #require(Self.line(r.out, "state-directory"), "\(r.out)")
-        #expect(stateLine.hasPrefix("[FAIL]") && stateLine.contains("mode 0777") && stateLine.contains("fix: chmod 0755 \(state)"),
-                "\(stateLine)")
+        #expect(
+            stateLine.hasPrefix("[FAIL]") && stateLine.contains("mode 0777") && stateLine.contains("fix: chmod 0755 \(state)"),
+            "\(stateLine)")
         let appexdLine = try #require(Self.line(r.out, "appexd"), "\(r.out)")
-        #expect(appexdLine.hasPrefix("[FAIL]") && appexdLine.contains("nothing answers at \(root)/nothing.sock")
+        #expect(
+            appexdLine.hasPrefix("[FAIL]") && appexdLine.contains("nothing answers at \(root)/nothing.sock")
                 && appexdLine.contains("fix: start it: systemctl start appexd"), "\(appexdLine)")
         #expect(r.out.contains("checks failed"))
 

@@ -1,6 +1,7 @@
 import AppexTestSupport
 import Foundation
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -19,8 +20,9 @@ extension DaemonTests {
 
             let r = try d.appex(["install", bundle])
             #expect(r.status != 0, "\(r.out)")
-            #expect((r.out + r.err).contains("expands past the limit of 8388608 bytes (PropertyListReader.maximumExpandedBytes)"),
-                    "\(r.out)\(r.err)")
+            #expect(
+                (r.out + r.err).contains("expands past the limit of 8388608 bytes (PropertyListReader.maximumExpandedBytes)"),
+                "\(r.out)\(r.err)")
             let list = try d.appex(["list", "--json"])
             #expect(list.status == 0 && !list.out.contains("dev.appex.tests.daemon.probe"), "\(list.out)")
         }

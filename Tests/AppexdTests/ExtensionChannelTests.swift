@@ -1,8 +1,9 @@
 import AppexHostClient
-import AppexWire
 import AppexTestSupport
+import AppexWire
 import Foundation
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,8 +23,10 @@ import Glibc
     }
 
     /// The probe installed and enabled, and a host connected (its open-URL handler `openURL`).
-    func withProbe(openURL: @escaping HostClient.OpenURLHandler = HostClient.refuseEveryURL,
-                   _ body: (Daemon, String, HostClient) async throws -> Void) async throws {
+    func withProbe(
+        openURL: @escaping HostClient.OpenURLHandler = HostClient.refuseEveryURL,
+        _ body: (Daemon, String, HostClient) async throws -> Void
+    ) async throws {
         try await withDaemon { d in
             let id = try d.installProbe()
             let host = try HostClient.connect(socketPath: d.socket, identifier: "tests.channel", openURL: openURL)
@@ -115,8 +118,9 @@ import Glibc
             if url.hasSuffix("/a") { try? await Task.sleep(for: .milliseconds(200)) }
             return !url.hasSuffix("/b")
         }) { _, id, host in
-            let o = try await host.beginRequest(bundleIdentifier: id,
-                                                items: Self.action("open-url", "https://example.org/a https://example.org/b https://example.org/c"))
+            let o = try await host.beginRequest(
+                bundleIdentifier: id,
+                items: Self.action("open-url", "https://example.org/a https://example.org/b https://example.org/c"))
             #expect(o.outcome == .completed, "\(o.reason.map(\.rawValue) ?? "") \(o.error?.message ?? "")")
             #expect(o.items.first?.attributedContentText == "accepted,refused,accepted")
         }

@@ -1,6 +1,7 @@
 import AppexTestSupport
 import Foundation
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -21,13 +22,15 @@ extension DaemonTests {
             let outside = d.root + "/outside"
             try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: false)
             try Data("precious".utf8).write(to: URL(fileURLWithPath: outside + "/file"))
-            try HostileTree.plant(in: container + "/Documents", depth: 300, linkTargets: [outside, outside + "/file"],
-                                  owner: (uid, uid))
+            try HostileTree.plant(
+                in: container + "/Documents", depth: 300, linkTargets: [outside, outside + "/file"],
+                owner: (uid, uid))
 
             let removed = try d.appex(["uninstall", id, "--remove-data"])
             #expect(removed.status == 0, "\(removed.out)\(removed.err)")
-            #expect(try FileManager.default.contentsOfDirectory(atPath: d.root + "/state/containers").isEmpty,
-                    "something of the container was left")
+            #expect(
+                try FileManager.default.contentsOfDirectory(atPath: d.root + "/state/containers").isEmpty,
+                "something of the container was left")
             #expect((try? String(contentsOfFile: outside + "/file", encoding: .utf8)) == "precious", "the removal followed a link")
             let list = try d.appex(["list", "--json"])
             #expect(list.status == 0 && !list.out.contains(id), "\(list.out)")

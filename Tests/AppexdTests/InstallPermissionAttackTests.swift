@@ -1,6 +1,7 @@
 import AppexTestSupport
 import Foundation
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -59,8 +60,10 @@ extension DaemonTests {
             #expect(mode(installedCopy(d) + "/probe") == 0o750)
             #expect(mode(installedCopy(d) + "/Info.plist") == 0o644)
             // Another uid cannot read it.
-            let cat = try Self.run(["/usr/bin/setpriv", "--reuid=4343", "--regid=4343", "--clear-groups",
-                                 "/bin/cat", installedCopy(d) + "/secret"])
+            let cat = try Self.run([
+                "/usr/bin/setpriv", "--reuid=4343", "--regid=4343", "--clear-groups",
+                "/bin/cat", installedCopy(d) + "/secret",
+            ])
             #expect(cat.status != 0 && !cat.out.contains("root's alone"), "\(cat)")
         }
     }
@@ -114,8 +117,10 @@ extension DaemonTests {
                 let path = d.root + "/state/registry.sqlite" + suffix
                 #expect(mode(path) == 0o600, "\(path)")
             }
-            let list = try Self.run(["/usr/bin/setpriv", "--reuid=4343", "--regid=4343", "--clear-groups",
-                                  "/bin/ls", d.root + "/state/bundles"])
+            let list = try Self.run([
+                "/usr/bin/setpriv", "--reuid=4343", "--regid=4343", "--clear-groups",
+                "/bin/ls", d.root + "/state/bundles",
+            ])
             #expect(list.status != 0 && !list.out.contains(Self.probeID), "\(list)")
         }
     }

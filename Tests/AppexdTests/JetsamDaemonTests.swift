@@ -2,6 +2,7 @@ import AppexCgroups
 import AppexTestSupport
 import Foundation
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -185,8 +186,12 @@ import Glibc
                 kill(appexd, SIGSTOP)
                 stopped.signal()
             }.start()
-            let request = Task.detached { try d.appex(["request", id, "--json", "--user-info", "probe.action=grow",
-                                                       "--user-info", "probe.arg=1024,20000,96,0"]) }
+            let request = Task.detached {
+                try d.appex([
+                    "request", id, "--json", "--user-info", "probe.action=grow",
+                    "--user-info", "probe.arg=1024,20000,96,0",
+                ])
+            }
             stopped.wait()
             var oomKills = 0
             for _ in 0..<200 where oomKills == 0 {
@@ -216,8 +221,9 @@ import Glibc
             curl.waitUntilExit()
             // Counted, not only exported at zero.
             let killLines = text.split(separator: "\n").filter { $0.hasPrefix("appex_kills_total{") }
-            #expect(killLines.contains { $0.contains("reason=\"kernel-oom\"") && (Double($0.split(separator: " ").last ?? "") ?? 0) > 0 },
-                    "\(killLines)")
+            #expect(
+                killLines.contains { $0.contains("reason=\"kernel-oom\"") && (Double($0.split(separator: " ").last ?? "") ?? 0) > 0 },
+                "\(killLines)")
         }
     }
 }

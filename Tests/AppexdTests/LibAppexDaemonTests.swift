@@ -1,6 +1,7 @@
 import AppexTestSupport
 import Foundation
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -71,10 +72,12 @@ import Glibc
     /// pings and the request completes; without it the extension is killed `unresponsive`.
     @Test func pingsOnTheLibrarysThreadKeepALongRequestAlive() async throws {
         try await withDaemon { d in
-            let threaded = try Self.install(d, product: "appex-lib-test-extension", executable: "lib-test-threaded",
-                                            identifier: "dev.appex.tests.daemon.lib-threaded")
-            let looped = try Self.install(d, product: "appex-lib-test-extension", executable: "lib-test",
-                                          identifier: "dev.appex.tests.daemon.lib-looped")
+            let threaded = try Self.install(
+                d, product: "appex-lib-test-extension", executable: "lib-test-threaded",
+                identifier: "dev.appex.tests.daemon.lib-threaded")
+            let looped = try Self.install(
+                d, product: "appex-lib-test-extension", executable: "lib-test",
+                identifier: "dev.appex.tests.daemon.lib-looped")
             let alive = try d.appex(["request", threaded, "--text", "7", "--json"])
             #expect(alive.status == 0 && alive.out.contains("answered, pings on a thread"), "\(alive.out) \(alive.err)")
             let killed = try d.appex(["request", looped, "--text", "7", "--json"])
@@ -86,8 +89,12 @@ import Glibc
         try await withDaemon { d in
             let id = try Self.installHelloLib(d)
             let host = BuiltProducts.path("appex-host-c")
-            let r = try CProgram.run(host, ["--socket", d.socket, id, "--text", "abc", "--text", "d",
-                                            "--url", "https://example.com/", "--file", try Self.inputFile(d, "f.txt", "file")])
+            let r = try CProgram.run(
+                host,
+                [
+                    "--socket", d.socket, id, "--text", "abc", "--text", "d",
+                    "--url", "https://example.com/", "--file", try Self.inputFile(d, "f.txt", "file"),
+                ])
             #expect(r.status == 0, "\(r.stdout) \(r.stderr)")
             // Two texts joined by a newline, reversed.
             #expect(r.stdout.contains("contentText: hello from libappex: d\ncba"), "\(r.stdout)")
@@ -113,8 +120,10 @@ import Glibc
     @Test func pythonHostGetsTheAnswer() async throws {
         try await withDaemon { d in
             let id = try Self.installHelloLib(d)
-            let r = try Self.python(["-m", "appex", id, "--socket", d.socket, "--text", "pyth", "--url", "https://example.com/",
-                                     "--file", try Self.inputFile(d, "p.txt", "x"), "--json"])
+            let r = try Self.python([
+                "-m", "appex", id, "--socket", d.socket, "--text", "pyth", "--url", "https://example.com/",
+                "--file", try Self.inputFile(d, "p.txt", "x"), "--json",
+            ])
             #expect(r.status == 0, "\(r.stdout) \(r.stderr)")
             let json = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any], "\(r.stdout)")
             #expect(json["outcome"] as? String == "completed")
@@ -128,8 +137,12 @@ import Glibc
 
     /// The Python kit's own unit tests (codec, and the client against a test-played appexd).
     @Test func pythonKitUnitTests() throws {
-        let r = try CProgram.run("/usr/bin/env", ["PYTHONDONTWRITEBYTECODE=1", "python3", "-m", "unittest", "discover",
-                                                  "-s", Self.pythonKit + "/tests", "-t", Self.pythonKit])
+        let r = try CProgram.run(
+            "/usr/bin/env",
+            [
+                "PYTHONDONTWRITEBYTECODE=1", "python3", "-m", "unittest", "discover",
+                "-s", Self.pythonKit + "/tests", "-t", Self.pythonKit,
+            ])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.contains("OK"), "\(r.stderr)")
     }

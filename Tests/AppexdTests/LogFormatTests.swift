@@ -2,6 +2,7 @@ import AppexTestSupport
 import Foundation
 import Logging
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -30,7 +31,8 @@ import Glibc
             #expect(lines.count >= 2, "\(lines)")
             for line in lines {
                 let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
-                #expect(object["time"] is String && object["level"] is String && object["logger"] is String
+                #expect(
+                    object["time"] is String && object["level"] is String && object["logger"] is String
                         && object["message"] is String, "\(line)")
                 #expect((object["time"] as? String)?.hasSuffix("Z") == true)
             }

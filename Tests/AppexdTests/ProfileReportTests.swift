@@ -1,10 +1,11 @@
 import AppexCgroups
 import AppexHostClient
 import AppexRegistry
-import AppexWire
 import AppexTestSupport
+import AppexWire
 import Foundation
 import Testing
+
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
@@ -38,14 +39,18 @@ import Glibc
         func probeBundle(version: String) throws -> String {
             let dir = root + "/src-\(version)"
             let bundle = dir + "/Probe.appex"
-            try BareBundle.write(at: bundle, executable: "probe", from: BuiltProducts.path("appex-probe-extension"),
-                                 identifier: ProfileReportTests.probeID, version: version)
+            try BareBundle.write(
+                at: bundle, executable: "probe", from: BuiltProducts.path("appex-probe-extension"),
+                identifier: ProfileReportTests.probeID, version: version)
             return bundle
         }
 
         func profile(_ args: [String]) throws -> (status: Int32, out: String, err: String) {
-            try ProfileReportTests.appex(["profile"] + args + ["--state-dir", state, "--uid-range", uids,
-                                                               "--cgroup-parent", cgroupParent])
+            try ProfileReportTests.appex(
+                ["profile"] + args + [
+                    "--state-dir", state, "--uid-range", uids,
+                    "--cgroup-parent", cgroupParent,
+                ])
         }
 
         // MARK: appexd on this workspace (the report test)
@@ -65,9 +70,11 @@ import Glibc
                 .write(to: URL(fileURLWithPath: root + "/policies/extension-points/widgetkit.yaml"))
             let p = Process()
             p.executableURL = URL(fileURLWithPath: BuiltProducts.path("appexd"))
-            p.arguments = ["--state-dir", state, "--socket", socket, "--config", root + "/appexd.yaml",
-                           "--cgroup-parent", daemonCgroupParent, "--log-level", "warning", "--uid-range", "321000-321999",
-                           "--policy-dir", root + "/policies"]
+            p.arguments = [
+                "--state-dir", state, "--socket", socket, "--config", root + "/appexd.yaml",
+                "--cgroup-parent", daemonCgroupParent, "--log-level", "warning", "--uid-range", "321000-321999",
+                "--policy-dir", root + "/policies",
+            ]
             try p.run()
             daemon = p
             try #require(HostClient.waitUntilServing(socketPath: socket), "appexd did not start answering")
@@ -118,8 +125,10 @@ import Glibc
     }
 
     /// `summary` (a phase of the JSON) holds exactly the percentiles of `values`.
-    static func expectSummary(_ summary: Any?, of values: [UInt64], _ name: String,
-                              sourceLocation: SourceLocation = #_sourceLocation) {
+    static func expectSummary(
+        _ summary: Any?, of values: [UInt64], _ name: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         guard let s = summary as? [String: Any] else {
             Issue.record("no phase \(name) in the JSON", sourceLocation: sourceLocation)
             return
@@ -321,9 +330,11 @@ import Glibc
         let text = try Self.appex(["report", id, "--state-dir", w.state])
         #expect(text.status == 0, "\(text.err)")
         #expect(text.out.hasPrefix("Fleet") || text.out.contains("\nFleet\n"), "the fleet summary comes first: \(text.out)")
-        for expected in ["Nearest their launch deadline", "Most killed", "Most failed requests",
-                         "\(id): 2 launches", "Launch time (decision → check-in) by", "Launch time by version",
-                         "Terminations by reason", "crashed", "shutdown", "Requests: 5", "Most refused requests"] {
+        for expected in [
+            "Nearest their launch deadline", "Most killed", "Most failed requests",
+            "\(id): 2 launches", "Launch time (decision → check-in) by", "Launch time by version",
+            "Terminations by reason", "crashed", "shutdown", "Requests: 5", "Most refused requests",
+        ] {
             #expect(text.out.contains(expected), "missing \"\(expected)\" in \(text.out)")
         }
         let none = try Self.appex(["report", "--state-dir", w.root + "/no-such-state"])
@@ -371,17 +382,20 @@ import Glibc
         // right edge where it is more than 4× the largest sample (the axis fits the data); the
         // report's two plots draw the line.
         let profileHTML = try String(contentsOfFile: profilePage, encoding: .utf8)
-        let onScale = Self.count("<line class=\"deadline\"", in: profileHTML), offScale = Self.count("<path class=\"deadline off-scale\"", in: profileHTML)
+        let onScale = Self.count("<line class=\"deadline\"", in: profileHTML),
+            offScale = Self.count("<path class=\"deadline off-scale\"", in: profileHTML)
         #expect(onScale + offScale == phaseCount)
         #expect(offScale >= 1, "handOff and clone take µs against a 1 s deadline: off scale")
         let reportHTML = try String(contentsOfFile: reportPage, encoding: .utf8)
-        #expect(reportHTML.range(of: ">Fleet<")!.lowerBound < reportHTML.range(of: ">\(Self.probeID)<")!.lowerBound,
-                "the fleet summary comes before the extensions")
+        #expect(
+            reportHTML.range(of: ">Fleet<")!.lowerBound < reportHTML.range(of: ">\(Self.probeID)<")!.lowerBound,
+            "the fleet summary comes before the extensions")
         #expect(Self.count("<line class=\"deadline\"", in: try String(contentsOfFile: reportPage, encoding: .utf8)) == 2)
 
         guard let chromium = Chromium.executable else {
-            #expect(ProcessInfo.processInfo.environment["APPEX_REQUIRE_CHROMIUM"] != "1",
-                    "APPEX_REQUIRE_CHROMIUM=1 but no chromium on PATH (apt-get install chromium)")
+            #expect(
+                ProcessInfo.processInfo.environment["APPEX_REQUIRE_CHROMIUM"] != "1",
+                "APPEX_REQUIRE_CHROMIUM=1 but no chromium on PATH (apt-get install chromium)")
             return
         }
         for (page, svgs) in [(profilePage, phaseCount + 1), (reportPage, 3)] {
@@ -389,8 +403,9 @@ import Glibc
             #expect(rendered.consoleMessages.isEmpty, "\(page): \(rendered.consoleMessages)")
             #expect(Self.count("<svg", in: rendered.dom) == svgs, "\(page): the rendered DOM has \(Self.count("<svg", in: rendered.dom)) plots")
             #expect(rendered.dom.contains("<rect class=\"bar\""), "\(page): no bars drawn")
-            #expect(rendered.screenshot.count > 10_000 && rendered.screenshot.starts(with: [0x89, 0x50, 0x4E, 0x47]),
-                    "\(page): no screenshot")
+            #expect(
+                rendered.screenshot.count > 10_000 && rendered.screenshot.starts(with: [0x89, 0x50, 0x4E, 0x47]),
+                "\(page): no screenshot")
             if let keep = ProcessInfo.processInfo.environment["APPEX_KEEP_SCREENSHOTS"] {
                 try rendered.screenshot.write(to: URL(fileURLWithPath: keep + "/" + (page as NSString).lastPathComponent + ".png"))
             }
@@ -430,13 +445,16 @@ enum Chromium {
     static func render(_ chromium: String, page: String, scratch: String) throws -> Rendered {
         let profile = scratch + "/chromium-profile"
         let shot = scratch + "/shot.png"
-        let common = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--user-data-dir=" + profile,
-                      "--enable-logging=stderr", "--v=0", "--hide-scrollbars", "--window-size=1000,2400"]
+        let common = [
+            "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--user-data-dir=" + profile,
+            "--enable-logging=stderr", "--v=0", "--hide-scrollbars", "--window-size=1000,2400",
+        ]
         let dumped = try run(chromium, common + ["--dump-dom", "file://" + page])
         let shotRun = try run(chromium, common + ["--screenshot=" + shot, "file://" + page])
         let console = (dumped.err + "\n" + shotRun.err).split(separator: "\n").filter { $0.contains(":CONSOLE") }.map(String.init)
-        return Rendered(dom: dumped.out, consoleMessages: console,
-                        screenshot: (try? Data(contentsOf: URL(fileURLWithPath: shot))) ?? Data())
+        return Rendered(
+            dom: dumped.out, consoleMessages: console,
+            screenshot: (try? Data(contentsOf: URL(fileURLWithPath: shot))) ?? Data())
     }
 
     /// Runs Chromium, killed after 90 s should it hang.

@@ -1,6 +1,7 @@
 import AppexTestSupport
 import Foundation
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -10,8 +11,10 @@ import Glibc
 /// systemd hears `RELOADING=1`, then `READY=1`.
 @Suite(.serialized) struct ReloadTests {
     /// appexd with a notification socket, its log in a file, uid 4242 a host (DaemonTests.Daemon).
-    func withDaemon(_ prepare: (DaemonTests.Daemon) throws -> Void = { _ in },
-                    _ body: (DaemonTests.Daemon, Int32) async throws -> Void) async throws {
+    func withDaemon(
+        _ prepare: (DaemonTests.Daemon) throws -> Void = { _ in },
+        _ body: (DaemonTests.Daemon, Int32) async throws -> Void
+    ) async throws {
         try RequiresRoot.check("appexd needs root")
         let d = try DaemonTests.Daemon(tag: "reload")
         defer { d.cleanUp() }

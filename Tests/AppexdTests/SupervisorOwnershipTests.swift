@@ -5,6 +5,7 @@ import AppexTestSupport
 import AppexWire
 import Foundation
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -75,8 +76,9 @@ import Glibc
         try second.start()
         #expect(try second.appex(["request", try second.installProbe(), "--text", "second"]).status == 0)
         #expect(second.signal(SIGTERM) == 0)
-        #expect(!FileManager.default.fileExists(atPath: try CgroupManager.detect(parentName: second.cgroupParent).parentPaths[0]),
-                "the second appexd removed its own parent")
+        #expect(
+            !FileManager.default.fileExists(atPath: try CgroupManager.detect(parentName: second.cgroupParent).parentPaths[0]),
+            "the second appexd removed its own parent")
 
         #expect(Set(running).isSubset(of: Set(first.sandboxProcesses())), "the first appexd's extension was left alone")
         #expect(try Self.budget(of: first.cgroupParent) == limit, "and so was its budget")
@@ -129,8 +131,11 @@ import Glibc
         func request(_ state: String, uids: String, _ action: [String]) throws -> Process {
             let p = Process()
             p.executableURL = URL(fileURLWithPath: BuiltProducts.path("appex"))
-            p.arguments = ["request", "--bundle", bundle, "--json", "--state-dir", scratch.root + "/" + state,
-                           "--uid-range", uids] + action.flatMap { ["--user-info", $0] }
+            p.arguments =
+                [
+                    "request", "--bundle", bundle, "--json", "--state-dir", scratch.root + "/" + state,
+                    "--uid-range", uids,
+                ] + action.flatMap { ["--user-info", $0] }
             p.standardOutput = Pipe()
             p.standardError = Pipe()
             try p.run()
@@ -176,10 +181,16 @@ import Glibc
         }
         for manager in [dead, live] {
             try manager.prepare()
-            for parent in manager.parentPaths { try FileManager.default.createDirectory(atPath: parent + "/left", withIntermediateDirectories: false) }
+            for parent in manager.parentPaths {
+                try FileManager.default.createDirectory(atPath: parent + "/left", withIntermediateDirectories: false)
+            }
         }
-        let r = try Self.run(BuiltProducts.path("appex"), ["request", "--bundle", bundle, "--state-dir", scratch.root + "/embedded",
-                                                          "--uid-range", "314000-314999"])
+        let r = try Self.run(
+            BuiltProducts.path("appex"),
+            [
+                "request", "--bundle", bundle, "--state-dir", scratch.root + "/embedded",
+                "--uid-range", "314000-314999",
+            ])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dead.parentPaths[0]), "the dead run's parent was swept")
         #expect(try live.list() == ["left"], "the live one's was not")

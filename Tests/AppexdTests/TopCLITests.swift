@@ -1,8 +1,9 @@
 import AppexHostClient
-import AppexWire
 import AppexTestSupport
+import AppexWire
 import Foundation
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -93,9 +94,10 @@ extension DaemonTests {
             }
         }
 
-        static let binary = ["/usr/bin/tmux", "/bin/tmux", "/usr/local/bin/tmux"].first { (path: String) in
-            access(path, X_OK) == 0
-        } ?? "/usr/bin/tmux"
+        static let binary =
+            ["/usr/bin/tmux", "/bin/tmux", "/usr/local/bin/tmux"].first { (path: String) in
+                access(path, X_OK) == 0
+            } ?? "/usr/bin/tmux"
     }
 
     @Test func topDrawsRefreshesAndQuitsUnderTmux() async throws {
@@ -107,13 +109,15 @@ extension DaemonTests {
         // machine can take just to start tmux and draw. An overlay gives it the whole test.
         let overlay = d.root + "/policies"
         try FileManager.default.createDirectory(atPath: overlay + "/extension-points", withIntermediateDirectories: true)
-        try Data("""
+        try Data(
+            """
             extensionPoints: [com.apple.widgetkit-extension]
             title: top test, a spinning widget lives through the test
             requestTimeout: 120s
             unresponsiveTimeout: 120s
 
-            """.utf8).write(to: URL(fileURLWithPath: overlay + "/extension-points/widgetkit.yaml"))
+            """.utf8
+        ).write(to: URL(fileURLWithPath: overlay + "/extension-points/widgetkit.yaml"))
         d.extraArguments = ["--memory-budget", "256MiB", "--no-system-pressure", "--policy-dir", overlay]
         try d.start()
         do {
@@ -138,13 +142,15 @@ extension DaemonTests {
             defer { tmux.kill() }
             // After top: its exit status and the terminal modes it left, on the normal screen.
             let script = d.root + "/top.sh"
-            try Data("""
+            try Data(
+                """
                 '\(BuiltProducts.path("appex"))' top --socket '\(d.socket)' --interval 0.3
                 echo "rc=$?"
                 stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo -e -echo -e isig -e -isig | tr '\\n' ' '
                 sleep 30
 
-                """.utf8).write(to: URL(fileURLWithPath: script))
+                """.utf8
+            ).write(to: URL(fileURLWithPath: script))
             try tmux.run(["new-session", "-d", "-x", "160", "-y", "30", "-s", "q", "sh " + script])
 
             // Draws: the header, the pressure line, and the extension serving in its band.
@@ -167,8 +173,9 @@ extension DaemonTests {
             #expect(quit.ok, "\(quit.screen)")
             #expect(quit.screen.contains("rc=0"), "\(quit.screen)")
             // Canonical input, echo and signal keys are back (stty prints "-icanon" if not).
-            #expect(["icanon", "echo", "isig"].allSatisfy { quit.screen.contains($0) && !quit.screen.contains("-" + $0) },
-                    "\(quit.screen)")
+            #expect(
+                ["icanon", "echo", "isig"].allSatisfy { quit.screen.contains($0) && !quit.screen.contains("-" + $0) },
+                "\(quit.screen)")
             #expect(try tmux.format("q", "#{alternate_on} #{cursor_flag}") == "0 1", "normal screen, cursor shown")
 
             // Ctrl-C too.
@@ -221,7 +228,8 @@ extension DaemonTests {
         let zero = try d.appex(["top", "--interval", "0"])
         #expect(zero.status == 64 && zero.err.contains("--interval"), "\(zero)")
         let none = try d.appex(["top", "-n", "1"])
-        #expect(none.status == 69 && none.err.contains("cannot connect to appexd at \(d.socket)") && none.err.contains("APPEX_SOCKET"),
-                "no appexd on \(d.socket): \(none)")
+        #expect(
+            none.status == 69 && none.err.contains("cannot connect to appexd at \(d.socket)") && none.err.contains("APPEX_SOCKET"),
+            "no appexd on \(d.socket): \(none)")
     }
 }

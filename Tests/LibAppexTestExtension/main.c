@@ -23,7 +23,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     for (;;) {
-        struct pollfd p = { .fd = appex_extension_fd(ext), .events = POLLIN };
+        struct pollfd p = {.fd = appex_extension_fd(ext), .events = POLLIN};
         (void)poll(&p, 1, -1);
         appex_message *m;
         int r = appex_extension_next(ext, &m, 0, &err);
@@ -32,8 +32,9 @@ int main(int argc, char **argv) {
         if (m->type == APPEX_BEGIN_REQUEST) {
             const char *text = m->item_count ? m->items[0].content_text : NULL;
             sleep(text ? (unsigned)atoi(text) : 0);
-            appex_item reply = { .content_text = threaded ? "answered, pings on a thread" : "answered" };
-            if (appex_extension_complete(ext, m->request_id, &reply, 1, &err) < 0) fprintf(stderr, "lib-test: %s\n", err.message);
+            appex_item reply = {.content_text = threaded ? "answered, pings on a thread" : "answered"};
+            if (appex_extension_complete(ext, m->request_id, &reply, 1, &err) < 0)
+                fprintf(stderr, "lib-test: %s\n", err.message);
         }
         int stop = m->type == APPEX_TERMINATE;
         appex_message_free(m);

@@ -14,8 +14,15 @@
 #include <unistd.h>
 
 static int failures;
-#define EXPECT(cond, ...) do { if (!(cond)) { failures++; fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-    fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
+#define EXPECT(cond, ...)                                                                                              \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            failures++;                                                                                                \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                                       \
+            fprintf(stderr, __VA_ARGS__);                                                                              \
+            fputc('\n', stderr);                                                                                       \
+        }                                                                                                              \
+    } while (0)
 
 static struct appex_frame f;
 
@@ -36,7 +43,10 @@ static void keep_seed(void) {
 
 static void finish(void) {
     appex_error err;
-    if (appex_frame_finish(&f, &err) < 0) { fprintf(stderr, "finish: %s\n", err.message); exit(2); }
+    if (appex_frame_finish(&f, &err) < 0) {
+        fprintf(stderr, "finish: %s\n", err.message);
+        exit(2);
+    }
     keep_seed();
 }
 
@@ -46,17 +56,18 @@ static void expect_refused(enum appex_role role, int fds, const char *needle, co
     appex_error err;
     int r = appex_decode(f.bytes, f.length, fds, role, &m, &err);
     EXPECT(r < 0, "%s: decoded", what);
-    if (r < 0) EXPECT(strstr(err.message, needle) && strcmp(err.reason, "protocol-error") == 0,
-                      "%s: %s: %s, wanted %s", what, err.reason, err.message, needle);
-    else appex_message_free(m);
+    if (r < 0)
+        EXPECT(strstr(err.message, needle) && strcmp(err.reason, "protocol-error") == 0, "%s: %s: %s, wanted %s", what,
+               err.reason, err.message, needle);
+    else
+        appex_message_free(m);
 }
 
 static void documented_hello(void) {
     static const uint8_t expected[55] = {
-        0x41, 0x50, 0x58, 0x57, 1, 0, 1, 0, 0, 0, 0, 0, 0x27, 0, 0, 0,
-        1, 0, 4, 0, 0, 0, 1, 0, 0, 0,
-        2, 0, 13, 0, 0, 0, 'c', 'o', 'm', '.', 'e', 'x', 'a', 'm', 'p', 'l', 'e', '.', 'c',
-        3, 0, 4, 0, 0, 0, 0xd2, 0x04, 0, 0,
+        0x41, 0x50, 0x58, 0x57, 1,   0,   1,   0, 0, 0,  0, 0, 0x27, 0,    0,    0,   1,   0,   4,
+        0,    0,    0,    1,    0,   0,   0,   2, 0, 13, 0, 0, 0,    'c',  'o',  'm', '.', 'e', 'x',
+        'a',  'm',  'p',  'l',  'e', '.', 'c', 3, 0, 4,  0, 0, 0,    0xd2, 0x04, 0,   0,
     };
     appex_frame_begin(&f, APPEX_HELLO);
     appex_frame_int(&f, 1, 1, 4);
@@ -67,19 +78,26 @@ static void documented_hello(void) {
 }
 
 static void round_trip(void) {
-    const char *types[] = { "public.plain-text", "public.text" };
+    const char *types[] = {"public.plain-text", "public.text"};
     appex_attachment attachments[2] = {
-        { .type_identifiers = types, .type_identifier_count = 2, .inline_data = { (const uint8_t *)"inline", 6 }, .fd = -1,
-          .suggested_name = "a.txt" },
-        { .type_identifiers = types, .type_identifier_count = 1, .fd = 0 },
+        {.type_identifiers = types,
+         .type_identifier_count = 2,
+         .inline_data = {(const uint8_t *)"inline", 6},
+         .fd = -1,
+         .suggested_name = "a.txt"},
+        {.type_identifiers = types, .type_identifier_count = 1, .fd = 0},
     };
     appex_user_info info[3] = {
-        { .key = "s", .kind = APPEX_USER_INFO_STRING, .string = "välue" },
-        { .key = "n", .kind = APPEX_USER_INFO_INTEGER, .integer = -7 },
-        { .key = "d", .kind = APPEX_USER_INFO_DOUBLE, .number = 2.5 },
+        {.key = "s", .kind = APPEX_USER_INFO_STRING, .string = "välue"},
+        {.key = "n", .kind = APPEX_USER_INFO_INTEGER, .integer = -7},
+        {.key = "d", .kind = APPEX_USER_INFO_DOUBLE, .number = 2.5},
     };
-    appex_item item = { .title = "T", .content_text = "héllo", .attachments = attachments, .attachment_count = 2,
-                        .user_info = info, .user_info_count = 3 };
+    appex_item item = {.title = "T",
+                       .content_text = "héllo",
+                       .attachments = attachments,
+                       .attachment_count = 2,
+                       .user_info = info,
+                       .user_info_count = 3};
     appex_frame_begin(&f, APPEX_COMPLETE_REQUEST);
     appex_frame_int(&f, 1, 9, 8);
     appex_frame_items(&f, 2, &item, 1);
@@ -94,13 +112,15 @@ static void round_trip(void) {
     const appex_item *got = &m->items[0];
     EXPECT(strcmp(got->title, "T") == 0 && strcmp(got->content_text, "héllo") == 0, "texts");
     EXPECT(got->attachment_count == 2 && got->attachments[0].type_identifier_count == 2 &&
-           strcmp(got->attachments[0].type_identifiers[1], "public.text") == 0 &&
-           got->attachments[0].inline_data.length == 6 && memcmp(got->attachments[0].inline_data.data, "inline", 6) == 0 &&
-           got->attachments[0].fd == -1 && strcmp(got->attachments[0].suggested_name, "a.txt") == 0 &&
-           got->attachments[1].fd == 0, "attachments");
+               strcmp(got->attachments[0].type_identifiers[1], "public.text") == 0 &&
+               got->attachments[0].inline_data.length == 6 &&
+               memcmp(got->attachments[0].inline_data.data, "inline", 6) == 0 && got->attachments[0].fd == -1 &&
+               strcmp(got->attachments[0].suggested_name, "a.txt") == 0 && got->attachments[1].fd == 0,
+           "attachments");
     EXPECT(got->user_info_count == 3 && got->user_info[0].kind == APPEX_USER_INFO_STRING &&
-           strcmp(got->user_info[0].string, "välue") == 0 && got->user_info[1].integer == -7 &&
-           got->user_info[2].number == 2.5, "user info");
+               strcmp(got->user_info[0].string, "välue") == 0 && got->user_info[1].integer == -7 &&
+               got->user_info[2].number == 2.5,
+           "user info");
     appex_message_free(m);
     expect_refused(APPEX_ROLE_SUPERVISOR_, 0, "descriptor-count", "fd count differs from the header");
     expect_refused(APPEX_ROLE_EXTENSION, 1, "wrong-direction", "CompleteRequest to an extension");
@@ -113,8 +133,13 @@ static void malformed_frames(void) {
     uint8_t good[64];
     size_t good_length = f.length;
     memcpy(good, f.bytes, f.length);
-#define MUTATE(offset, value, needle) do { memcpy(f.bytes, good, good_length); f.length = good_length; \
-    f.bytes[offset] = value; expect_refused(APPEX_ROLE_EXTENSION, 0, needle, needle); } while (0)
+#define MUTATE(offset, value, needle)                                                                                  \
+    do {                                                                                                               \
+        memcpy(f.bytes, good, good_length);                                                                            \
+        f.length = good_length;                                                                                        \
+        f.bytes[offset] = value;                                                                                       \
+        expect_refused(APPEX_ROLE_EXTENSION, 0, needle, needle);                                                       \
+    } while (0)
     MUTATE(0, 'X', "bad-magic");
     MUTATE(4, 2, "unknown-format");
     MUTATE(8, 1, "reserved-flags");
@@ -130,7 +155,8 @@ static void malformed_frames(void) {
     finish();
     appex_message *m;
     appex_error err;
-    EXPECT(appex_decode(f.bytes, f.length, 0, APPEX_ROLE_EXTENSION, &m, &err) == 0 && m->sequence == 5, "tag 0x8001 skipped");
+    EXPECT(appex_decode(f.bytes, f.length, 0, APPEX_ROLE_EXTENSION, &m, &err) == 0 && m->sequence == 5,
+           "tag 0x8001 skipped");
     appex_message_free(m);
 
     appex_frame_begin(&f, APPEX_PING);
@@ -193,12 +219,15 @@ static void malformed_frames(void) {
 
 /* ---- the extension side, this program playing appexd ---- */
 
-static int sup;   /* appexd's end */
+static int sup; /* appexd's end */
 
 static void sup_send(void) {
     appex_error err;
     finish();
-    if (appex_send_frame(sup, &f, &err) < 0) { fprintf(stderr, "send: %s\n", err.message); exit(2); }
+    if (appex_send_frame(sup, &f, &err) < 0) {
+        fprintf(stderr, "send: %s\n", err.message);
+        exit(2);
+    }
 }
 
 static appex_message *sup_receive(int timeout_ms) {
@@ -221,7 +250,7 @@ static appex_extension *checked_in(int flags) {
     int pair[2];
     socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair);
     sup = pair[0];
-    sup_hello();   /* buffered: the extension reads it after sending its own */
+    sup_hello(); /* buffered: the extension reads it after sending its own */
     appex_extension *ext;
     appex_error err;
     if (appex_extension_open_fd(&ext, pair[1], "dev.appex.tests.lib", flags, &err) < 0) {
@@ -229,7 +258,8 @@ static appex_extension *checked_in(int flags) {
         exit(2);
     }
     appex_message *hello = sup_receive(5000);
-    EXPECT(hello && hello->type == APPEX_HELLO && strcmp(hello->bundle_identifier, "dev.appex.tests.lib") == 0, "check-in");
+    EXPECT(hello && hello->type == APPEX_HELLO && strcmp(hello->bundle_identifier, "dev.appex.tests.lib") == 0,
+           "check-in");
     appex_message_free(hello);
     return ext;
 }
@@ -258,7 +288,7 @@ static void extension_side(int flags) {
     appex_frame_int(&f, 1, 1, 8);
     appex_attachment a;
     appex_attachment_file(&a, pipefd[0], "in.txt");
-    appex_item item = { .content_text = "hi", .attachments = &a, .attachment_count = 1 };
+    appex_item item = {.content_text = "hi", .attachments = &a, .attachment_count = 1};
     appex_frame_items(&f, 2, &item, 1);
     sup_send();
     close(pipefd[0]);
@@ -271,14 +301,15 @@ static void extension_side(int flags) {
     appex_message *m = ext_next(ext);
     EXPECT(m && m->type == APPEX_BEGIN_REQUEST && m->request_id == 1, "BeginRequest delivered");
     if (!m) return;
-    char buffer[8] = { 0 };
+    char buffer[8] = {0};
     int fd = m->items[0].attachments[0].fd;
     EXPECT(fd >= 0 && read(fd, buffer, sizeof buffer) == 5 && memcmp(buffer, "piped", 5) == 0, "descriptor readable");
     EXPECT(strcmp(m->items[0].content_text, "hi") == 0, "content text");
     appex_error err;
-    appex_item reply = { .content_text = "done" };
+    appex_item reply = {.content_text = "done"};
     EXPECT(appex_extension_complete(ext, 1, &reply, 1, &err) == 0, "complete: %s", err.message);
-    EXPECT(appex_extension_complete(ext, 1, &reply, 1, &err) < 0 && strcmp(err.reason, "usage") == 0, "a second answer refused");
+    EXPECT(appex_extension_complete(ext, 1, &reply, 1, &err) < 0 && strcmp(err.reason, "usage") == 0,
+           "a second answer refused");
     appex_message_free(m);
     if (!(flags & APPEX_PINGS_ON_THREAD)) {
         appex_message *pong = sup_receive(5000);
@@ -287,7 +318,8 @@ static void extension_side(int flags) {
     }
     appex_message *complete = sup_receive(5000);
     EXPECT(complete && complete->type == APPEX_COMPLETE_REQUEST && complete->request_id == 1 &&
-           strcmp(complete->items[0].content_text, "done") == 0, "CompleteRequest");
+               strcmp(complete->items[0].content_text, "done") == 0,
+           "CompleteRequest");
     appex_message_free(complete);
     /* A stale CancelRequest is swallowed; Terminate is delivered. */
     appex_frame_begin(&f, APPEX_CANCEL_REQUEST);
@@ -299,7 +331,8 @@ static void extension_side(int flags) {
     appex_frame_int(&f, 2, 2000, 4);
     sup_send();
     m = ext_next(ext);
-    EXPECT(m && m->type == APPEX_TERMINATE && strcmp(m->reason, "idle-exit") == 0 && m->milliseconds == 2000, "Terminate");
+    EXPECT(m && m->type == APPEX_TERMINATE && strcmp(m->reason, "idle-exit") == 0 && m->milliseconds == 2000,
+           "Terminate");
     appex_message_free(m);
     /* A request after Terminate: refused with protocol-error. */
     appex_frame_begin(&f, APPEX_BEGIN_REQUEST);
@@ -326,10 +359,12 @@ static void version_mismatch(void) {
     appex_extension *ext;
     appex_error err;
     EXPECT(appex_extension_open_fd(&ext, pair[1], "dev.appex.tests.lib", 0, &err) < 0 &&
-           strcmp(err.reason, "version-mismatch") == 0, "version 2 refused: %s", err.reason);
-    appex_message_free(sup_receive(1000));   /* its Hello */
+               strcmp(err.reason, "version-mismatch") == 0,
+           "version 2 refused: %s", err.reason);
+    appex_message_free(sup_receive(1000)); /* its Hello */
     appex_message *refusal = sup_receive(1000);
-    EXPECT(refusal && refusal->type == APPEX_REFUSAL && strcmp(refusal->reason, "version-mismatch") == 0, "Refusal(version-mismatch)");
+    EXPECT(refusal && refusal->type == APPEX_REFUSAL && strcmp(refusal->reason, "version-mismatch") == 0,
+           "Refusal(version-mismatch)");
     appex_message_free(refusal);
     close(pair[1]);
     close(sup);
@@ -341,16 +376,17 @@ static void *fake_appexd(void *arg) {
     int listener = *(int *)arg;
     int c = accept4(listener, NULL, NULL, SOCK_CLOEXEC);
     sup = c;
-    appex_message_free(sup_receive(5000));   /* Hello */
+    appex_message_free(sup_receive(5000)); /* Hello */
     sup_hello();
     appex_message *begin = sup_receive(5000);
     EXPECT(begin && begin->type == APPEX_HOST_BEGIN_REQUEST && strcmp(begin->bundle_identifier, "dev.appex.x") == 0 &&
-           begin->item_count == 1 && begin->items[0].attachment_count == 1 &&
-           strcmp(begin->items[0].attachments[0].type_identifiers[0], "public.url") == 0, "HostBeginRequest");
+               begin->item_count == 1 && begin->items[0].attachment_count == 1 &&
+               strcmp(begin->items[0].attachments[0].type_identifiers[0], "public.url") == 0,
+           "HostBeginRequest");
     appex_frame_begin(&f, APPEX_REQUEST_OUTCOME);
     appex_frame_int(&f, 1, begin ? begin->request_id : 1, 8);
     appex_frame_int(&f, 2, APPEX_COMPLETED, 1);
-    appex_item item = { .content_text = "answer" };
+    appex_item item = {.content_text = "answer"};
     appex_frame_items(&f, 3, &item, 1);
     size_t phase = appex_frame_open(&f, 7);
     appex_frame_string(&f, 1, "roundTrip");
@@ -358,7 +394,7 @@ static void *fake_appexd(void *arg) {
     appex_frame_close(&f, phase);
     sup_send();
     appex_message_free(begin);
-    appex_message_free(sup_receive(5000));   /* wait for the host to close */
+    appex_message_free(sup_receive(5000)); /* wait for the host to close */
     close(c);
     return NULL;
 }
@@ -369,7 +405,7 @@ static void host_side(void) {
     char socket_path[128];
     snprintf(socket_path, sizeof socket_path, "%s/s", path);
     int listener = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-    struct sockaddr_un address = { .sun_family = AF_UNIX };
+    struct sockaddr_un address = {.sun_family = AF_UNIX};
     strcpy(address.sun_path, socket_path);
     bind(listener, (struct sockaddr *)&address, sizeof address);
     listen(listener, 1);
@@ -380,13 +416,14 @@ static void host_side(void) {
     EXPECT(appex_host_connect(&host, socket_path, "unit", &err) == 0, "connect: %s", err.message);
     appex_attachment a;
     appex_attachment_url(&a, "https://example.com/");
-    appex_item item = { .attachments = &a, .attachment_count = 1 };
+    appex_item item = {.attachments = &a, .attachment_count = 1};
     uint64_t id = 0;
     EXPECT(appex_host_begin(host, "dev.appex.x", &item, 1, -1, &id, &err) == 0 && id == 1, "begin: %s", err.message);
     appex_message *m = NULL;
     int r = appex_host_next(host, &m, 5000, &err);
     EXPECT(r == APPEX_NEXT_MESSAGE && m->type == APPEX_REQUEST_OUTCOME && m->outcome == APPEX_COMPLETED &&
-           strcmp(m->items[0].content_text, "answer") == 0 && m->phase_count == 1 && m->phases[0].microseconds == 42,
+               strcmp(m->items[0].content_text, "answer") == 0 && m->phase_count == 1 &&
+               m->phases[0].microseconds == 42,
            "outcome");
     appex_message_free(m);
     appex_host_close(host);

@@ -1,5 +1,6 @@
 import Foundation
 import Histogram
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -24,7 +25,8 @@ public func machineLine() -> String {
             .split(separator: ":", maxSplits: 1).last?.trimmingCharacters(in: .whitespaces)
     }
     let model = field("/proc/cpuinfo", "model name") ?? "unknown CPU"
-    let memory = field("/proc/meminfo", "MemTotal:").flatMap { Int($0.split(separator: " ").first ?? "") }
+    let memory =
+        field("/proc/meminfo", "MemTotal:").flatMap { Int($0.split(separator: " ").first ?? "") }
         .map { String(format: ", %.1f GiB RAM", Double($0) / 1_048_576) } ?? ""
     return "\(model), \(sysconf(Int32(_SC_NPROCESSORS_ONLN))) CPUs, Linux \(release)\(memory)"
 }

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -39,7 +40,8 @@ public struct ProcessReadings: Sendable {
 /// The first line of /proc/stat: all CPUs' jiffies, and of them idle + iowait.
 public func machineCPUTimes() -> (total: UInt64, idle: UInt64) {
     guard let text = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
-          let line = text.split(separator: "\n").first(where: { $0.hasPrefix("cpu ") }) else { return (0, 0) }
+        let line = text.split(separator: "\n").first(where: { $0.hasPrefix("cpu ") })
+    else { return (0, 0) }
     let fields = line.split(separator: " ").dropFirst().compactMap { UInt64($0) }
     guard fields.count >= 5 else { return (0, 0) }
     // user nice system idle iowait irq softirq steal…

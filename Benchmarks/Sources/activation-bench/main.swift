@@ -6,18 +6,21 @@
 //   ../.build-bench-activation/release/activation-bench [CORPUS_DIR] [ITERATIONS]
 import AppexActivation
 import AppexBundle
-import Foundation
 import BenchSupport
+import Foundation
 import Histogram
+
 #if canImport(Glibc)
 import Glibc
 #endif
 
-
 let arguments = CommandLine.arguments
-let corpus = arguments.count > 1 ? arguments[1] : URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    .appendingPathComponent("../shared/corpus").standardizedFileURL.path
+let corpus =
+    arguments.count > 1
+    ? arguments[1]
+    : URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("../shared/corpus").standardizedFileURL.path
 let iterations = arguments.count > 2 ? Int(arguments[2]) ?? 20_000 : 20_000
 
 // The rules: every distinct predicate, plus every dictionary rule in the corpus plists.
@@ -42,18 +45,21 @@ do {
 }
 
 // A share-sheet-like request: one item, 10 attachments, most with two type identifiers.
-let request = ActivationItems(extensionItems: [ActivationItem(attachments: [
-    ActivationAttachment(registeredTypeIdentifiers: ["public.jpeg", "public.file-url"]),
-    ActivationAttachment(registeredTypeIdentifiers: ["public.heic", "public.file-url"]),
-    ActivationAttachment(registeredTypeIdentifiers: ["public.png"]),
-    ActivationAttachment(registeredTypeIdentifiers: ["public.jpeg"]),
-    ActivationAttachment(registeredTypeIdentifiers: ["com.apple.quicktime-movie", "public.file-url"]),
-    ActivationAttachment(registeredTypeIdentifiers: ["public.url"]),
-    ActivationAttachment(registeredTypeIdentifiers: ["com.adobe.pdf", "public.file-url"]),
-    ActivationAttachment(registeredTypeIdentifiers: ["public.plain-text"]),
-    ActivationAttachment(registeredTypeIdentifiers: ["public.vcard"]),
-    ActivationAttachment(registeredTypeIdentifiers: ["com.apple.pkpass"]),
-], attributedContentText: "Look at these")])
+let request = ActivationItems(extensionItems: [
+    ActivationItem(
+        attachments: [
+            ActivationAttachment(registeredTypeIdentifiers: ["public.jpeg", "public.file-url"]),
+            ActivationAttachment(registeredTypeIdentifiers: ["public.heic", "public.file-url"]),
+            ActivationAttachment(registeredTypeIdentifiers: ["public.png"]),
+            ActivationAttachment(registeredTypeIdentifiers: ["public.jpeg"]),
+            ActivationAttachment(registeredTypeIdentifiers: ["com.apple.quicktime-movie", "public.file-url"]),
+            ActivationAttachment(registeredTypeIdentifiers: ["public.url"]),
+            ActivationAttachment(registeredTypeIdentifiers: ["com.adobe.pdf", "public.file-url"]),
+            ActivationAttachment(registeredTypeIdentifiers: ["public.plain-text"]),
+            ActivationAttachment(registeredTypeIdentifiers: ["public.vcard"]),
+            ActivationAttachment(registeredTypeIdentifiers: ["com.apple.pkpass"]),
+        ], attributedContentText: "Look at these")
+])
 
 let prepared: PreparedItems
 do { prepared = try PreparedItems(request, types: .system) } catch { fatalError("\(error)") }
@@ -69,7 +75,7 @@ for _ in 0..<iterations {
 func measure(_ body: () throws -> Bool) rethrows -> (Histogram<UInt64>, Bool) {
     var h = Histogram<UInt64>(highestTrackableValue: 1_000_000_000, numberOfSignificantValueDigits: .three)
     var activated = false
-    for _ in 0..<(iterations / 10) { activated = try body() }   // warm-up
+    for _ in 0..<(iterations / 10) { activated = try body() }  // warm-up
     for _ in 0..<iterations {
         let t0 = now()
         let r = try body()
@@ -88,7 +94,8 @@ print("         end-to-end p50: evaluate(ActivationItems), resolving the request
 print("")
 func pad(_ s: String, _ n: Int) -> String { s.count >= n ? s : s + String(repeating: " ", count: n - s.count) }
 func lpad(_ s: String, _ n: Int) -> String { s.count >= n ? s : String(repeating: " ", count: n - s.count) + s }
-print(pad("rule", 36) + lpad("result", 7) + lpad("p50", 8) + lpad("p90", 8) + lpad("p99", 8) + lpad("reason p50", 12) + lpad("e2e p50", 10) + "  (ns)")
+print(
+    pad("rule", 36) + lpad("result", 7) + lpad("p50", 8) + lpad("p90", 8) + lpad("p99", 8) + lpad("reason p50", 12) + lpad("e2e p50", 10) + "  (ns)")
 var all = Histogram<UInt64>(highestTrackableValue: 1_000_000_000, numberOfSignificantValueDigits: .three)
 var worstP50: UInt64 = 0
 do {
@@ -98,14 +105,17 @@ do {
         let (e2e, _) = try measure { try rule.evaluate(request).isActivated }
         all.add(h)
         worstP50 = max(worstP50, h.valueAtPercentile(50))
-        print(pad(name, 36) + lpad(activated ? "true" : "false", 7)
-              + lpad("\(h.valueAtPercentile(50))", 8) + lpad("\(h.valueAtPercentile(90))", 8) + lpad("\(h.valueAtPercentile(99))", 8)
-              + lpad("\(withReason.valueAtPercentile(50))", 12) + lpad("\(e2e.valueAtPercentile(50))", 10))
+        print(
+            pad(name, 36) + lpad(activated ? "true" : "false", 7)
+                + lpad("\(h.valueAtPercentile(50))", 8) + lpad("\(h.valueAtPercentile(90))", 8) + lpad("\(h.valueAtPercentile(99))", 8)
+                + lpad("\(withReason.valueAtPercentile(50))", 12) + lpad("\(e2e.valueAtPercentile(50))", 10))
     }
 } catch {
     print("evaluation failed: \(error)")
     exit(1)
 }
 print("")
-print("all rules: p50 \(all.valueAtPercentile(50)) ns, p90 \(all.valueAtPercentile(90)) ns, p99 \(all.valueAtPercentile(99)) ns; worst rule p50 \(worstP50) ns")
+print(
+    "all rules: p50 \(all.valueAtPercentile(50)) ns, p90 \(all.valueAtPercentile(90)) ns, p99 \(all.valueAtPercentile(99)) ns; worst rule p50 \(worstP50) ns"
+)
 print(worstP50 <= 5_000 ? "target met: every rule's p50 ≤ 5 µs" : "TARGET MISSED: a rule's p50 is above 5 µs")

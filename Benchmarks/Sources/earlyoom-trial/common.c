@@ -24,7 +24,7 @@ uint64_t monotonic_ns(void) {
 }
 
 void sleep_micros(long long micros) {
-    struct timespec pause = { (time_t)(micros / 1000000), (long)(micros % 1000000) * 1000 };
+    struct timespec pause = {(time_t)(micros / 1000000), (long)(micros % 1000000) * 1000};
     while (nanosleep(&pause, &pause) != 0 && errno == EINTR) {}
 }
 

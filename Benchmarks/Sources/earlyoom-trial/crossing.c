@@ -25,12 +25,12 @@ struct member {
     char name[16];
     pid_t pid;
     int pidfd;
-    uint64_t death_ns;   /* 0 while alive */
+    uint64_t death_ns; /* 0 while alive */
     int signal;
 };
 
 static void reap(struct member *m) {
-    siginfo_t info = { 0 };
+    siginfo_t info = {0};
     if (m->death_ns || waitid(P_PID, (id_t)m->pid, &info, WEXITED | WNOHANG) != 0 || info.si_pid != m->pid) return;
     m->death_ns = monotonic_ns();
     m->signal = info.si_code == CLD_KILLED || info.si_code == CLD_DUMPED ? info.si_status : 0;
@@ -57,18 +57,20 @@ void crossing_trial(char **argv) {
         exit(1);
     }
     /* The bystanders' memory, touched at once and held (the same code, no pacing, no log). */
-    struct grow_plan held = { 1 << 20, 0, (uint64_t)hold_mib << 20, 0 };
+    struct grow_plan held = {1 << 20, 0, (uint64_t)hold_mib << 20, 0};
 
     struct grow_log *log = open_log(log_path);
 
-    struct member members[MAX_BYSTANDERS + 1] = { 0 };
+    struct member members[MAX_BYSTANDERS + 1] = {0};
     int count = (int)bystanders + 1, go[2], ready[2];
     if (pipe2(go, O_CLOEXEC) || pipe2(ready, O_CLOEXEC)) die("pipe");
     for (int i = 0; i < count; i++) {
         struct member *m = &members[i];
         int foreground = i == count - 1;
-        if (foreground) snprintf(m->name, sizeof m->name, "jetsam-fg");
-        else snprintf(m->name, sizeof m->name, "jetsam-idle-%d", i);
+        if (foreground)
+            snprintf(m->name, sizeof m->name, "jetsam-fg");
+        else
+            snprintf(m->name, sizeof m->name, "jetsam-idle-%d", i);
         m->pid = fork_member(m->name);
         if (m->pid == 0) {
             close(go[1]);
@@ -81,7 +83,7 @@ void crossing_trial(char **argv) {
             } else if (grow_run(&held, NULL, NULL) < 0 || write(ready[1], "r", 1) != 1) {
                 _exit(3);
             }
-            for (;;) pause();   /* holds its memory until it is killed */
+            for (;;) pause(); /* holds its memory until it is killed */
         }
         watch(m, ready[0]);
     }
@@ -108,19 +110,19 @@ void crossing_trial(char **argv) {
         if (reading < lowest) lowest = reading;
         if (!crossed_ns && reading <= threshold) crossed_ns = now;
         if (now >= deadline) break;
-        for (int i = 0; i < count; i++) fds[i] = (struct pollfd){ members[i].pidfd, POLLIN, 0 };
-        fds[count] = (struct pollfd){ watcher.out, POLLIN, 0 };
+        for (int i = 0; i < count; i++) fds[i] = (struct pollfd){members[i].pidfd, POLLIN, 0};
+        fds[count] = (struct pollfd){watcher.out, POLLIN, 0};
         int n = poll(fds, (nfds_t)count + 1, 10);
         if (n < 0 && errno != EINTR) die("poll");
         for (int i = 0; i < count; i++) reap(&members[i]);
         if (n > 0 && fds[count].revents && watcher_drain(&watcher, NULL) < 0) watcher.out = -1;
     }
-    watcher_stop(&watcher);   /* first: nothing more dies of it */
+    watcher_stop(&watcher); /* first: nothing more dies of it */
     for (int i = 0; i < count; i++) reap(&members[i]);
     if (watcher.out >= 0) watcher_drain(&watcher, NULL);
 
-    printf("available_kib=%lld threshold_kib=%lld lowest_kib=%lld last_kib=%lld go_ns=%llu crossed_ns=%llu", available, threshold,
-           lowest, last, (unsigned long long)go_ns, (unsigned long long)crossed_ns);
+    printf("available_kib=%lld threshold_kib=%lld lowest_kib=%lld last_kib=%lld go_ns=%llu crossed_ns=%llu", available,
+           threshold, lowest, last, (unsigned long long)go_ns, (unsigned long long)crossed_ns);
     int survivors = 0;
     for (int i = 0; i < count; i++) {
         if (members[i].death_ns)

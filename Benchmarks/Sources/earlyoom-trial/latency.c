@@ -51,7 +51,7 @@ void latency_trial(char **argv) {
     uint64_t go_ns = monotonic_ns(), death_ns = 0;
     if (write(go[1], "g", 1) != 1) die("starting the bloater");
     uint64_t deadline = go_ns + (uint64_t)timeout_ms * 1000000ULL;
-    struct pollfd fds[2] = { { pidfd, POLLIN, 0 }, { watcher.out, POLLIN, 0 } };
+    struct pollfd fds[2] = {{pidfd, POLLIN, 0}, {watcher.out, POLLIN, 0}};
     while (!death_ns) {
         uint64_t now = monotonic_ns();
         if (now >= deadline) break;
@@ -60,7 +60,7 @@ void latency_trial(char **argv) {
         if (n < 0) die("poll");
         if (fds[0].revents & POLLIN) {
             death_ns = monotonic_ns();
-            kill(watcher.pid, SIGKILL);   /* before anything else: nothing left it may kill */
+            kill(watcher.pid, SIGKILL); /* before anything else: nothing left it may kill */
         }
         if (fds[1].revents && watcher_drain(&watcher, NULL) < 0) fds[1].fd = -1;
     }
@@ -69,9 +69,9 @@ void latency_trial(char **argv) {
     int status = 0;
     waitpid(bloater, &status, 0);
     watcher_drain(&watcher, NULL);
-    printf("available_kib=%lld threshold_kib=%lld go_ns=%llu death_ns=%llu signal=%d outcome=%s\n", available, threshold,
-           (unsigned long long)go_ns, (unsigned long long)death_ns, WIFSIGNALED(status) ? WTERMSIG(status) : 0,
-           death_ns ? "killed" : "timeout");
+    printf("available_kib=%lld threshold_kib=%lld go_ns=%llu death_ns=%llu signal=%d outcome=%s\n", available,
+           threshold, (unsigned long long)go_ns, (unsigned long long)death_ns,
+           WIFSIGNALED(status) ? WTERMSIG(status) : 0, death_ns ? "killed" : "timeout");
     fflush(stdout);
     exit(0);
 }

@@ -51,22 +51,25 @@ static void run_init(char **argv, int outer_alive) {
      * here, the parent being outside the namespace: whether it already died shows as the end
      * of the pipe only it writes to.) */
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) exit(1);
-    struct pollfd alive = { outer_alive, POLLIN, 0 };
+    struct pollfd alive = {outer_alive, POLLIN, 0};
     if (poll(&alive, 1, 0) != 0) exit(1);
     close(outer_alive);
     /* This namespace's own /proc, so that earlyoom sees only the processes in it. */
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) die("making / private");
     if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) die("mounting /proc");
-    if (strcmp(argv[1], "latency") == 0) latency_trial(argv + 2);
-    else crossing_trial(argv + 2);
+    if (strcmp(argv[1], "latency") == 0)
+        latency_trial(argv + 2);
+    else
+        crossing_trial(argv + 2);
 }
 
 int main(int argc, char **argv) {
     int latency = argc == 8 && strcmp(argv[1], "latency") == 0;
     int crossing = argc == 10 && strcmp(argv[1], "crossing") == 0;
     if (!latency && !crossing) {
-        fprintf(stderr, "usage: earlyoom-trial latency EARLYOOM LOG PLAN CROSS_KIB DELAY_US TIMEOUT_MS\n"
-                        "       earlyoom-trial crossing EARLYOOM LOG PLAN CROSS_KIB BYSTANDERS HOLD_MIB DELAY_US SETTLE_MS\n");
+        fprintf(stderr,
+                "usage: earlyoom-trial latency EARLYOOM LOG PLAN CROSS_KIB DELAY_US TIMEOUT_MS\n"
+                "       earlyoom-trial crossing EARLYOOM LOG PLAN CROSS_KIB BYSTANDERS HOLD_MIB DELAY_US SETTLE_MS\n");
         return 1;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);

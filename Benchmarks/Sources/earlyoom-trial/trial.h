@@ -34,7 +34,11 @@ void note_available(struct grow_step *step);
  * kept in `w`); swap never holds it back (-s 100), no periodic reports (-r 0); `prefer` a
  * --prefer pattern, or NULL to leave the choice to earlyoom (largest oom_score). Returns once
  * it has printed its configuration (its poll loop starts right after), or exits 1. */
-struct watcher { pid_t pid; int out; long long available_kib, threshold_kib; };
+struct watcher {
+    pid_t pid;
+    int out;
+    long long available_kib, threshold_kib;
+};
 void watcher_start(struct watcher *w, const char *earlyoom, long long cross_kib, const char *prefer);
 /* earlyoom's output so far, a line at a time, echoed as `earlyoom: <line>`. 1 once a line
  * containing `mark` was seen (mark may be NULL), -1 at end of file, else 0. */

@@ -33,7 +33,7 @@ int watcher_drain(struct watcher *w, const char *mark) {
         }
         pending_length = strlen(line);
         memmove(pending, line, pending_length);
-        if (pending_length == sizeof pending - 1) pending_length = 0;   /* a line too long: dropped */
+        if (pending_length == sizeof pending - 1) pending_length = 0; /* a line too long: dropped */
     }
 }
 
@@ -64,7 +64,7 @@ void watcher_start(struct watcher *w, const char *earlyoom, long long cross_kib,
     w->out = out[0];
     fcntl(w->out, F_SETFL, O_NONBLOCK);
 
-    struct pollfd start = { w->out, POLLIN, 0 };
+    struct pollfd start = {w->out, POLLIN, 0};
     uint64_t give_up = monotonic_ns() + 5000000000ULL;
     int started = 0;
     while (!started) {

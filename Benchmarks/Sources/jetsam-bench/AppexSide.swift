@@ -2,6 +2,7 @@ import AppexHostClient
 import AppexWire
 import BenchSupport
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -34,12 +35,15 @@ import Glibc
             try Self.policy(point: Self.point, idleBand: "foreground")
                 .write(toFile: policies + "/jetsam-bench.yaml", atomically: true, encoding: .utf8)
         } catch { fail("policy: \(error)") }
-        process = startAppexd(appexd, arguments: [
-            "--state-dir", root + "/state", "--policies", root + "/policies",
-            "--cgroup-parent", "appex-jetsam-bench-\(getpid())", "--uid-range", "350000-350999",
-            "--metrics", "off", "--memory-budget", "\(budgetMiB)MiB", "--no-system-pressure",
-            // notice: the governor's level changes and what caused each.
-            "--log-level", "notice"], logPath: logPath, socket: socket)
+        process = startAppexd(
+            appexd,
+            arguments: [
+                "--state-dir", root + "/state", "--policies", root + "/policies",
+                "--cgroup-parent", "appex-jetsam-bench-\(getpid())", "--uid-range", "350000-350999",
+                "--metrics", "off", "--memory-budget", "\(budgetMiB)MiB", "--no-system-pressure",
+                // notice: the governor's level changes and what caused each.
+                "--log-level", "notice",
+            ], logPath: logPath, socket: socket)
         do {
             client = try HostClient.connect(socketPath: socket, identifier: "dev.appex.bench.jetsam-host")
             interruptions = client.interruptions.makeAsyncIterator()
@@ -71,19 +75,21 @@ import Glibc
         """
     }
 
-    static func bundle(probe: String, root: String, name: String = "Bloater", identifier: String = identifier,
-                       point: String = point) -> String {
+    static func bundle(
+        probe: String, root: String, name: String = "Bloater", identifier: String = identifier,
+        point: String = point
+    ) -> String {
         let path = root + "/src/\(name).appex"
         do {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
             try FileManager.default.copyItem(atPath: probe, toPath: path + "/probe")
             try """
-                <?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict>
-                <key>CFBundleIdentifier</key><string>\(identifier)</string><key>CFBundleExecutable</key><string>probe</string>
-                <key>CFBundlePackageType</key><string>XPC!</string><key>CFBundleVersion</key><string>1</string>
-                <key>NSExtension</key><dict><key>NSExtensionPointIdentifier</key><string>\(point)</string></dict>
-                </dict></plist>
-                """.write(toFile: path + "/Info.plist", atomically: true, encoding: .utf8)
+            <?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict>
+            <key>CFBundleIdentifier</key><string>\(identifier)</string><key>CFBundleExecutable</key><string>probe</string>
+            <key>CFBundlePackageType</key><string>XPC!</string><key>CFBundleVersion</key><string>1</string>
+            <key>NSExtension</key><dict><key>NSExtensionPointIdentifier</key><string>\(point)</string></dict>
+            </dict></plist>
+            """.write(toFile: path + "/Info.plist", atomically: true, encoding: .utf8)
         } catch { fail("bundle: \(error)") }
         for dir in [root, root + "/src", path] { chmod(dir, 0o755) }
         return path
@@ -129,7 +135,9 @@ import Glibc
         let crossBytes = criticalLine - Int64(report.footprintBytes)
         let grow = plan(crossBytes)
         let log = GrowPipe()
-        guard let watch = DeathWatch(pid: pid, timeoutMilliseconds: timeoutMilliseconds + 100) else { fail("the probe \(pid) is gone before it grew") }
+        guard let watch = DeathWatch(pid: pid, timeoutMilliseconds: timeoutMilliseconds + 100) else {
+            fail("the probe \(pid) is gone before it grew")
+        }
         sleepMicros(randomDelayMicros())
         var item = ExtensionItem(userInfo: ["probe.action": .string("grow"), "probe.arg": .string(grow.argument)])
         item.attachments = [Attachment(typeIdentifiers: ["public.data"], content: .descriptor(index: 0))]
@@ -140,7 +148,7 @@ import Glibc
         var decision: UInt64?
         if outcome.outcome == .failed {
             guard outcome.reason == .memoryPressure else { fail("the probe ended with \(outcome.message), not memory-pressure") }
-            var stream = interruptions   // one stream underneath: the copy moves it on
+            var stream = interruptions  // one stream underneath: the copy moves it on
             while let i = await stream.next(isolation: #isolation) {
                 if i.requestID == pending.requestID {
                     decision = i.triggerToDeathMicros
@@ -152,8 +160,9 @@ import Glibc
         var backToNormal: UInt64?
         if let quiet, let death { backToNormal = quiet > death ? quiet - death : 0 }
         let steps = log.steps()
-        return Trial(result: result(steps.crossing(growth: crossBytes), death: death), backToNormal: backToNormal, crossBytes: crossBytes,
-                     decisionToDeathMicros: decision, meanTouch: steps.meanTouch)
+        return Trial(
+            result: result(steps.crossing(growth: crossBytes), death: death), backToNormal: backToNormal, crossBytes: crossBytes,
+            decisionToDeathMicros: decision, meanTouch: steps.meanTouch)
     }
 
     /// What moved the governor to Critical each time, from its log: the usage threshold's
@@ -162,9 +171,12 @@ import Glibc
         let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
         var causes: [String: Int] = [:]
         for line in text.split(separator: "\n") where line.contains("→ critical:") {
-            let cause = line.contains("charge above a line, footprint below it") ? "re-read while the charge was over the line and the footprint not (GapRecheck)"
-                : line.contains("charge crossed") ? "usage threshold event"
-                : line.contains("vmpressure") ? "vmpressure" : "other: \(line.suffix(60))"
+            let cause =
+                line.contains("charge above a line, footprint below it")
+                ? "re-read while the charge was over the line and the footprint not (GapRecheck)"
+                : line.contains("charge crossed")
+                    ? "usage threshold event"
+                    : line.contains("vmpressure") ? "vmpressure" : "other: \(line.suffix(60))"
             causes[cause, default: 0] += 1
         }
         return causes

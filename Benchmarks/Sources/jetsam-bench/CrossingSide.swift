@@ -44,22 +44,29 @@ import Foundation
                     .write(toFile: policies + "/\(band).yaml", atomically: true, encoding: .utf8)
             }
         } catch { fail("crossing policy: \(error)") }
-        process = startAppexd(appexd, arguments: [
-            "--state-dir", dir + "/state", "--policies", dir + "/policies",
-            "--cgroup-parent", "appex-jetsam-crossing-\(getpid())", "--uid-range", "352000-352999",
-            "--metrics", "off", "--memory-budget", "\(budgetMiB)MiB", "--no-system-pressure",
-            // info: each instance's end, with its reason.
-            "--log-level", "info"], logPath: logPath, socket: dir + "/appexd.sock")
+        process = startAppexd(
+            appexd,
+            arguments: [
+                "--state-dir", dir + "/state", "--policies", dir + "/policies",
+                "--cgroup-parent", "appex-jetsam-crossing-\(getpid())", "--uid-range", "352000-352999",
+                "--metrics", "off", "--memory-budget", "\(budgetMiB)MiB", "--no-system-pressure",
+                // info: each instance's end, with its reason.
+                "--log-level", "info",
+            ], logPath: logPath, socket: dir + "/appexd.sock")
         bystanders = (0..<count).map { "dev.appex.bench.jetsam.bystander-\($0)" }
         do {
             client = try HostClient.connect(socketPath: dir + "/appexd.sock", identifier: "dev.appex.bench.jetsam-crossing")
             for (n, id) in bystanders.enumerated() {
-                _ = try await client.install(path: AppexSide.bundle(probe: probe, root: dir, name: "Bystander\(n)", identifier: id,
-                                                                    point: Self.bystanderPoint))
+                _ = try await client.install(
+                    path: AppexSide.bundle(
+                        probe: probe, root: dir, name: "Bystander\(n)", identifier: id,
+                        point: Self.bystanderPoint))
                 _ = try await client.enable(id)
             }
-            _ = try await client.install(path: AppexSide.bundle(probe: probe, root: dir, name: "Grower", identifier: bloater,
-                                                                point: Self.bloaterPoint))
+            _ = try await client.install(
+                path: AppexSide.bundle(
+                    probe: probe, root: dir, name: "Grower", identifier: bloater,
+                    point: Self.bloaterPoint))
             _ = try await client.enable(bloater)
         } catch { fail("crossing appexd: \(error)") }
     }
@@ -103,10 +110,11 @@ import Foundation
             _ = try await client.enable(id)
         }
         for _ in 0..<200 where !(try await client.jetsam()).entries.isEmpty { try await Task.sleep(for: .milliseconds(25)) }
-        return Crossing(kills: ended("memory-pressure") - killsBefore,
-                        kernelKills: ended("kernel-oom") + ended("per-process-limit") - kernelBefore,
-                        survivors: live.count, foregroundKilled: !live.contains { $0.bundleIdentifier == bloater },
-                        crossBytes: critical - atRest, fewest: fewest)
+        return Crossing(
+            kills: ended("memory-pressure") - killsBefore,
+            kernelKills: ended("kernel-oom") + ended("per-process-limit") - kernelBefore,
+            survivors: live.count, foregroundKilled: !live.contains { $0.bundleIdentifier == bloater },
+            crossBytes: critical - atRest, fewest: fewest)
     }
 
     nonisolated func stop() {

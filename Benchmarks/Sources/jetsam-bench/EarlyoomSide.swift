@@ -65,14 +65,19 @@ struct EarlyoomSide {
 
     func trial(log: GrowLog, plan: GrowPlan, crossBytes: Int64, timeoutMilliseconds: Int) -> Trial {
         log.reset()
-        let (said, fields) = run("latency", [log.path, plan.argument, "\(crossBytes / 1024)", "\(randomDelayMicros())",
-                                             "\(timeoutMilliseconds)"])
+        let (said, fields) = run(
+            "latency",
+            [
+                log.path, plan.argument, "\(crossBytes / 1024)", "\(randomDelayMicros())",
+                "\(timeoutMilliseconds)",
+            ])
         let death = fields["death_ns"].flatMap(UInt64.init).flatMap { $0 == 0 ? nil : $0 }
         let threshold = Int64(fields["threshold_kib"] ?? "") ?? 0
         let steps = log.steps()
-        return Trial(result: result(steps.crossing(availableKiB: threshold), death: death),
-                     availableKiB: Int64(fields["available_kib"] ?? "") ?? 0, thresholdKiB: threshold,
-                     said: said, meanTouch: steps.meanTouch, grownKiB: Int64(steps.last?.bytes ?? 0) / 1024)
+        return Trial(
+            result: result(steps.crossing(availableKiB: threshold), death: death),
+            availableKiB: Int64(fields["available_kib"] ?? "") ?? 0, thresholdKiB: threshold,
+            said: said, meanTouch: steps.meanTouch, grownKiB: Int64(steps.last?.bytes ?? 0) / 1024)
     }
 
     /// One crossing on earlyoom's side: what died, in order, and who is left.
@@ -95,17 +100,22 @@ struct EarlyoomSide {
     /// died `settleMilliseconds` after the growth was planned to end.
     func crossing(log: GrowLog, plan: GrowPlan, crossBytes: Int64, bystanders: Int, holdMiB: Int, settleMilliseconds: Int) -> Crossing {
         log.reset()
-        let (_, fields) = run("crossing", [log.path, plan.argument, "\(crossBytes / 1024)", "\(bystanders)", "\(holdMiB)",
-                                           "\(randomDelayMicros())", "\(settleMilliseconds)"])
+        let (_, fields) = run(
+            "crossing",
+            [
+                log.path, plan.argument, "\(crossBytes / 1024)", "\(bystanders)", "\(holdMiB)",
+                "\(randomDelayMicros())", "\(settleMilliseconds)",
+            ])
         let victims = fields.compactMap { key, value -> (String, UInt64)? in
             guard key.hasPrefix("jetsam-"), value.hasPrefix("killed:"), let at = value.split(separator: "@").last.flatMap({ UInt64($0) })
             else { return nil }
             return (key, at)
         }.sorted { $0.1 < $1.1 }.map(\.0)
         let threshold = Int64(fields["threshold_kib"] ?? "") ?? 0
-        return Crossing(victims: victims, survivors: Int(fields["survivors"] ?? "") ?? 0,
-                        crossed: (UInt64(fields["crossed_ns"] ?? "") ?? 0) != 0,
-                        lastOverLineKiB: (Int64(fields["last_kib"] ?? "") ?? 0) - threshold,
-                        foregroundGrownKiB: Int64(log.steps().last?.bytes ?? 0) / 1024)
+        return Crossing(
+            victims: victims, survivors: Int(fields["survivors"] ?? "") ?? 0,
+            crossed: (UInt64(fields["crossed_ns"] ?? "") ?? 0) != 0,
+            lastOverLineKiB: (Int64(fields["last_kib"] ?? "") ?? 0) - threshold,
+            foregroundGrownKiB: Int64(log.steps().last?.bytes ?? 0) / 1024)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,7 +9,7 @@ import Glibc
 /// available_kib) per step, little-endian. On tmpfs, and written here before every trial, so that its pages are
 /// charged to the harness and never to the bloater whose growth is being measured.
 final class GrowLog {
-    static let magic: UInt64 = 0x7772_6761_7865_7061   // "appexgrw"
+    static let magic: UInt64 = 0x7772_6761_7865_7061  // "appexgrw"
     static let capacity = 4096
 
     struct Step {

@@ -1,5 +1,6 @@
 import AppexHostClient
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,6 +1,7 @@
 import AppexHostClient
 import BenchSupport
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -29,16 +30,20 @@ import Glibc
         self.thrash = thrash
         // The file the thrash re-reads: random bytes, so nothing dedups or compresses them.
         guard FileManager.default.createFile(atPath: file, contents: nil), let out = FileHandle(forWritingAtPath: file),
-              let random = FileHandle(forReadingAtPath: "/dev/urandom") else { fail("cannot write \(file)") }
+            let random = FileHandle(forReadingAtPath: "/dev/urandom")
+        else { fail("cannot write \(file)") }
         for _ in 0..<256 { out.write(random.readData(ofLength: 1 << 20)) }
         try? out.close()
         let dir = cgroup
         cleanups.append { PSISide.removeCgroup(dir) }
-        process = startAppexd(appexd, arguments: [
-            "--state-dir", root + "/psi-state", "--cgroup-parent", "appex-psi-bench-appexd-\(getpid())",
-            "--uid-range", "351000-351999", "--metrics", "off",
-            // debug: the line that says which PSI window the kernel accepted.
-            "--log-level", "debug"], logPath: logPath, socket: socket)
+        process = startAppexd(
+            appexd,
+            arguments: [
+                "--state-dir", root + "/psi-state", "--cgroup-parent", "appex-psi-bench-appexd-\(getpid())",
+                "--uid-range", "351000-351999", "--metrics", "off",
+                // debug: the line that says which PSI window the kernel accepted.
+                "--log-level", "debug",
+            ], logPath: logPath, socket: socket)
         do { client = try HostClient.connect(socketPath: socket, identifier: "dev.appex.bench.psi") } catch { fail("appexd: \(error)") }
     }
 
@@ -47,14 +52,18 @@ import Glibc
     /// to begin with (another stall on the machine) or did not move within 5 s.
     func trial() async throws -> (detected: UInt64?, note: String?) {
         if windowMillis == nil, let log = try? String(contentsOfFile: logPath, encoding: .utf8),
-           let line = log.split(separator: "\n").first(where: { $0.contains("PSI some trigger armed, window") }),
-           let ms = line.split(separator: " ").reversed().dropFirst().first.flatMap({ Int($0) }) {
+            let line = log.split(separator: "\n").first(where: { $0.contains("PSI some trigger armed, window") }),
+            let ms = line.split(separator: " ").reversed().dropFirst().first.flatMap({ Int($0) })
+        {
             windowMillis = ms
         }
         // Quiet first: the level must be normal (stalls elsewhere on the machine hold it up).
         var quiet = false
         for _ in 0..<200 {
-            if try await client.jetsam().level == "normal" { quiet = true; break }
+            if try await client.jetsam().level == "normal" {
+                quiet = true
+                break
+            }
             try await Task.sleep(for: .milliseconds(50))
         }
         guard quiet else { return (nil, "the level was not normal for 10 s before the trial (a stall elsewhere)") }
@@ -63,7 +72,10 @@ import Glibc
         try await Task.sleep(for: .milliseconds((windowMillis ?? 2000) + 500))
         // Evict the file, so the first pass reads it from the disk too.
         let fd = open(file, O_RDONLY)
-        if fd >= 0 { _ = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED); close(fd) }
+        if fd >= 0 {
+            _ = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)
+            close(fd)
+        }
 
         Self.removeCgroup(cgroup)
         guard mkdir(cgroup, 0o755) == 0 || errno == EEXIST else { fail("mkdir \(cgroup): errno \(errno)") }
@@ -73,13 +85,17 @@ import Glibc
         child.arguments = [cgroup + "/cgroup.procs", "52", "4", file]
         let spawned = now()
         try child.run()
-        defer { Self.removeCgroup(cgroup); child.waitUntilExit() }
+        defer {
+            Self.removeCgroup(cgroup)
+            child.waitUntilExit()
+        }
         // The stall starts when the cgroup's charge first meets its limit (failcnt moves):
         // from then on each read waits on reclaim. Polled every 0.5 ms.
         var start: UInt64?
         while now() - spawned < 2_000_000_000 {
             if let f = try? String(contentsOfFile: cgroup + "/memory.failcnt", encoding: .utf8),
-               (Int(f.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) > 0 {
+                (Int(f.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) > 0
+            {
                 start = now()
                 break
             }

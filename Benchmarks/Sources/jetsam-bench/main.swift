@@ -32,12 +32,15 @@
 import BenchSupport
 import Foundation
 import Histogram
+
 #if canImport(Glibc)
 import Glibc
 #endif
 
 let counts: [String: Int]
-switch parseCounts(Array(CommandLine.arguments.dropFirst()), names: ["trials", "budget-mib", "step-kib", "interval-us", "psi-trials", "crossings", "bystanders"]) {
+switch parseCounts(
+    Array(CommandLine.arguments.dropFirst()), names: ["trials", "budget-mib", "step-kib", "interval-us", "psi-trials", "crossings", "bystanders"])
+{
 case .success(let c): counts = c
 case .failure(let e): fail(e.description)
 }
@@ -81,8 +84,9 @@ let interrupts = [SIGINT, SIGTERM].map { s in
 }
 
 func plan(crossBytes: Int64, overshoot: Int = overshootMiB) -> GrowPlan {
-    GrowPlan(stepKiB: stepKiB, intervalMicros: intervalMicros, capMiB: Int((crossBytes + (1 << 20) - 1) >> 20) + overshoot,
-             holdMilliseconds: timeoutMilliseconds + 2000)
+    GrowPlan(
+        stepKiB: stepKiB, intervalMicros: intervalMicros, capMiB: Int((crossBytes + (1 << 20) - 1) >> 20) + overshoot,
+        holdMilliseconds: timeoutMilliseconds + 2000)
 }
 
 let earlyoom = EarlyoomSide(trialExecutable: here + "/earlyoom-trial", earlyoom: earlyoomPath)
@@ -91,12 +95,15 @@ let appex = await AppexSide(appexd: appexdPath, probe: probePath, root: root, bu
 cleanups.append { [appex] in appex.stop() }
 
 print("jetsam-bench: \(machineLine())")
-print("load: \(stepKiB) KiB every \(intervalMicros) µs (\(String(format: "%.0f", plan(crossBytes: 0).mibPerSecond)) MiB/s), "
-      + "then held; \(trials) trials per side, alternating, each after a random 0–100 ms pause")
-print("Appex:    appexd --memory-budget \(budgetMiB)MiB --no-system-pressure (release); victim: the probe extension's grow action; "
-      + "threshold: Critical at \(String(format: "%.1f", Double(appex.criticalLine) / 1_048_576)) MiB of footprint")
-print("earlyoom: \(earlyoomVersion) -M <MemAvailable − the same growth> -s 100 -r 0 --prefer '^jetsam-bloater$', "
-      + "in its own PID namespace with the bloater (oom_score_adj 1000)")
+print(
+    "load: \(stepKiB) KiB every \(intervalMicros) µs (\(String(format: "%.0f", plan(crossBytes: 0).mibPerSecond)) MiB/s), "
+        + "then held; \(trials) trials per side, alternating, each after a random 0–100 ms pause")
+print(
+    "Appex:    appexd --memory-budget \(budgetMiB)MiB --no-system-pressure (release); victim: the probe extension's grow action; "
+        + "threshold: Critical at \(String(format: "%.1f", Double(appex.criticalLine) / 1_048_576)) MiB of footprint")
+print(
+    "earlyoom: \(earlyoomVersion) -M <MemAvailable − the same growth> -s 100 -r 0 --prefer '^jetsam-bloater$', "
+        + "in its own PID namespace with the bloater (oom_score_adj 1000)")
 print("")
 
 var appexLatency = newHistogram(), earlyoomLatency = newHistogram(), decisionToDeath = newHistogram()
@@ -121,16 +128,19 @@ var backToNormal: [UInt64] = [], stuckAtWarning = 0
 }
 
 @MainActor func runEarlyoom(measured: Bool) {
-    let t = earlyoom.trial(log: log, plan: plan(crossBytes: lastCross, overshoot: earlyoomOvershootMiB), crossBytes: lastCross,
-                           timeoutMilliseconds: timeoutMilliseconds)
+    let t = earlyoom.trial(
+        log: log, plan: plan(crossBytes: lastCross, overshoot: earlyoomOvershootMiB), crossBytes: lastCross,
+        timeoutMilliseconds: timeoutMilliseconds)
     guard measured else { return }
     earlyoomTouch.append(t.meanTouch)
     earlyoomGrown.append(t.grownKiB)
     switch t.result {
     case .killed(let latency): earlyoomLatency.record(latency)
     case .early(let by):
-        earlyoomOdd.append(by == 0 ? "MemAvailable was under earlyoom's line before the growth started (other processes)"
-                           : String(format: "killed %.1f ms before the log shows MemAvailable under the line", Double(by) / 1e6))
+        earlyoomOdd.append(
+            by == 0
+                ? "MemAvailable was under earlyoom's line before the growth started (other processes)"
+                : String(format: "killed %.1f ms before the log shows MemAvailable under the line", Double(by) / 1e6))
     case .notKilled: earlyoomOdd.append("not killed within \(timeoutMilliseconds) ms")
     }
 }
@@ -160,7 +170,8 @@ func ms(_ ns: UInt64) -> String { String(format: "%.1f", Double(ns) / 1e6) }
 func pad(_ s: String, _ n: Int) -> String { s.count >= n ? s : s + String(repeating: " ", count: n - s.count) }
 func lpad(_ s: String, _ n: Int) -> String { s.count >= n ? s : String(repeating: " ", count: n - s.count) + s }
 
-print("""
+print(
+    """
 
     threshold crossed → victim dead, ms. Crossed: Appex, the start of the step whose growth takes the
     parent's footprint to the critical line; earlyoom, the last MemAvailable reading above its line
@@ -182,11 +193,16 @@ row("earlyoom \(earlyoomVersion.split(separator: " ").last ?? "")", earlyoomLate
 row("Appex, budget thresholds", appexLatency, ratios: true)
 row("   appexd's record: kill decision → death", decisionToDeath, ratios: false)
 let touch = (appexTouch + earlyoomTouch).sorted()
-if !touch.isEmpty { print("time to touch one step: \(String(format: "%.2f", Double(touch[touch.count / 2]) / 1e6)) ms (median of the trials' means)") }
+if !touch.isEmpty {
+    print("time to touch one step: \(String(format: "%.2f", Double(touch[touch.count / 2]) / 1e6)) ms (median of the trials' means)")
+}
 if !earlyoomGrown.isEmpty {
     let grown = earlyoomGrown.sorted()
-    print(String(format: "earlyoom's bloater grew %.0f MiB before it died (median; %.0f–%.0f), against %.0f MiB planned: the rest of the machine moves MemAvailable",
-                 Double(grown[grown.count / 2]) / 1024, Double(grown.first ?? 0) / 1024, Double(grown.last ?? 0) / 1024, Double(lastCross) / 1_048_576))
+    print(
+        String(
+            format:
+                "earlyoom's bloater grew %.0f MiB before it died (median; %.0f–%.0f), against %.0f MiB planned: the rest of the machine moves MemAvailable",
+            Double(grown[grown.count / 2]) / 1024, Double(grown.first ?? 0) / 1024, Double(grown.last ?? 0) / 1024, Double(lastCross) / 1_048_576))
 }
 for (side, odd) in [("Appex", appexOdd), ("earlyoom", earlyoomOdd)] where !odd.isEmpty {
     print("\(side), left out of the table (\(odd.count)):")
@@ -194,9 +210,10 @@ for (side, odd) in [("Appex", appexOdd), ("earlyoom", earlyoomOdd)] where !odd.i
 }
 if !backToNormal.isEmpty || stuckAtWarning > 0 {
     let b = backToNormal.sorted()
-    print("appexd's level back to normal after a kill (polled every 25 ms): "
-          + (b.isEmpty ? "" : "median \(ms(b[b.count / 2])) ms, max \(ms(b.last ?? 0)) ms")
-          + (stuckAtWarning > 0 ? "; still at warning after 5 s: \(stuckAtWarning)×" : ""))
+    print(
+        "appexd's level back to normal after a kill (polled every 25 ms): "
+            + (b.isEmpty ? "" : "median \(ms(b[b.count / 2])) ms, max \(ms(b.last ?? 0)) ms")
+            + (stuckAtWarning > 0 ? "; still at warning after 5 s: \(stuckAtWarning)×" : ""))
 }
 if !causes.isEmpty {
     print("what took appexd's governor to Critical:")
@@ -216,44 +233,59 @@ if crossings > 0 && bystanderCount > 0 {
         for _ in 0..<crossings {
             let ours = try await side.crossing(holdMiB: hold, growMiB: grow, stepKiB: stepKiB, intervalMicros: intervalMicros)
             results.append(ours)
-            theirs.append(earlyoom.crossing(
-                log: log, plan: GrowPlan(stepKiB: stepKiB, intervalMicros: intervalMicros, capMiB: grow, holdMilliseconds: 0),
-                crossBytes: ours.crossBytes, bystanders: bystanderCount, holdMiB: hold,
-                settleMilliseconds: CrossingSide.holdMilliseconds + CrossingSide.quietMilliseconds))
+            theirs.append(
+                earlyoom.crossing(
+                    log: log, plan: GrowPlan(stepKiB: stepKiB, intervalMicros: intervalMicros, capMiB: grow, holdMilliseconds: 0),
+                    crossBytes: ours.crossBytes, bystanders: bystanderCount, holdMiB: hold,
+                    settleMilliseconds: CrossingSide.holdMilliseconds + CrossingSide.quietMilliseconds))
         }
     } catch { fail("crossings: \(error)") }
     side.stop()
     let members = bystanderCount + 1
-    print("\nkills per crossing (\(bystanderCount) idle bystanders holding \(hold) MiB each, a foreground growing to \(grow) MiB "
-          + "at the same pace, budget \(budgetMiB) MiB), \(results.count) crossings a side, alternating:")
+    print(
+        "\nkills per crossing (\(bystanderCount) idle bystanders holding \(hold) MiB each, a foreground growing to \(grow) MiB "
+            + "at the same pace, budget \(budgetMiB) MiB), \(results.count) crossings a side, alternating:")
     let kills = results.map(\.kills), extra = zip(results.map(\.kills), results.map(\.fewest)).map { $0 - $1 }
-    print("   appexd kills per crossing: \(kills.map(String.init).joined(separator: " ")); the fewest the order allows: "
-          + results.map { String($0.fewest) }.joined(separator: " "))
-    print("   kills beyond the fewest: \(extra.filter { $0 > 0 }.reduce(0, +)) in all; kernel kills: \(results.map(\.kernelKills).reduce(0, +)); "
-          + "survivors per crossing: \(results.map { String($0.survivors) }.joined(separator: " ")) of \(members)")
-    print("   earlyoom, line at MemAvailable − \(String(format: "%.1f", Double(results.last?.crossBytes ?? 0) / 1_048_576)) MiB "
-          + "(appexd's critical line less its footprint at rest), killed in order:")
+    print(
+        "   appexd kills per crossing: \(kills.map(String.init).joined(separator: " ")); the fewest the order allows: "
+            + results.map { String($0.fewest) }.joined(separator: " "))
+    print(
+        "   kills beyond the fewest: \(extra.filter { $0 > 0 }.reduce(0, +)) in all; kernel kills: \(results.map(\.kernelKills).reduce(0, +)); "
+            + "survivors per crossing: \(results.map { String($0.survivors) }.joined(separator: " ")) of \(members)")
+    print(
+        "   earlyoom, line at MemAvailable − \(String(format: "%.1f", Double(results.last?.crossBytes ?? 0) / 1_048_576)) MiB "
+            + "(appexd's critical line less its footprint at rest), killed in order:")
     for (n, t) in theirs.enumerated() {
-        print("      \(n + 1): \(t.victims.isEmpty ? "nothing" : t.victims.joined(separator: ", ")); "
-              + (t.crossed ? "" : "MemAvailable never reached the line; ")
-              + String(format: "the foreground grew %.0f MiB; MemAvailable's last reading %+.0f MiB from the line",
-                       Double(t.foregroundGrownKiB) / 1024, Double(t.lastOverLineKiB) / 1024))
+        print(
+            "      \(n + 1): \(t.victims.isEmpty ? "nothing" : t.victims.joined(separator: ", ")); "
+                + (t.crossed ? "" : "MemAvailable never reached the line; ")
+                + String(
+                    format: "the foreground grew %.0f MiB; MemAvailable's last reading %+.0f MiB from the line",
+                    Double(t.foregroundGrownKiB) / 1024, Double(t.lastOverLineKiB) / 1024))
     }
     func mean(_ v: [Int]) -> String { v.isEmpty ? "-" : String(format: "%.1f", Double(v.reduce(0, +)) / Double(v.count)) }
     print("\n" + pad("", 24) + pad("kills per crossing", 36) + pad("survivors (of \(members))", 36) + "foreground killed")
-    for (name, k, s, f) in [("appexd", kills, results.map(\.survivors), results.filter(\.foregroundKilled).count),
-                            ("earlyoom \(earlyoomVersion.split(separator: " ").last ?? "")", theirs.map(\.victims.count),
-                             theirs.map(\.survivors), theirs.filter(\.foregroundKilled).count)] {
-        print(pad(name, 24) + pad("mean \(mean(k)): " + k.map(String.init).joined(separator: " "), 36)
-              + pad("mean \(mean(s)): " + s.map(String.init).joined(separator: " "), 36) + "\(f) of \(k.count)")
+    for (name, k, s, f) in [
+        ("appexd", kills, results.map(\.survivors), results.filter(\.foregroundKilled).count),
+        (
+            "earlyoom \(earlyoomVersion.split(separator: " ").last ?? "")", theirs.map(\.victims.count),
+            theirs.map(\.survivors), theirs.filter(\.foregroundKilled).count
+        ),
+    ] {
+        print(
+            pad(name, 24) + pad("mean \(mean(k)): " + k.map(String.init).joined(separator: " "), 36)
+                + pad("mean \(mean(s)): " + s.map(String.init).joined(separator: " "), 36) + "\(f) of \(k.count)")
     }
     // MemAvailable is the whole machine's: where it never reached the line, earlyoom had no
     // crossing to answer. The same columns over the crossings where it did.
     let reached = theirs.filter(\.crossed)
-    print(pad("  where MemAvailable", 24) + pad("mean \(mean(reached.map(\.victims.count))): "
-                                                + reached.map { String($0.victims.count) }.joined(separator: " "), 36)
-          + pad("mean \(mean(reached.map(\.survivors))): " + reached.map { String($0.survivors) }.joined(separator: " "), 36)
-          + "\(reached.filter(\.foregroundKilled).count) of \(reached.count)")
+    print(
+        pad("  where MemAvailable", 24)
+            + pad(
+                "mean \(mean(reached.map(\.victims.count))): "
+                    + reached.map { String($0.victims.count) }.joined(separator: " "), 36)
+            + pad("mean \(mean(reached.map(\.survivors))): " + reached.map { String($0.survivors) }.joined(separator: " "), 36)
+            + "\(reached.filter(\.foregroundKilled).count) of \(reached.count)")
     print("  reached its line (\(reached.count) of \(theirs.count))")
 }
 
@@ -271,8 +303,9 @@ if psiTrials > 0 {
     psiWindow = psi.windowMillis
     psi.stop()
     let d = psiDetected.sorted()
-    print("\nPSI only (appexd with no budget; a 100 ms stall within a \(psiWindow.map { "\($0) ms" } ?? "?") window, as armed): "
-          + "stall start → level warning, ms, over \(d.count) trials")
+    print(
+        "\nPSI only (appexd with no budget; a 100 ms stall within a \(psiWindow.map { "\($0) ms" } ?? "?") window, as armed): "
+            + "stall start → level warning, ms, over \(d.count) trials")
     if !d.isEmpty {
         print("   p50 \(ms(d[d.count / 2]))  p90 \(ms(d[min(d.count - 1, d.count * 9 / 10)]))  max \(ms(d.last!))")
     }
@@ -289,7 +322,8 @@ if psiTrials > 0 {
     let worst = psiDetected.max()
     // Trials another stall on the machine spoiled are left out (and listed above); most must count.
     let met = worst != nil && psiWindow != nil && worst! <= UInt64(psiWindow!) * 1_000_000 && psiDetected.count * 2 >= psiTrials
-    print("   PSI-only detection within one trigger window (\(psiWindow.map { "\($0) ms" } ?? "?")): "
-          + "\(worst.map { "max \(ms($0)) ms" } ?? "nothing detected") \(met ? "met" : "MISSED")")
+    print(
+        "   PSI-only detection within one trigger window (\(psiWindow.map { "\($0) ms" } ?? "?")): "
+            + "\(worst.map { "max \(ms($0)) ms" } ?? "nothing detected") \(met ? "met" : "MISSED")")
 }
 for c in cleanups.reversed() { c() }

@@ -23,11 +23,12 @@
 //   bwrap / crun / firejail: spawn of the tool + wait, each doing its own namespaces and mounts
 import AppexPolicy
 import AppexSandbox
+import BenchSupport
 import CAppexLauncher
 import CAppexLinux
 import Foundation
-import BenchSupport
 import Histogram
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -67,8 +68,9 @@ struct CommandCost {
     var pageFaults: [Int] = []
 
     mutating func add(_ ru: rusage) {
-        cpuMicros.append(Int(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1_000_000
-                         + Int(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec))
+        cpuMicros.append(
+            Int(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1_000_000
+                + Int(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec))
         pageFaults.append(Int(ru.ru_minflt + ru.ru_majflt))
     }
 
@@ -299,7 +301,8 @@ if let crun = which("crun"), let unshare = which("unshare") {
     try? FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
     _ = spawnAndWait(["/bin/sh", "-c", "cd '\(bundle)' && rm -f config.json && '\(crun)' spec"])
     if let data = FileManager.default.contents(atPath: bundle + "/config.json"),
-       var config = try? JSONSerialization.jsonObject(with: data) as? [String: Any] {
+        var config = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+    {
         var process = config["process"] as? [String: Any] ?? [:]
         process["args"] = ["/true"]
         process["terminal"] = false
@@ -309,8 +312,10 @@ if let crun = which("crun"), let unshare = which("unshare") {
         _ = FileManager.default.createFile(atPath: bundle + "/config.json", contents: out)
         let p = Process()
         p.executableURL = URL(fileURLWithPath: unshare)
-        p.arguments = ["-m", "--propagation", "private", CommandLine.arguments[0], "--crun-worker", bundle,
-                       String(iterations + warmup)]
+        p.arguments = [
+            "-m", "--propagation", "private", CommandLine.arguments[0], "--crun-worker", bundle,
+            String(iterations + warmup),
+        ]
         let pipe = Pipe()
         p.standardOutput = pipe
         try p.run()
@@ -353,9 +358,10 @@ print("launch-bench: static true, \(iterations) launches each (after \(warmup) w
 print(pad("", 22) + lpad("p50", 8) + lpad("p90", 8) + lpad("p99", 8) + lpad("× bare", 9) + "  notes")
 for r in rows {
     let h = r.histogram
-    print(pad(r.name, 22) + lpad(us(h.valueAtPercentile(50)), 8) + lpad(us(h.valueAtPercentile(90)), 8)
-          + lpad(us(h.valueAtPercentile(99)), 8) + lpad(String(format: "%.2f", Double(h.valueAtPercentile(50)) / bare), 9)
-          + "  " + r.note)
+    print(
+        pad(r.name, 22) + lpad(us(h.valueAtPercentile(50)), 8) + lpad(us(h.valueAtPercentile(90)), 8)
+            + lpad(us(h.valueAtPercentile(99)), 8) + lpad(String(format: "%.2f", Double(h.valueAtPercentile(50)) / bare), 9)
+            + "  " + r.note)
 }
 let appex = rows.first { $0.name == "appex launch" }.map { Double($0.histogram.valueAtPercentile(50)) } ?? 0
 print(String(format: "appex launch / bare = %.2f× (target ≤ 1.5×)", appex / bare))
@@ -371,7 +377,9 @@ if let iso = rows.first(where: { $0.name == "appex launch, isolated" }) {
     if let bareIso = rows.first(where: { $0.name == "bare, isolated" }) {
         let bareIsolated = Double(bareIso.histogram.valueAtPercentile(50))
         print(String(format: "appex launch, isolated / bare, isolated = %.2f× (target ≤ 2×, issue 11)", p50 / bareIsolated))
-        print(String(format: "appex launch, isolated / bare in a loop = %.2f× (the bare spawn itself: %.2f× isolated)", p50 / bare, bareIsolated / bare))
+        print(
+            String(format: "appex launch, isolated / bare in a loop = %.2f× (the bare spawn itself: %.2f× isolated)", p50 / bare, bareIsolated / bare)
+        )
     } else {
         print(String(format: "appex launch, isolated / bare in a loop = %.2f×", p50 / bare))
     }
@@ -384,7 +392,9 @@ if let cli = rows.first(where: { $0.name == "appex run (process)" }) {
     }
 }
 if let a = rows.first(where: { $0.name == "appex run, alternated" }), let b = rows.first(where: { $0.name == "bwrap, alternated" }) {
-    print(String(format: "appex run (process) / bwrap, alternated = %.2f× (target ≤ 1.0×, issue 11)",
-                 Double(a.histogram.valueAtPercentile(50)) / Double(b.histogram.valueAtPercentile(50))))
+    print(
+        String(
+            format: "appex run (process) / bwrap, alternated = %.2f× (target ≤ 1.0×, issue 11)",
+            Double(a.histogram.valueAtPercentile(50)) / Double(b.histogram.valueAtPercentile(50))))
 }
 costLines.forEach { print($0) }

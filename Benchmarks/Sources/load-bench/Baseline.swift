@@ -1,7 +1,7 @@
 import AppexHostClient
+import AppexWire
 import BenchSupport
 import Foundation
-import AppexWire
 import Histogram
 
 /// The unloaded reference: one host, nothing else asking, round-robin over the well-behaved

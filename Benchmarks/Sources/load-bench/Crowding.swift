@@ -22,7 +22,8 @@ func printCrowding(_ samples: [Sample]) {
     print("  by well-behaved requests in flight at its send (itself included):")
     for (i, bucket) in buckets.enumerated() where !grouped[i].isEmpty {
         let h = histogram(grouped[i])
-        print("    " + bucket.0.padding(toLength: 5, withPad: " ", startingAt: 0)
-              + " \(String(grouped[i].count).leftPadded(6)) requests  p50 \(ms(h.valueAtPercentile(50)))  p99 \(ms(h.valueAtPercentile(99))) ms")
+        print(
+            "    " + bucket.0.padding(toLength: 5, withPad: " ", startingAt: 0)
+                + " \(String(grouped[i].count).leftPadded(6)) requests  p50 \(ms(h.valueAtPercentile(50)))  p99 \(ms(h.valueAtPercentile(99))) ms")
     }
 }

@@ -1,6 +1,7 @@
 import AppexHostClient
 import BenchSupport
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,10 +23,12 @@ final class Daemon: @unchecked Sendable {
             try "hosts: [\(hostUIDs.map(String.init).joined(separator: ", "))]\nadmins: []\n".write(toFile: config, atomically: true, encoding: .utf8)
         } catch { fail("cannot write \(config): \(error)") }
         process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["--state-dir", state, "--socket", socket, "--config", config,
-                             "--policies", root + "/policies",
-                             "--cgroup-parent", "appex-load-bench-\(getpid())", "--log-level", "warning",
-                             "--uid-range", uids, "--metrics", "off"]
+        process.arguments = [
+            "--state-dir", state, "--socket", socket, "--config", config,
+            "--policies", root + "/policies",
+            "--cgroup-parent", "appex-load-bench-\(getpid())", "--log-level", "warning",
+            "--uid-range", uids, "--metrics", "off",
+        ]
         // Its warnings (kills, refusals) go to a file, not between the benchmark's lines.
         _ = FileManager.default.createFile(atPath: root + "/appexd.log", contents: nil)
         process.standardError = FileHandle(forWritingAtPath: root + "/appexd.log")

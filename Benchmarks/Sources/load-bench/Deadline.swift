@@ -20,8 +20,10 @@ private final class FirstOf<T: Sendable>: @unchecked Sendable {
 
 /// Sends one request on `client` and waits for its outcome at most `deadline`: nil when none
 /// came by then (the request is cancelled; its outcome, if it ever comes, is dropped).
-func request(_ client: HostClient, _ behaviour: Behaviour, items: [ExtensionItem],
-             deadline: Duration) async -> Result<ReceivedOutcome, any Error>? {
+func request(
+    _ client: HostClient, _ behaviour: Behaviour, items: [ExtensionItem],
+    deadline: Duration
+) async -> Result<ReceivedOutcome, any Error>? {
     let pending: PendingRequest
     do {
         pending = try client.startRequest(bundleIdentifier: behaviour.bundleIdentifier, items: items)

@@ -1,5 +1,6 @@
 import AppexWire
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -85,12 +86,12 @@ func writeFleet(root: String, probe: String) -> [Behaviour: String] {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
             try FileManager.default.copyItem(atPath: probe, toPath: path + "/probe")
             try """
-                <?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict>
-                <key>CFBundleIdentifier</key><string>\(b.bundleIdentifier)</string><key>CFBundleExecutable</key><string>probe</string>
-                <key>CFBundlePackageType</key><string>XPC!</string><key>CFBundleVersion</key><string>1</string>
-                <key>NSExtension</key><dict><key>NSExtensionPointIdentifier</key><string>\(extensionPoint)</string></dict>
-                </dict></plist>
-                """.write(toFile: path + "/Info.plist", atomically: true, encoding: .utf8)
+            <?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict>
+            <key>CFBundleIdentifier</key><string>\(b.bundleIdentifier)</string><key>CFBundleExecutable</key><string>probe</string>
+            <key>CFBundlePackageType</key><string>XPC!</string><key>CFBundleVersion</key><string>1</string>
+            <key>NSExtension</key><dict><key>NSExtensionPointIdentifier</key><string>\(extensionPoint)</string></dict>
+            </dict></plist>
+            """.write(toFile: path + "/Info.plist", atomically: true, encoding: .utf8)
             if b == .deaf { try "ignore-pings=1\n".write(toFile: path + "/probe.conf", atomically: true, encoding: .utf8) }
             chmod(path, 0o755)
             paths[b] = path

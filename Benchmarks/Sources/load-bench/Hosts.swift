@@ -2,6 +2,7 @@ import AppexHostClient
 import BenchSupport
 import CThreadCredentials
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif

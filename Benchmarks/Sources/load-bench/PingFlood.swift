@@ -1,6 +1,7 @@
 import AppexWire
 import CThreadCredentials
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -50,7 +51,8 @@ final class PingFlood: @unchecked Sendable {
                 return try? WireCodec.decode(Array(buffer[0..<n]))
             }
             guard send(.hello(Hello(bundleIdentifier: "load-ping-flood", pid: getpid()))),
-                  case .hello? = receive() else { return stop(because: "no Hello back") }
+                case .hello? = receive()
+            else { return stop(because: "no Hello back") }
             var sequence: UInt64 = 0
             while lock.withLock({ running }) {
                 for _ in 0..<16 {

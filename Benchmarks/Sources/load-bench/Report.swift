@@ -20,8 +20,10 @@ func printOutcomes(_ samples: [Sample]) {
         for s in mine { kinds[s.outcome, default: 0] += 1 }
         let h = histogram(mine)
         let outcomes = kinds.sorted { $0.value > $1.value }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-        let columns = [String(mine.count).leftPadded(9), String(mine.filter(\.cold).count).leftPadded(5),
-                       ms(h.valueAtPercentile(50)).leftPadded(8), ms(h.valueAtPercentile(99)).leftPadded(8), ms(h.max).leftPadded(8)]
+        let columns = [
+            String(mine.count).leftPadded(9), String(mine.filter(\.cold).count).leftPadded(5),
+            ms(h.valueAtPercentile(50)).leftPadded(8), ms(h.valueAtPercentile(99)).leftPadded(8), ms(h.max).leftPadded(8),
+        ]
         print("  " + behaviour.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0) + " " + columns.joined(separator: " ") + "  " + outcomes)
     }
 }
@@ -39,8 +41,9 @@ func printLatencies(_ label: String, _ samples: [Sample], of all: Int? = nil) {
         for s in samples { if let v = value(s) { h.record(v) } }
         return "\(ms(h.valueAtPercentile(50)))/\(ms(h.valueAtPercentile(99)))"
     }
-    print("  " + label.padding(toLength: 31, withPad: " ", startingAt: 0)
-          + " p50 \(ms(host.valueAtPercentile(50)))  p99 \(ms(host.valueAtPercentile(99)))  max \(ms(host.max))"
-          + " | total \(phase(\.total)) | roundTrip \(phase(\.roundTrip)) | queue \(phase { $0.queue })"
-          + "  (\(samples.count)\(all.map { " of \($0)" } ?? ""))")
+    print(
+        "  " + label.padding(toLength: 31, withPad: " ", startingAt: 0)
+            + " p50 \(ms(host.valueAtPercentile(50)))  p99 \(ms(host.valueAtPercentile(99)))  max \(ms(host.max))"
+            + " | total \(phase(\.total)) | roundTrip \(phase(\.roundTrip)) | queue \(phase { $0.queue })"
+            + "  (\(samples.count)\(all.map { " of \($0)" } ?? ""))")
 }

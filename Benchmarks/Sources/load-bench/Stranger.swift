@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -49,8 +50,10 @@ final class Stranger: @unchecked Sendable {
         do { try Stranger.script.write(toFile: path, atomically: true, encoding: .utf8) } catch { fail("stranger script: \(error)") }
         chmod(path, 0o644)
         process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        process.arguments = ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", "/usr/bin/env", "python3", path,
-                             socket, "\(target)", "3600"]
+        process.arguments = [
+            "--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", "/usr/bin/env", "python3", path,
+            socket, "\(target)", "3600",
+        ]
         process.standardInput = input
         process.standardOutput = output
         do { try process.run() } catch { fail("cannot start the stranger (setpriv, python3): \(error)") }
@@ -67,8 +70,9 @@ final class Stranger: @unchecked Sendable {
         var values: [String: Int] = [:]
         for i in stride(from: 0, to: words.count - 1, by: 2) { values[String(words[i])] = Int(words[i + 1]) }
         guard let opened = values["opened"], let held = values["held"] else { return nil }
-        return Counts(opened: opened, failed: values["failed"] ?? 0, refused: values["refused"] ?? 0,
-                      expired: values["expired"] ?? 0, held: held)
+        return Counts(
+            opened: opened, failed: values["failed"] ?? 0, refused: values["refused"] ?? 0,
+            expired: values["expired"] ?? 0, held: held)
     }
 
     func end() {

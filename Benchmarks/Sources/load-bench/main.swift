@@ -18,6 +18,7 @@ import AppexHostClient
 import BenchSupport
 import Foundation
 import Histogram
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -46,10 +47,11 @@ chmod(root, 0o755)
 cleanup.scratch = root
 
 print("load-bench: \(machineLine())")
-print("  \(hostCount) hosts (uid \(hostUID)) × \(requestsPerHost) requests over \(Behaviour.allCases.count) extensions"
-      + (withStranger ? "; stranger uid \(strangerUID) holding connections without Hello" : "; no stranger")
-      + (withFlood ? "; host uid \(flooderUID) flooding Pings" : "; no ping flood")
-      + (Behaviour.faults ? "" : "; CONTROL: no faults"))
+print(
+    "  \(hostCount) hosts (uid \(hostUID)) × \(requestsPerHost) requests over \(Behaviour.allCases.count) extensions"
+        + (withStranger ? "; stranger uid \(strangerUID) holding connections without Hello" : "; no stranger")
+        + (withFlood ? "; host uid \(flooderUID) flooding Pings" : "; no ping flood")
+        + (Behaviour.faults ? "" : "; CONTROL: no faults"))
 let bundles = writeFleet(root: root, probe: probePath)
 let daemon = Daemon(executable: appexdPath, root: root, hostUIDs: [hostUID, flooderUID], uids: "360000-360999")
 let admin: HostClient
@@ -108,14 +110,17 @@ let daemonPID = daemon.pid
 cleanup.run()
 
 print("")
-print(String(format: "loaded run: %d requests in %.1f s (%.0f/s); appexd used %.1f CPU s (%.0f %% of one core)",
-             samples.count, elapsed, Double(samples.count) / elapsed, cpu, cpu / elapsed * 100))
+print(
+    String(
+        format: "loaded run: %d requests in %.1f s (%.0f/s); appexd used %.1f CPU s (%.0f %% of one core)",
+        samples.count, elapsed, Double(samples.count) / elapsed, cpu, cpu / elapsed * 100))
 printOutcomes(samples)
 let missing = samples.filter { $0.outcome == Sample.missing }.count
 let wellBehaved = samples.filter { $0.behaviour.wellBehaved }
 let loaded = wellBehaved.filter { $0.outcome == "completed" && !$0.cold }
 print("")
-print("well-behaved extensions (echo0–3), warm completed requests, ms: as the host saw it | appexd's total | its round trip to the extension | queued")
+print(
+    "well-behaved extensions (echo0–3), warm completed requests, ms: as the host saw it | appexd's total | its round trip to the extension | queued")
 printLatencies("unloaded, one host, before", before)
 printLatencies("loaded, \(hostCount) hosts" + (Behaviour.faults ? " + faults" : ", no faults"), loaded, of: wellBehaved.count)
 printLatencies("unloaded, one host, after", after)
@@ -124,21 +129,29 @@ let p99Ratio = Double(histogram(loaded).valueAtPercentile(99)) / Double(max(hist
 let p50Ratio = Double(histogram(loaded).valueAtPercentile(50)) / Double(max(histogram(before).valueAtPercentile(50), 1))
 let p99RatioAfter = Double(histogram(loaded).valueAtPercentile(99)) / Double(max(histogram(after).valueAtPercentile(99), 1))
 print(String(format: "  loaded / unloaded before: p50 %.2f×, p99 %.2f× (p99 / unloaded after: %.2f×)", p50Ratio, p99Ratio, p99RatioAfter))
-print(String(format: "  the whole machine (all CPUs, other users' work included) was busy %.0f %% / %.0f %% / %.0f %% of the time (before / loaded / after)",
-             busyBefore * 100, busyLoaded * 100, busyAfter * 100))
+print(
+    String(
+        format:
+            "  the whole machine (all CPUs, other users' work included) was busy %.0f %% / %.0f %% / %.0f %% of the time (before / loaded / after)",
+        busyBefore * 100, busyLoaded * 100, busyAfter * 100))
 print("")
 print("appexd (pid \(daemonPID))")
 print("  descriptors  before \(descriptorsBefore)  peak \(peak.descriptors)  after \(descriptorsAfter)  (\(peak.samples) samples, 100 ms apart)")
-print("  resident     before \(mib(memoryBefore.resident)) MiB  peak \(mib(peak.resident)) MiB  after \(mib(memoryAfter.resident)) MiB  (VmHWM \(mib(memoryAfter.highWater)) MiB)")
+print(
+    "  resident     before \(mib(memoryBefore.resident)) MiB  peak \(mib(peak.resident)) MiB  after \(mib(memoryAfter.resident)) MiB  (VmHWM \(mib(memoryAfter.highWater)) MiB)"
+)
 if let s = strangerCounts {
-    print("stranger uid \(strangerUID): opened \(s.opened) connections (\(s.failed) connects failed), \(s.refused) closed by appexd within 1 s, \(s.expired) later; most held at once for ≥ 200 ms: \(s.held)")
+    print(
+        "stranger uid \(strangerUID): opened \(s.opened) connections (\(s.failed) connects failed), \(s.refused) closed by appexd within 1 s, \(s.expired) later; most held at once for ≥ 200 ms: \(s.held)"
+    )
 } else if withStranger {
     print("stranger uid \(strangerUID): NO REPORT (it died)")
 }
 if let flooded {
-    print("ping flood (host uid \(flooderUID), its own connection): \(flooded.pongs) Pongs, "
-          + String(format: "%.0f/s", Double(flooded.pongs) / elapsed) + (flooded.problem.map { "; ENDED EARLY: \($0)" } ?? "")
-          + (flooded.disconnected.map { "; disconnected by appexd: \($0)" } ?? ""))
+    print(
+        "ping flood (host uid \(flooderUID), its own connection): \(flooded.pongs) Pongs, "
+            + String(format: "%.0f/s", Double(flooded.pongs) / elapsed) + (flooded.problem.map { "; ENDED EARLY: \($0)" } ?? "")
+            + (flooded.disconnected.map { "; disconnected by appexd: \($0)" } ?? ""))
 }
 print("")
 print("targets")

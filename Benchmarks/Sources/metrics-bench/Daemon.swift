@@ -1,6 +1,7 @@
 import AppexHostClient
 import BenchSupport
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -12,8 +13,10 @@ final class Daemon {
     let socket: String
     let state: String
 
-    init(executable: String, root: String, policies: String, uids: String, metrics: Bool = true, name: String = "state",
-         prebuild: Bool = false) {
+    init(
+        executable: String, root: String, policies: String, uids: String, metrics: Bool = true, name: String = "state",
+        prebuild: Bool = false
+    ) {
         socket = root + "/\(name).sock"
         state = root + "/" + name
         // appexd holds a few descriptors per live instance (pidfds, its socket, the footprint
@@ -28,9 +31,12 @@ final class Daemon {
             print("  appexd's descriptor limit: \(limit.rlim_max) (not allowed to raise it)")
         }
         process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["--state-dir", state, "--socket", socket, "--policies", policies,
-                             "--cgroup-parent", "appex-metrics-bench-\(getpid())-\(name)", "--log-level", "warning",
-                             "--uid-range", uids, "--metrics", metrics ? "127.0.0.1:0" : "off"]
+        process.arguments =
+            [
+                "--state-dir", state, "--socket", socket, "--policies", policies,
+                "--cgroup-parent", "appex-metrics-bench-\(getpid())-\(name)", "--log-level", "warning",
+                "--uid-range", uids, "--metrics", metrics ? "127.0.0.1:0" : "off",
+            ]
             + (prebuild ? ["--prebuild-sandboxes"] : [])
         do { try process.run() } catch { fail("cannot start appexd: \(error)") }
         running.append(self)

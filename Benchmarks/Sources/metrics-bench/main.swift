@@ -29,6 +29,7 @@ import AppexWire
 import BenchSupport
 import Foundation
 import Histogram
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -71,12 +72,12 @@ func bundle(_ id: String) -> String {
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: probePath, toPath: path + "/probe")
         try """
-            <?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict>
-            <key>CFBundleIdentifier</key><string>\(id)</string><key>CFBundleExecutable</key><string>probe</string>
-            <key>CFBundlePackageType</key><string>XPC!</string><key>CFBundleVersion</key><string>1</string>
-            <key>NSExtension</key><dict><key>NSExtensionPointIdentifier</key><string>\(point)</string></dict>
-            </dict></plist>
-            """.write(toFile: path + "/Info.plist", atomically: true, encoding: .utf8)
+        <?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict>
+        <key>CFBundleIdentifier</key><string>\(id)</string><key>CFBundleExecutable</key><string>probe</string>
+        <key>CFBundlePackageType</key><string>XPC!</string><key>CFBundleVersion</key><string>1</string>
+        <key>NSExtension</key><dict><key>NSExtensionPointIdentifier</key><string>\(point)</string></dict>
+        </dict></plist>
+        """.write(toFile: path + "/Info.plist", atomically: true, encoding: .utf8)
     } catch { fail("bundle \(id): \(error)") }
     chmod(root + "/src", 0o755)
     chmod(path, 0o755)
@@ -97,7 +98,9 @@ let all = before + fillers + after + churn + again + pairCrowded
 // Two uids per extension (its own and its sandbox init's).
 let uids = "340000-\(340000 + 2 * all.count + 100)"
 
-print("metrics-bench: \(extensionCount) idle extensions (C probe), \(scrapeCount) scrapes, \(launchCount) launches each side, \(pairCount) interleaved pairs, sandboxes \(prebuild ? "built ahead (--prebuild-sandboxes)" : "built by first launches")")
+print(
+    "metrics-bench: \(extensionCount) idle extensions (C probe), \(scrapeCount) scrapes, \(launchCount) launches each side, \(pairCount) interleaved pairs, sandboxes \(prebuild ? "built ahead (--prebuild-sandboxes)" : "built by first launches")"
+)
 let daemon = Daemon(executable: appexdPath, root: root, policies: root + "/policies", uids: uids, prebuild: prebuild)
 defer {
     daemon.stop()
@@ -132,7 +135,8 @@ func sandboxInits() -> Int {
     let pids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
     return pids.reduce(0) { n, pid in
         guard pid.first?.isNumber == true,
-              let comm = try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8) else { return n }
+            let comm = try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)
+        else { return n }
         return comm == "appex-sandbox-i\n" ? n + 1 : n
     }
 }
@@ -256,11 +260,14 @@ let twinUIDBase = 340000 + 2 * all.count + 200
 /// `aloneIDs` in a second appexd started here with the same metrics setting. `sandboxes`: the
 /// sandbox inits running before (the wait for the new ones' builds counts on from there).
 /// Returns both sides' launches (no bare starts: the two sides are each other's reference).
-func interleaved(_ crowdedIDs: [String], through crowded: HostClient, beside aloneIDs: [String], metrics: Bool,
-                 sandboxes: Int) async throws -> (crowded: Side, alone: Side) {
-    let twin = Daemon(executable: appexdPath, root: root, policies: root + "/policies",
-                      uids: "\(twinUIDBase)-\(twinUIDBase + 2 * aloneIDs.count + 100)", metrics: metrics,
-                      name: metrics ? "twin" : "control-twin", prebuild: prebuild)
+func interleaved(
+    _ crowdedIDs: [String], through crowded: HostClient, beside aloneIDs: [String], metrics: Bool,
+    sandboxes: Int
+) async throws -> (crowded: Side, alone: Side) {
+    let twin = Daemon(
+        executable: appexdPath, root: root, policies: root + "/policies",
+        uids: "\(twinUIDBase)-\(twinUIDBase + 2 * aloneIDs.count + 100)", metrics: metrics,
+        name: metrics ? "twin" : "control-twin", prebuild: prebuild)
     defer {
         twin.stop()
         running.removeAll { $0 === twin }
@@ -281,8 +288,9 @@ func interleaved(_ crowdedIDs: [String], through crowded: HostClient, beside alo
     return (crowdedSide, aloneSide)
 }
 
-let paired = try await interleaved(pairCrowded, through: client, beside: pairAlone, metrics: true,
-                                   sandboxes: before.count + fillers.count + after.count + churn.count)
+let paired = try await interleaved(
+    pairCrowded, through: client, beside: pairAlone, metrics: true,
+    sandboxes: before.count + fillers.count + after.count + churn.count)
 
 // The crowd leaves (disabled: its instances terminate, its sandboxes close); alone again.
 let t0Leave = now()
@@ -301,8 +309,9 @@ let aloneAgain = try await measure(again)
 var controlCrowded: UInt64?, controlAlone: UInt64?, controlPaired: (crowded: Side, alone: Side)?
 if control {
     daemon.stop()
-    let quiet = Daemon(executable: appexdPath, root: root, policies: root + "/policies", uids: uids, metrics: false,
-                       name: "control", prebuild: prebuild)
+    let quiet = Daemon(
+        executable: appexdPath, root: root, policies: root + "/policies", uids: uids, metrics: false,
+        name: "control", prebuild: prebuild)
     let quietClient = try HostClient.connect(socketPath: quiet.socket, identifier: "bench-control")
     try await installAll(before, through: quietClient)
     try await waitForSandboxes(before.count)
@@ -313,8 +322,9 @@ if control {
     try await installAll(after, through: quietClient)
     try await waitForSandboxes(before.count + fillers.count + after.count)
     controlCrowded = try await measure(after, through: quietClient).checkIn.valueAtPercentile(50)
-    controlPaired = try await interleaved(pairCrowded, through: quietClient, beside: pairAlone, metrics: false,
-                                          sandboxes: before.count + fillers.count + after.count)
+    controlPaired = try await interleaved(
+        pairCrowded, through: quietClient, beside: pairAlone, metrics: false,
+        sandboxes: before.count + fillers.count + after.count)
     quiet.stop()
 }
 
@@ -324,8 +334,12 @@ let live = before.count + fillers.count + after.count + churn.count
 let crowd = before.count + fillers.count
 print("")
 print("with \(live) live idle extensions")
-print("  scrape GET /metrics   p50 \(ms(scrapes.valueAtPercentile(50))) ms  p90 \(ms(scrapes.valueAtPercentile(90))) ms  max \(ms(scrapes.max)) ms  (\(bytes / 1024) KiB)")
-print("  scrape after a change p50 \(ms(changedScrapes.valueAtPercentile(50))) ms  max \(ms(changedScrapes.max)) ms  (a new instance each time, \(churn.count) scrapes)")
+print(
+    "  scrape GET /metrics   p50 \(ms(scrapes.valueAtPercentile(50))) ms  p90 \(ms(scrapes.valueAtPercentile(90))) ms  max \(ms(scrapes.max)) ms  (\(bytes / 1024) KiB)"
+)
+print(
+    "  scrape after a change p50 \(ms(changedScrapes.valueAtPercentile(50))) ms  max \(ms(changedScrapes.max)) ms  (a new instance each time, \(churn.count) scrapes)"
+)
 func mib(_ bytes: Int) -> String { String(format: "%.1f", Double(bytes) / 1_048_576) }
 print("  appexd resident       \(mib(resident)) MiB before the scrapes, \(mib(residentAfter)) MiB after")
 print("  appexd idle CPU       \(String(format: "%.2f", idleCores * 100)) % of one core (30 s: one idle ping interval)")
@@ -338,7 +352,9 @@ print("    \(pairedCrowded) µs with \(crowd)+ running, \(pairedAlone) µs besid
 if let controlPaired {
     let c = controlPaired.crowded.checkIn.valueAtPercentile(50), a = controlPaired.alone.checkIn.valueAtPercentile(50)
     let controlRatio = Double(c) / Double(max(a, 1))
-    print("    the same with both appexds' metrics off (control): \(c) µs / \(a) µs: \(String(format: "%.2f", controlRatio))×; the metrics' share of the crowd's cost: \(String(format: "%.2f", pairedRatio / controlRatio))×")
+    print(
+        "    the same with both appexds' metrics off (control): \(c) µs / \(a) µs: \(String(format: "%.2f", controlRatio))×; the metrics' share of the crowd's cost: \(String(format: "%.2f", pairedRatio / controlRatio))×"
+    )
 }
 print("    phases p50, µs (beside it with none → with the crowd):")
 for name in paired.alone.phases.keys.sorted() {
@@ -350,18 +366,26 @@ let p50AloneAgain = aloneAgain.checkIn.valueAtPercentile(50)
 // Against both alone sides: the crowd's cost, not the machine's drift between them.
 let ratio = Double(p50Crowded) / max(Double(p50Alone + p50AloneAgain) / 2, 1)
 print("  the same measured one side after the other (the machine's drift included):")
-print("    \(p50Alone) µs with ≤ \(launchCount - 1) running, \(p50Crowded) µs with \(crowd)+ running, \(p50AloneAgain) µs alone again after the crowd left: \(String(format: "%.2f", ratio))× (crowded / the two alone sides' mean; \(times(p50Crowded, p50Alone)) the first)")
+print(
+    "    \(p50Alone) µs with ≤ \(launchCount - 1) running, \(p50Crowded) µs with \(crowd)+ running, \(p50AloneAgain) µs alone again after the crowd left: \(String(format: "%.2f", ratio))× (crowded / the two alone sides' mean; \(times(p50Crowded, p50Alone)) the first)"
+)
 let bare = [alone, crowded, aloneAgain].map { $0.bare.valueAtPercentile(50) }
-print("    the probe started bare (no appexd, no sandbox) until its Hello, in the same seconds: \(bare[0]) / \(bare[1]) / \(bare[2]) µs (\(String(format: "%.2f", Double(bare[1]) / max(Double(bare[0] + bare[2]) / 2, 1)))×)")
+print(
+    "    the probe started bare (no appexd, no sandbox) until its Hello, in the same seconds: \(bare[0]) / \(bare[1]) / \(bare[2]) µs (\(String(format: "%.2f", Double(bare[1]) / max(Double(bare[0] + bare[2]) / 2, 1)))×)"
+)
 if prebuild {
     let alone = buildsAlone.count > 0 ? buildsAlone.seconds / buildsAlone.count : 0
     let n = buildsCrowded.count - buildsBeforeCrowd.count
     let crowded = n > 0 ? (buildsCrowded.seconds - buildsBeforeCrowd.seconds) / n : 0
-    print(String(format: "  sandbox builds, ahead of launch (off its path): mean %.2f ms alone (%.0f), %.2f ms with the crowd running (%.0f): %.2f×",
-                 alone * 1000, buildsAlone.count, crowded * 1000, n, crowded / max(alone, 1e-9)))
+    print(
+        String(
+            format: "  sandbox builds, ahead of launch (off its path): mean %.2f ms alone (%.0f), %.2f ms with the crowd running (%.0f): %.2f×",
+            alone * 1000, buildsAlone.count, crowded * 1000, n, crowded / max(alone, 1e-9)))
 }
 if let controlCrowded, let controlAlone {
-    print("  control, metrics off: first launch p50 \(controlAlone) µs alone, \(controlCrowded) µs with \(crowd)+ running: \(String(format: "%.2f", Double(controlCrowded) / Double(max(controlAlone, 1))))×; crowded with metrics on / off: \(String(format: "%.2f", Double(p50Crowded) / Double(max(controlCrowded, 1))))×")
+    print(
+        "  control, metrics off: first launch p50 \(controlAlone) µs alone, \(controlCrowded) µs with \(crowd)+ running: \(String(format: "%.2f", Double(controlCrowded) / Double(max(controlAlone, 1))))×; crowded with metrics on / off: \(String(format: "%.2f", Double(p50Crowded) / Double(max(controlCrowded, 1))))×"
+    )
 }
 print("")
 print("targets")

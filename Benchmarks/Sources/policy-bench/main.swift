@@ -12,9 +12,10 @@
 //                             .build/release/policy-bench [ITERATIONS])
 import AppexPolicy
 import AppexSandbox
-import Foundation
 import BenchSupport
+import Foundation
 import Histogram
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -42,7 +43,7 @@ func measure<T>(_ body: () throws -> T) rethrows -> (Histogram<UInt64>, T) {
 }
 
 let (parse, parsed) = try measure { try PolicySet.load(directories: [shipped]) }
-_ = try PolicyCache.load(directories: [shipped])    // writes the cache
+_ = try PolicyCache.load(directories: [shipped])  // writes the cache
 let (cached, fromCache) = try measure { try PolicyCache.load(directories: [shipped]) }
 let (located, _) = try measure { try PolicyLocator.load() }
 let (narrowed, narrowSet) = try measure { try PolicyLocator.load(only: "com.apple.widget-extension") }
@@ -57,7 +58,7 @@ guard parsed == fromCache else {
 let widget = EffectivePolicy(extensionPoint: "com.apple.widget-extension", in: parsed)
 let rules = widget.syscallRules.map { SeccompRule($0.name, $0.action) }
 let (built, program) = try measure { try SeccompCompiler.compileOrLoad(rules, cacheDirectory: nil).program }
-_ = try SeccompCompiler.compileOrLoad(rules, cacheDirectory: cacheDir)    // writes it
+_ = try SeccompCompiler.compileOrLoad(rules, cacheDirectory: cacheDir)  // writes it
 let (stored, loaded) = try measure { try SeccompCompiler.compileOrLoad(rules, cacheDirectory: cacheDir) }
 guard loaded.fromDisk, loaded.program == program else {
     FileHandle.standardError.write(Data("policy-bench: the stored seccomp program was not read back unchanged\n".utf8))
@@ -67,16 +68,23 @@ guard loaded.fromDisk, loaded.program == program else {
 func us(_ ns: UInt64) -> String { String(format: "%.0f", Double(ns) / 1000) }
 print("policy-bench: \(shipped), \(iterations) loads each, µs")
 print("                         p50     p90     p99")
-for (name, h) in [("parse every file", parse), ("cache hit", cached), ("locate + cache hit", located),
-                   ("locate + one point", narrowed), ("seccomp: libseccomp", built), ("seccomp: cache hit", stored)] {
-    print(name.padding(toLength: 20, withPad: " ", startingAt: 0)
-          + [50.0, 90, 99].map { us(h.valueAtPercentile($0)).leftPadded(8) }.joined())
+for (name, h) in [
+    ("parse every file", parse), ("cache hit", cached), ("locate + cache hit", located),
+    ("locate + one point", narrowed), ("seccomp: libseccomp", built), ("seccomp: cache hit", stored),
+] {
+    print(
+        name.padding(toLength: 20, withPad: " ", startingAt: 0)
+            + [50.0, 90, 99].map { us(h.valueAtPercentile($0)).leftPadded(8) }.joined())
 }
-print(String(format: "locate + one point (appex run) = %.1f%% of a parse; target ≤ 500 µs (p50): %@",
-             100 * Double(narrowed.valueAtPercentile(50)) / Double(parse.valueAtPercentile(50)),
-             narrowed.valueAtPercentile(50) <= 500_000 ? "met" : "MISSED"))
-print(String(format: "seccomp (widget policy, %d instructions): the stored program costs %.1f%% of a build",
-             program.instructionCount, 100 * Double(stored.valueAtPercentile(50)) / Double(built.valueAtPercentile(50))))
+print(
+    String(
+        format: "locate + one point (appex run) = %.1f%% of a parse; target ≤ 500 µs (p50): %@",
+        100 * Double(narrowed.valueAtPercentile(50)) / Double(parse.valueAtPercentile(50)),
+        narrowed.valueAtPercentile(50) <= 500_000 ? "met" : "MISSED"))
+print(
+    String(
+        format: "seccomp (widget policy, %d instructions): the stored program costs %.1f%% of a build",
+        program.instructionCount, 100 * Double(stored.valueAtPercentile(50)) / Double(built.valueAtPercentile(50))))
 
 extension String {
     func leftPadded(_ n: Int) -> String { count >= n ? self : String(repeating: " ", count: n - count) + self }

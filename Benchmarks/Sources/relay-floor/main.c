@@ -76,7 +76,7 @@ static void relay_many(const int *hosts, int host_count, const int *workers, int
     int ep = epoll_create1(EPOLL_CLOEXEC);
     if (ep < 0) die("epoll_create1");
     for (int i = 0; i < host_count + worker_count; i++) {
-        struct epoll_event ev = { .events = EPOLLIN };
+        struct epoll_event ev = {.events = EPOLLIN};
         ev.data.u32 = (uint32_t)i;
         int fd = i < host_count ? hosts[i] : workers[i - host_count];
         if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev)) die("epoll_ctl");
@@ -112,7 +112,7 @@ static void relay_many(const int *hosts, int host_count, const int *workers, int
 static void relay(int host, int worker_fd, pid_t worker_pid) {
     int ep = epoll_create1(EPOLL_CLOEXEC);
     if (ep < 0) die("epoll_create1");
-    struct epoll_event ev = { .events = EPOLLIN };
+    struct epoll_event ev = {.events = EPOLLIN};
     ev.data.fd = host;
     if (epoll_ctl(ep, EPOLL_CTL_ADD, host, &ev)) die("epoll_ctl");
     ev.data.fd = worker_fd;
@@ -179,7 +179,10 @@ static int many(long iterations, size_t request, size_t answer, long warmup, int
     pid_t relay_pid = fork();
     if (relay_pid < 0) die("fork");
     if (relay_pid == 0) {
-        close(ready[0]); close(ready[1]); close(go[0]); close(go[1]);
+        close(ready[0]);
+        close(ready[1]);
+        close(go[0]);
+        close(go[1]);
         for (int w = 0; w < worker_count; w++) {
             int pair[2];
             if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair)) die("socketpair");
@@ -188,7 +191,10 @@ static int many(long iterations, size_t request, size_t answer, long warmup, int
             if (pid == 0) {
                 /* Only its own socket: the relay must see every host's end of stream. */
                 close(pair[0]);
-                for (int i = 0; i < host_count; i++) { close(hosts[i]); close(host_ends[i]); }
+                for (int i = 0; i < host_count; i++) {
+                    close(hosts[i]);
+                    close(host_ends[i]);
+                }
                 for (int i = 0; i < w; i++) close(workers[i]);
                 worker(pair[1], answer);
             }
@@ -210,7 +216,8 @@ static int many(long iterations, size_t request, size_t answer, long warmup, int
         pids[h] = fork();
         if (pids[h] < 0) die("fork");
         if (pids[h] > 0) continue;
-        close(ready[0]); close(go[1]);
+        close(ready[0]);
+        close(go[1]);
         int fd = hosts[h];
         memset(buffer, 0x5a, request);
         for (long i = 0; i < warmup; i++) {
@@ -219,7 +226,7 @@ static int many(long iterations, size_t request, size_t answer, long warmup, int
         }
         char one = 1, none;
         if (write(ready[1], &one, 1) != 1) die("write");
-        while (read(go[0], &none, 1) < 0 && errno == EINTR) {}   /* EOF: go */
+        while (read(go[0], &none, 1) < 0 && errno == EINTR) {} /* EOF: go */
         uint64_t *mine = shared + (size_t)h * (size_t)iterations;
         for (long i = 0; i < iterations; i++) {
             uint64_t t0 = now_ns();
@@ -230,7 +237,8 @@ static int many(long iterations, size_t request, size_t answer, long warmup, int
         ends[h] = now_ns();
         _exit(0);
     }
-    close(ready[1]); close(go[0]);
+    close(ready[1]);
+    close(go[0]);
     for (int h = 0; h < host_count; h++) {
         char one;
         if (read(ready[0], &one, 1) != 1) die("a host did not get ready");
@@ -246,13 +254,18 @@ static int many(long iterations, size_t request, size_t answer, long warmup, int
     }
     double cpu1 = cpu_seconds(relay_pid);
     uint64_t end = 0;
-    for (int h = 0; h < host_count; h++) if (ends[h] > end) end = ends[h];
+    for (int h = 0; h < host_count; h++)
+        if (ends[h] > end) end = ends[h];
     for (int h = 0; h < host_count; h++) close(hosts[h]);
     int status;
     while (waitpid(relay_pid, &status, 0) < 0 && errno == EINTR) {}
-    if (failed) { fprintf(stderr, "relay-floor: a host failed\n"); return 1; }
+    if (failed) {
+        fprintf(stderr, "relay-floor: a host failed\n");
+        return 1;
+    }
     printf("# %.6f %.6f\n", (double)(end - start) / 1e9, cpu1 - cpu0);
-    for (size_t i = 0; i < (size_t)host_count * (size_t)iterations; i++) printf("%llu\n", (unsigned long long)shared[i]);
+    for (size_t i = 0; i < (size_t)host_count * (size_t)iterations; i++)
+        printf("%llu\n", (unsigned long long)shared[i]);
     return 0;
 }
 
@@ -268,7 +281,10 @@ int main(int argc, char **argv) {
     if (argc == 7) {
         int host_count = (int)argument(argv[5], 1, 1024, "HOSTS");
         int worker_count = (int)argument(argv[6], 1, 1024, "WORKERS");
-        if (answer < sizeof(uint32_t)) { fprintf(stderr, "relay-floor: ANSWER_BYTES must be at least 4 with HOSTS\n"); return 2; }
+        if (answer < sizeof(uint32_t)) {
+            fprintf(stderr, "relay-floor: ANSWER_BYTES must be at least 4 with HOSTS\n");
+            return 2;
+        }
         return many(iterations, request, answer, warmup, host_count, worker_count);
     }
 
@@ -281,13 +297,18 @@ int main(int argc, char **argv) {
         pid_t worker_pid = fork();
         if (worker_pid < 0) die("fork");
         if (worker_pid == 0) {
-            close(host_relay[0]); close(host_relay[1]); close(relay_worker[0]);
+            close(host_relay[0]);
+            close(host_relay[1]);
+            close(relay_worker[0]);
             worker(relay_worker[1], answer);
         }
-        close(host_relay[0]); close(relay_worker[1]);
+        close(host_relay[0]);
+        close(relay_worker[1]);
         relay(host_relay[1], relay_worker[0], worker_pid);
     }
-    close(host_relay[1]); close(relay_worker[0]); close(relay_worker[1]);
+    close(host_relay[1]);
+    close(relay_worker[0]);
+    close(relay_worker[1]);
 
     int host = host_relay[0];
     uint64_t *samples = calloc((size_t)iterations, sizeof *samples);

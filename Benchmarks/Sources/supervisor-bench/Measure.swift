@@ -1,6 +1,7 @@
-import Foundation
 import BenchSupport
+import Foundation
 import Histogram
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -40,9 +41,10 @@ func printTable(_ title: String, _ rows: [Row]) {
         if let floorName = r.floor, let floor = rows.first(where: { $0.name == floorName }), floor.p50 > 0 {
             ratio = String(format: "%.2f×", r.p50 / floor.p50)
         }
-        print(pad(r.name, 52) + lpad("\(h.totalCount)", 6) + lpad(micros(h.valueAtPercentile(50)), 9)
-              + lpad(micros(h.valueAtPercentile(90)), 9) + lpad(micros(h.valueAtPercentile(99)), 9)
-              + lpad(micros(h.max), 9) + lpad(ratio, 13))
+        print(
+            pad(r.name, 52) + lpad("\(h.totalCount)", 6) + lpad(micros(h.valueAtPercentile(50)), 9)
+                + lpad(micros(h.valueAtPercentile(90)), 9) + lpad(micros(h.valueAtPercentile(99)), 9)
+                + lpad(micros(h.max), 9) + lpad(ratio, 13))
     }
 }
 

@@ -2,6 +2,7 @@ import AppexHostClient
 import AppexWire
 import BenchSupport
 import Histogram
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -34,8 +35,9 @@ struct Throughput {
         let seconds = Double(now() - t0) / 1e9, cpu = appexd.cpuSeconds - cpu0
         var h = newHistogram()
         for s in samples { h.record(s) }
-        return ThroughputResult(requestsPerSecond: Double(samples.count) / seconds, latency: h,
-                                cpuPerRequest: cpu / Double(samples.count))
+        return ThroughputResult(
+            requestsPerSecond: Double(samples.count) / seconds, latency: h,
+            cpuPerRequest: cpu / Double(samples.count))
     }
 
     /// Every client sends `iterations` requests, one after the other, all clients at once.
@@ -65,8 +67,10 @@ struct Throughput {
 
 /// The floor scaled the same way: `relay-floor` with as many host processes, one relay, and a
 /// worker per extension.
-func relayFloorThroughput(_ executable: String, hosts: Int, workers: Int, perHost: Int, warmup: Int,
-                          request: Int, answer: Int) -> ThroughputResult {
+func relayFloorThroughput(
+    _ executable: String, hosts: Int, workers: Int, perHost: Int, warmup: Int,
+    request: Int, answer: Int
+) -> ThroughputResult {
     let r = runRelayFloor(executable, ["\(perHost)", "\(request)", "\(answer)", "\(warmup)", "\(hosts)", "\(workers)"])
     let n = Double(r.samples.totalCount)
     guard r.seconds > 0, n > 0 else { fail("relay-floor printed no throughput line") }
@@ -75,16 +79,21 @@ func relayFloorThroughput(_ executable: String, hosts: Int, workers: Int, perHos
 
 /// One table: per host count, the floor's row and Appex's, with Appex's ratios to the floor.
 func printThroughput(_ rows: [(hosts: Int, floor: ThroughputResult, appex: ThroughputResult)], extensions: Int) {
-    print("\nthroughput: N hosts at once, each sending one request after the other, to \(extensions) extensions (floor: N C hosts, 1 relay, \(extensions) workers)")
-    print(pad("", 30) + lpad("req/s", 9) + lpad("p50 µs", 9) + lpad("p99 µs", 9) + lpad("CPU µs/req", 12)
-          + lpad("req/s × fl", 12) + lpad("p50 × fl", 10) + lpad("p99 × fl", 10) + lpad("CPU × fl", 10))
+    print(
+        "\nthroughput: N hosts at once, each sending one request after the other, to \(extensions) extensions (floor: N C hosts, 1 relay, \(extensions) workers)"
+    )
+    print(
+        pad("", 30) + lpad("req/s", 9) + lpad("p50 µs", 9) + lpad("p99 µs", 9) + lpad("CPU µs/req", 12)
+            + lpad("req/s × fl", 12) + lpad("p50 × fl", 10) + lpad("p99 × fl", 10) + lpad("CPU × fl", 10))
     func line(_ name: String, _ r: ThroughputResult, _ floor: ThroughputResult?) -> String {
-        var s = pad(name, 30) + lpad(String(format: "%.0f", r.requestsPerSecond), 9)
+        var s =
+            pad(name, 30) + lpad(String(format: "%.0f", r.requestsPerSecond), 9)
             + lpad(micros(r.latency.valueAtPercentile(50)), 9) + lpad(micros(r.latency.valueAtPercentile(99)), 9)
             + lpad(String(format: "%.1f", r.cpuPerRequest * 1e6), 12)
         if let f = floor {
             func ratio(_ a: Double, _ b: Double) -> String { b > 0 ? String(format: "%.2f×", a / b) : "–" }
-            s += lpad(ratio(r.requestsPerSecond, f.requestsPerSecond), 12)
+            s +=
+                lpad(ratio(r.requestsPerSecond, f.requestsPerSecond), 12)
                 + lpad(ratio(Double(r.latency.valueAtPercentile(50)), Double(f.latency.valueAtPercentile(50))), 10)
                 + lpad(ratio(Double(r.latency.valueAtPercentile(99)), Double(f.latency.valueAtPercentile(99))), 10)
                 + lpad(ratio(r.cpuPerRequest, f.cpuPerRequest), 10)

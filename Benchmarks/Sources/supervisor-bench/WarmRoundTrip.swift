@@ -1,8 +1,9 @@
 import AppexHostClient
 import AppexWire
-import Foundation
 import BenchSupport
+import Foundation
 import Histogram
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -17,10 +18,13 @@ final class Appexd {
     init(executable: String, root: String) throws {
         socket = root + "/appexd.sock"
         process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["--state-dir", root + "/appexd-state", "--socket", socket,
-                             "--cgroup-parent", "appex-bench-\(getpid())-appexd", "--log-level", "warning",
-                             // Uids of its own, away from a real appexd's.
-                             "--uid-range", "320000-320999"]
+        process.arguments =
+            [
+                "--state-dir", root + "/appexd-state", "--socket", socket,
+                "--cgroup-parent", "appex-bench-\(getpid())-appexd", "--log-level", "warning",
+                // Uids of its own, away from a real appexd's.
+                "--uid-range", "320000-320999",
+            ]
             // APPEXD_ARGS: more flags, e.g. "--metrics off" to compare without the metrics.
             + (ProcessInfo.processInfo.environment["APPEXD_ARGS"]?.split(separator: " ").map(String.init) ?? [])
         try process.run()

@@ -26,9 +26,10 @@
 // ExampleHost.app), APPEXD (the appexd executable) and APPEX_SANDBOX_INIT.
 import AppexHostClient
 import AppexSupervisor
-import Foundation
 import BenchSupport
+import Foundation
 import Histogram
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -42,7 +43,9 @@ let coldIterations = counts["cold"] ?? 200, coldCacheIterations = counts["cold-c
 let warmIterations = counts["warm"] ?? 5000
 let throughputRequests = counts["throughput"] ?? 6000
 guard geteuid() == 0 else { fail("needs root: namespaces, cgroups, extension uids, drop_caches") }
-guard let examples = ProcessInfo.processInfo.environment["APPEX_EXAMPLES"] else { fail("set APPEX_EXAMPLES to the assembled ExampleHost.app (make bench-supervisor does)") }
+guard let examples = ProcessInfo.processInfo.environment["APPEX_EXAMPLES"] else {
+    fail("set APPEX_EXAMPLES to the assembled ExampleHost.app (make bench-supervisor does)")
+}
 guard let appexdPath = ProcessInfo.processInfo.environment["APPEXD"] else { fail("set APPEXD to the appexd executable (make bench-supervisor does)") }
 let here = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().path
 let relayFloorPath = here + "/relay-floor"
@@ -64,9 +67,10 @@ print("release build; examples from \(examples)")
 
 // ---- cold --------------------------------------------------------------------------------------
 
-let supervisor = try Supervisor(options: SupervisorOptions(
-    stateDirectory: root + "/embedded-state", cgroupParent: "appex-bench-\(getpid())",
-    terminateGrace: .milliseconds(500)), logger: quietLogger())
+let supervisor = try Supervisor(
+    options: SupervisorOptions(
+        stateDirectory: root + "/embedded-state", cgroupParent: "appex-bench-\(getpid())",
+        terminateGrace: .milliseconds(500)), logger: quietLogger())
 supervisor.start()
 _ = try await supervisor.install(path: examples)
 for e in extensions { _ = try await supervisor.enable(e.id) }
@@ -75,7 +79,7 @@ let cold = ColdLaunch(supervisor: supervisor)
 var warmCacheRows: [Row] = [], coldCacheRows: [Row] = [], firstLaunches: [String] = []
 for e in extensions {
     let bare = BareLaunch(executable: e.executable, bundleIdentifier: e.id, home: root, fail: fail)
-    for _ in 0..<5 { _ = bare.once() }   // the page cache holds it, as it holds the sandboxed one
+    for _ in 0..<5 { _ = bare.once() }  // the page cache holds it, as it holds the sandboxed one
     var bareHistogram = newHistogram()
     for _ in 0..<coldIterations { bareHistogram.record(bare.once()) }
 
@@ -131,12 +135,14 @@ do {
         warmTargets.append((name, row, warmRows[0]))
     }
 
-    let throughput = Throughput(socket: appexd.socket, appexd: ProcessReadings(pid: appexd.process.processIdentifier),
-                                extensions: extensions.map(\.id))
+    let throughput = Throughput(
+        socket: appexd.socket, appexd: ProcessReadings(pid: appexd.process.processIdentifier),
+        extensions: extensions.map(\.id))
     for hosts in [1, 8, 64] {
         let perHost = max(throughputRequests / hosts, 1), warmup = max(200 / hosts, 5)
-        let f = relayFloorThroughput(relayFloorPath, hosts: hosts, workers: extensions.count, perHost: perHost,
-                                     warmup: warmup, request: sizes.request, answer: sizes.answer)
+        let f = relayFloorThroughput(
+            relayFloorPath, hosts: hosts, workers: extensions.count, perHost: perHost,
+            warmup: warmup, request: sizes.request, answer: sizes.answer)
         let a = try await throughput.measure(hosts: hosts, perHost: perHost, warmup: warmup)
         throughputRows.append((hosts, f, a))
     }
@@ -170,6 +176,8 @@ for (name, row, floor) in warmTargets {
 }
 if let row = throughputRows.first(where: { $0.hosts == 64 }) {
     let share = row.appex.requestsPerSecond / row.floor.requestsPerSecond
-    print(String(format: "   64 hosts ≥ 50 %% of the floor's requests/s: %.0f of %.0f, %.0f %% %@", row.appex.requestsPerSecond,
-                 row.floor.requestsPerSecond, share * 100, share >= 0.5 ? "met" : "MISSED"))
+    print(
+        String(
+            format: "   64 hosts ≥ 50 %% of the floor's requests/s: %.0f of %.0f, %.0f %% %@", row.appex.requestsPerSecond,
+            row.floor.requestsPerSecond, share * 100, share >= 0.5 ? "met" : "MISSED"))
 }

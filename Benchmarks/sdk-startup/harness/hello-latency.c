@@ -23,7 +23,10 @@ extern char **environ;
 
 enum { WARMUP = 5, HELLO = 0x01, TERMINATE = 0x17 };
 
-struct frame { unsigned char b[256]; size_t n; };
+struct frame {
+    unsigned char b[256];
+    size_t n;
+};
 
 static void put_le(struct frame *f, uint64_t v, int size) {
     for (int i = 0; i < size; i++) f->b[f->n++] = (unsigned char)(v >> (8 * i));
@@ -41,11 +44,11 @@ static void begin(struct frame *f, uint16_t type) {
     f->n = 0;
     memcpy(f->b, "APXW", 4);
     f->n = 4;
-    put_le(f, 1, 2);      /* format */
+    put_le(f, 1, 2); /* format */
     put_le(f, type, 2);
-    put_le(f, 0, 2);      /* flags */
-    put_le(f, 0, 2);      /* descriptors */
-    put_le(f, 0, 4);      /* payload length, patched */
+    put_le(f, 0, 2); /* flags */
+    put_le(f, 0, 2); /* descriptors */
+    put_le(f, 0, 4); /* payload length, patched */
 }
 
 static void finish(struct frame *f) {
@@ -67,19 +70,26 @@ static int compare(const void *a, const void *b) {
 /* One launch: the spawn-to-Hello time in ms, the peak RSS in KiB; -1 on any failure. */
 static double launch(const char *path, long *peak_kib) {
     int sv[2];
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) { perror("socketpair"); return -1; }
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
+        perror("socketpair");
+        return -1;
+    }
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, sv[1], 3);
-    char *argv[] = { (char *)path, NULL };
-    char *envp[] = { "APPEX_SOCKET_FD=3", "APPEX_BUNDLE_IDENTIFIER=dev.appex.bench", "PATH=/usr/bin:/bin", NULL };
+    char *argv[] = {(char *)path, NULL};
+    char *envp[] = {"APPEX_SOCKET_FD=3", "APPEX_BUNDLE_IDENTIFIER=dev.appex.bench", "PATH=/usr/bin:/bin", NULL};
 
     double start = now_ms();
     pid_t pid;
     int rc = posix_spawn(&pid, path, &actions, NULL, argv, envp);
     posix_spawn_file_actions_destroy(&actions);
     close(sv[1]);
-    if (rc != 0) { fprintf(stderr, "posix_spawn %s: %s\n", path, strerror(rc)); close(sv[0]); return -1; }
+    if (rc != 0) {
+        fprintf(stderr, "posix_spawn %s: %s\n", path, strerror(rc));
+        close(sv[0]);
+        return -1;
+    }
 
     unsigned char in[512];
     ssize_t n = recv(sv[0], in, sizeof in, 0);
@@ -115,9 +125,15 @@ static double launch(const char *path, long *peak_kib) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 3) { fprintf(stderr, "usage: hello-latency RUNS EXECUTABLE...\n"); return 2; }
+    if (argc < 3) {
+        fprintf(stderr, "usage: hello-latency RUNS EXECUTABLE...\n");
+        return 2;
+    }
     int runs = atoi(argv[1]);
-    if (runs < 1) { fprintf(stderr, "RUNS must be at least 1\n"); return 2; }
+    if (runs < 1) {
+        fprintf(stderr, "RUNS must be at least 1\n");
+        return 2;
+    }
     int count = argc - 2;
     double *times = calloc((size_t)(runs * count), sizeof *times);
     double *peaks = calloc((size_t)(runs * count), sizeof *peaks);
@@ -140,8 +156,8 @@ int main(int argc, char **argv) {
         qsort(t, (size_t)runs, sizeof *t, compare);
         qsort(p, (size_t)runs, sizeof *p, compare);
         const char *name = strrchr(argv[2 + e], '/') ? strrchr(argv[2 + e], '/') + 1 : argv[2 + e];
-        printf("%-32s %8.2f %8.2f %8.2f %8.2f %6.1f MiB\n", name, t[0], t[runs / 2], t[runs * 9 / 10],
-               t[runs - 1], p[runs / 2] / 1024.0);
+        printf("%-32s %8.2f %8.2f %8.2f %8.2f %6.1f MiB\n", name, t[0], t[runs / 2], t[runs * 9 / 10], t[runs - 1],
+               p[runs / 2] / 1024.0);
     }
     free(times);
     free(peaks);

@@ -1,5 +1,6 @@
 import AppexWire
 import CAppexLinux
+
 #if canImport(Glibc)
 import Glibc
 #endif

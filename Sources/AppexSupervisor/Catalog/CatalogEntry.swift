@@ -27,16 +27,19 @@ struct CatalogEntry: Sendable {
     static func load(_ installed: InstalledExtension, policies: PolicySet, membership: AppGroupMembership) throws -> CatalogEntry {
         let bundle = try ExtensionBundle.load(path: installed.bundlePath)
         guard var policy = EffectivePolicy(bundle: bundle, in: policies) else {
-            throw SupervisorError("load \(installed.bundleIdentifier)",
-                                  "no policy covers extension point \(installed.extensionPoint)")
+            throw SupervisorError(
+                "load \(installed.bundleIdentifier)",
+                "no policy covers extension point \(installed.extensionPoint)")
         }
         let declared = policy.appGroups
-        policy.appGroups = membership.members(of: declared, bundle: installed.bundleIdentifier,
-                                              app: installed.containingAppIdentifier)
+        policy.appGroups = membership.members(
+            of: declared, bundle: installed.bundleIdentifier,
+            app: installed.containingAppIdentifier)
         let spec = try SandboxSpec(bundle: bundle, policy: policy)
         let (rule, findings) = Activation.rule(for: bundle)
         let problem = rule == nil ? (findings.first { $0.severity == .error }?.description ?? "the rule does not compile") : nil
-        return CatalogEntry(installed: installed, bundle: bundle, policy: policy, spec: spec, rule: rule, ruleProblem: problem,
-                            withheldGroups: declared.filter { !policy.appGroups.contains($0) })
+        return CatalogEntry(
+            installed: installed, bundle: bundle, policy: policy, spec: spec, rule: rule, ruleProblem: problem,
+            withheldGroups: declared.filter { !policy.appGroups.contains($0) })
     }
 }

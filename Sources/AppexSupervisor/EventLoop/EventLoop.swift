@@ -1,6 +1,7 @@
 import AppexCgroups
 import CAppexLinux
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -52,8 +53,9 @@ public final class EventLoop: @unchecked Sendable {
     /// calls it while the loop runs (before `run`, set-up happens on one thread). Costs
     /// nothing in a release build.
     public func assertOnLoop(_ function: StaticString = #function, file: StaticString = #fileID, line: UInt = #line) {
-        assert(loopThread.load(ordering: .relaxed) == 0 || isLoopThread,
-               "\(function) is loop only, called from another thread", file: file, line: line)
+        assert(
+            loopThread.load(ordering: .relaxed) == 0 || isLoopThread,
+            "\(function) is loop only, called from another thread", file: file, line: line)
     }
 
     // MARK: descriptors (loop thread only)

@@ -45,8 +45,9 @@ extension Supervisor {
 
     func rememberLaunch(_ instance: ExtensionInstance, checkInNanos: UInt64) {
         let phases = instance.launchPhases.map { ($0.0, $0.1 / 1000) } + [("checkIn", checkInNanos / 1000)]
-        let row = LaunchHistory(bundleIdentifier: instance.identifier, version: catalog[instance.identifier]?.installed.version,
-                                time: Date(), phases: phases)
+        let row = LaunchHistory(
+            bundleIdentifier: instance.identifier, version: catalog[instance.identifier]?.installed.version,
+            time: Date(), phases: phases)
         remember(.launch(row))
         measureLaunch(instance, checkInNanos: checkInNanos)
     }
@@ -59,10 +60,11 @@ extension Supervisor {
         case .failed: kind = "failed"
         }
         let total = outcome.phases.first { $0.name == "total" }?.microseconds ?? 0
-        let row = RequestHistory(bundleIdentifier: bundleIdentifier, time: Date(), outcome: kind,
-                                 reason: outcome.reason?.rawValue, cold: outcome.cold,
-                                 totalMicros: Int64(clamping: total),
-                                 peakMemoryBytes: outcome.peakMemoryBytes.map { Int64(clamping: $0) })
+        let row = RequestHistory(
+            bundleIdentifier: bundleIdentifier, time: Date(), outcome: kind,
+            reason: outcome.reason?.rawValue, cold: outcome.cold,
+            totalMicros: Int64(clamping: total),
+            peakMemoryBytes: outcome.peakMemoryBytes.map { Int64(clamping: $0) })
         remember(.request(row))
         measureRequest(outcome, kind: kind, bundleIdentifier: bundleIdentifier)
     }
@@ -70,16 +72,20 @@ extension Supervisor {
     /// A request refused at admission (disabled, not activated, …): a row with outcome
     /// `refused` and appexd's reason, so the history shows what hosts asked and did not get.
     func rememberRefusal(_ refusal: Refusal, bundleIdentifier: String) {
-        remember(.request(RequestHistory(bundleIdentifier: bundleIdentifier, time: Date(), outcome: "refused",
-                                         reason: refusal.reason.rawValue, cold: false, totalMicros: 0, peakMemoryBytes: nil)))
+        remember(
+            .request(
+                RequestHistory(
+                    bundleIdentifier: bundleIdentifier, time: Date(), outcome: "refused",
+                    reason: refusal.reason.rawValue, cold: false, totalMicros: 0, peakMemoryBytes: nil)))
     }
 
     func rememberTermination(_ record: TerminationRecord) {
-        let row = TerminationHistory(bundleIdentifier: record.bundleIdentifier, time: record.at, reason: record.reason,
-                                     message: record.message, signal: record.signal, exitStatus: record.exitStatus,
-                                     peakMemoryBytes: record.peakMemoryBytes, requestsServed: record.requestsServed,
-                                     band: record.band, footprintBytes: record.footprintBytes,
-                                     triggerToDeathMicros: record.triggerToDeathMicros.map { Int64(clamping: $0) })
+        let row = TerminationHistory(
+            bundleIdentifier: record.bundleIdentifier, time: record.at, reason: record.reason,
+            message: record.message, signal: record.signal, exitStatus: record.exitStatus,
+            peakMemoryBytes: record.peakMemoryBytes, requestsServed: record.requestsServed,
+            band: record.band, footprintBytes: record.footprintBytes,
+            triggerToDeathMicros: record.triggerToDeathMicros.map { Int64(clamping: $0) })
         remember(.termination(row))
         measureTermination(record)
     }

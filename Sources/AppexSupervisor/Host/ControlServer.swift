@@ -42,8 +42,10 @@ public final class ControlServer: @unchecked Sendable {
     var refusals = RateLimitedLog()
 
     /// `limits` are fitted to the process's descriptor limit at `start`.
-    public init(supervisor: Supervisor, path: String, authorization: PeerAuthorization,
-                limits: ClientLimits = ClientLimits(), logger: Logger, socketLock: ControlSocketLock? = nil) {
+    public init(
+        supervisor: Supervisor, path: String, authorization: PeerAuthorization,
+        limits: ClientLimits = ClientLimits(), logger: Logger, socketLock: ControlSocketLock? = nil
+    ) {
         self.supervisor = supervisor
         self.socketLock = socketLock
         self.path = path
@@ -109,7 +111,8 @@ public final class ControlServer: @unchecked Sendable {
     private func removeBoundFile(_ path: String) {
         var st = stat()
         guard let boundFile, lstat(path, &st) == 0,
-              UInt64(st.st_dev) == boundFile.dev, UInt64(st.st_ino) == boundFile.ino else { return }
+            UInt64(st.st_dev) == boundFile.dev, UInt64(st.st_ino) == boundFile.ino
+        else { return }
         unlink(path)
         self.boundFile = nil
     }
@@ -120,7 +123,7 @@ public final class ControlServer: @unchecked Sendable {
         do {
             guard let accepted = try listener.accept(nonblockingConnection: true) else { return }
             socket = accepted
-        } catch where error.errno == EMFILE || error.errno == ENFILE {
+        } catch  where error.errno == EMFILE || error.errno == ENFILE {
             shedOneConnection(listener, error)
             return
         } catch {
@@ -137,8 +140,9 @@ public final class ControlServer: @unchecked Sendable {
             return
         }
         if let (reason, refusal) = admissionRefusal(peer) {
-            refusals.warning(logger, key: "control: refused uid \(peer.uid)",
-                             "control: refused a connection of pid \(peer.pid) uid \(peer.uid): \(refusal)")
+            refusals.warning(
+                logger, key: "control: refused uid \(peer.uid)",
+                "control: refused a connection of pid \(peer.pid) uid \(peer.uid): \(refusal)")
             supervisor.metrics.refusal(reason: reason.rawValue)
             WireConnection(socket: socket, role: .service).refuseAndClose(reason, message: refusal)
             return
@@ -178,7 +182,9 @@ public final class ControlServer: @unchecked Sendable {
             }
         case .host:
             guard open < limits.connectionsPerUID else {
-                return (.busy, "uid \(peer.uid) has \(open) connections open, the most one host may (appexd configuration: clients.connectionsPerUser)")
+                return (
+                    .busy, "uid \(peer.uid) has \(open) connections open, the most one host may (appexd configuration: clients.connectionsPerUser)"
+                )
             }
             guard all < limits.connections else {
                 return (.busy, "appexd has \(all) host connections open, the most it takes (clients.connections); try again later")
@@ -209,8 +215,9 @@ public final class ControlServer: @unchecked Sendable {
     /// closed at once, and accepting pauses (doubling up to 2 s) so the loop does not spin
     /// while the descriptors stay taken.
     private func shedOneConnection(_ listener: WireListener, _ error: SocketError) {
-        refusals.warning(logger, key: "control: out of descriptors",
-                         "control: out of descriptors (\(error)); refusing connections for a while")
+        refusals.warning(
+            logger, key: "control: out of descriptors",
+            "control: out of descriptors (\(error)); refusing connections for a while")
         if reserveFD >= 0 {
             Glibc.close(reserveFD)
             if let shed = try? listener.accept(nonblockingConnection: true) { shed.close() }

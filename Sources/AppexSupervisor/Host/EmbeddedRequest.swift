@@ -1,4 +1,5 @@
 import AppexWire
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -14,8 +15,10 @@ extension Supervisor {
     /// Makes a request in-process, as a host would through appexd: `appex request --bundle`,
     /// the tests and the benchmark use it. `openURL` decides on the extension's open-URL
     /// requests (default: refuse). The descriptors become the supervisor's.
-    public func request(_ request: HostBeginRequest, descriptors: [Int32] = [],
-                        openURL: @escaping @Sendable (String) -> Bool = { _ in false }) async -> EmbeddedResult {
+    public func request(
+        _ request: HostBeginRequest, descriptors: [Int32] = [],
+        openURL: @escaping @Sendable (String) -> Bool = { _ in false }
+    ) async -> EmbeddedResult {
         await withCheckedContinuation { (c: CheckedContinuation<EmbeddedResult, Never>) in
             loop.post { [self] in
                 let sink = EmbeddedSink(continuation: c, openURL: openURL)

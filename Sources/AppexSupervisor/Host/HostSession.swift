@@ -1,6 +1,7 @@
 import AppexRegistry
 import AppexWire
 import AppexWireIO
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -92,7 +93,11 @@ final class HostSession: RequestSink, @unchecked Sendable {
         case .ping(let sequence):
             guard pings.take() else {
                 server.refusals.warning(server.logger, key: "control: ping flood", "\(label): pings faster than allowed, closing")
-                close(refusal: (.protocolError, "more than \(Int(PingAllowance.perSecond)) pings a second (after a burst of \(Int(PingAllowance.burst))); hosts need not ping appexd"))
+                close(
+                    refusal: (
+                        .protocolError,
+                        "more than \(Int(PingAllowance.perSecond)) pings a second (after a burst of \(Int(PingAllowance.burst))); hosts need not ping appexd"
+                    ))
                 return
             }
             send(.pong(sequence: sequence))
@@ -100,8 +105,11 @@ final class HostSession: RequestSink, @unchecked Sendable {
             guard auth.mayHost(uid: peer.uid) else {
                 frame.closeDescriptors()
                 server.supervisor.metrics.refusal(reason: Reason.notAuthorized.rawValue)
-                send(.refusal(Refusal(reason: .notAuthorized, message: "uid \(peer.uid) may not act as a host",
-                                      requestID: request.requestID)))
+                send(
+                    .refusal(
+                        Refusal(
+                            reason: .notAuthorized, message: "uid \(peer.uid) may not act as a host",
+                            requestID: request.requestID)))
                 return
             }
             if let refusal = boundsRefusal(request, descriptors: frame.descriptors) {
@@ -123,21 +131,28 @@ final class HostSession: RequestSink, @unchecked Sendable {
             }
         case .admin(let admin):
             if case .cancelTransfers(let selector) = admin.command, !auth.mayAdminister(uid: peer.uid),
-               auth.mayHost(uid: peer.uid), let app = helloIdentifier {
+                auth.mayHost(uid: peer.uid), let app = helloIdentifier
+            {
                 // A host cancels its own app's extensions' transfers: the app it named in Hello,
                 // if its uid speaks for that app.
                 guard speaks(for: app) else {
-                    send(.refusal(Refusal(reason: .notAuthorized,
-                                          message: "uid \(peer.uid) does not speak for \(app) (appexd configuration: apps)",
-                                          requestID: admin.requestID)))
+                    send(
+                        .refusal(
+                            Refusal(
+                                reason: .notAuthorized,
+                                message: "uid \(peer.uid) does not speak for \(app) (appexd configuration: apps)",
+                                requestID: admin.requestID)))
                     return
                 }
                 cancelOwnTransfers(selector, app: app, requestID: admin.requestID)
                 return
             }
             guard auth.mayAdminister(uid: peer.uid) else {
-                send(.refusal(Refusal(reason: .notAuthorized, message: "uid \(peer.uid) may not administer",
-                                      requestID: admin.requestID)))
+                send(
+                    .refusal(
+                        Refusal(
+                            reason: .notAuthorized, message: "uid \(peer.uid) may not administer",
+                            requestID: admin.requestID)))
                 return
             }
             administer(admin)
@@ -152,13 +167,17 @@ final class HostSession: RequestSink, @unchecked Sendable {
         let open = supervisor.openRequests.tickets(of: self)
         let limits = server.limits
         if open.count >= limits.requestsPerConnection {
-            return Refusal(reason: .busy, message: "this connection has \(open.count) requests open, the most one may (clients.requestsPerConnection)",
-                           requestID: request.requestID)
+            return Refusal(
+                reason: .busy, message: "this connection has \(open.count) requests open, the most one may (clients.requestsPerConnection)",
+                requestID: request.requestID)
         }
         let held = open.reduce(0) { $0 + $1.descriptors.count }
         if held + descriptors.count > limits.descriptorsPerConnection {
-            return Refusal(reason: .busy, message: "this connection's open requests hold \(held) descriptors; \(descriptors.count) more would pass the \(limits.descriptorsPerConnection) one may (clients.descriptorsPerConnection)",
-                           requestID: request.requestID)
+            return Refusal(
+                reason: .busy,
+                message:
+                    "this connection's open requests hold \(held) descriptors; \(descriptors.count) more would pass the \(limits.descriptorsPerConnection) one may (clients.descriptorsPerConnection)",
+                requestID: request.requestID)
         }
         return nil
     }
@@ -197,8 +216,10 @@ final class HostSession: RequestSink, @unchecked Sendable {
                         ExtensionInfo(bundleIdentifier: $0, extensionPoint: "", enabled: false)
                     }
                 }
-                answer = .adminResult(AdminResult(requestID: id, extensions: extensions, jetsam: jetsam,
-                                                  stateDirectory: stateDirectory))
+                answer = .adminResult(
+                    AdminResult(
+                        requestID: id, extensions: extensions, jetsam: jetsam,
+                        stateDirectory: stateDirectory))
             } catch {
                 answer = .refusal(Self.refusal(for: error, requestID: id))
             }
@@ -211,10 +232,13 @@ final class HostSession: RequestSink, @unchecked Sendable {
         let label = self.label
         Task { [self] in
             let n = await supervisor.cancelTransfers(selector: selector, ofApp: app, by: label)
-            let answer: Message = n > 0
+            let answer: Message =
+                n > 0
                 ? .adminResult(AdminResult(requestID: requestID, extensions: []))
-                : .refusal(Refusal(reason: .invalidTransfer, message: "no transfer of \(app)'s extensions that is not over matches \(selector)",
-                                   requestID: requestID))
+                : .refusal(
+                    Refusal(
+                        reason: .invalidTransfer, message: "no transfer of \(app)'s extensions that is not over matches \(selector)",
+                        requestID: requestID))
             supervisor.loop.post { [self] in send(answer) }
         }
     }
@@ -229,9 +253,10 @@ final class HostSession: RequestSink, @unchecked Sendable {
     }
 
     static func info(_ e: InstalledExtension) -> ExtensionInfo {
-        ExtensionInfo(bundleIdentifier: e.bundleIdentifier, extensionPoint: e.extensionPoint, enabled: e.isEnabled,
-                      displayName: e.displayName, version: e.shortVersion ?? e.version,
-                      containingApp: e.containingAppIdentifier)
+        ExtensionInfo(
+            bundleIdentifier: e.bundleIdentifier, extensionPoint: e.extensionPoint, enabled: e.isEnabled,
+            displayName: e.displayName, version: e.shortVersion ?? e.version,
+            containingApp: e.containingAppIdentifier)
     }
 
     /// A registry failure as the host sees it: a stable reason, the message, and for an
@@ -244,8 +269,9 @@ final class HostSession: RequestSink, @unchecked Sendable {
         case RegistryError.unknownExtension(let id):
             return Refusal(reason: .unknownExtension, message: "no installed extension \(id)", requestID: requestID)
         case RegistryError.appGroupRefused(let id, let reasons):
-            return Refusal(reason: .appGroupRefused, message: "cannot enable \(id)", requestID: requestID,
-                           details: reasons)
+            return Refusal(
+                reason: .appGroupRefused, message: "cannot enable \(id)", requestID: requestID,
+                details: reasons)
         default:
             return Refusal(reason: Reason("admin-failed"), message: "\(error)", requestID: requestID)
         }
@@ -264,7 +290,10 @@ final class HostSession: RequestSink, @unchecked Sendable {
     }
 
     func openURL(_ url: String, requestID: UInt64, reply: @escaping (Bool) -> Void) {
-        guard connection != nil else { reply(false); return }
+        guard connection != nil else {
+            reply(false)
+            return
+        }
         openURLReplies[requestID, default: []].append(reply)
         send(.openURL(OpenURL(requestID: requestID, url: url)))
     }

@@ -20,8 +20,10 @@ struct RateLimitedLog {
         self.burst = burst
     }
 
-    mutating func warning(_ logger: Logger, key: String, _ message: @autoclosure () -> String,
-                          now: ContinuousClock.Instant = .now) {
+    mutating func warning(
+        _ logger: Logger, key: String, _ message: @autoclosure () -> String,
+        now: ContinuousClock.Instant = .now
+    ) {
         var window = windows[key] ?? Window(start: now)
         if now - window.start >= interval {
             if window.suppressed > 0 {

@@ -3,6 +3,7 @@ import AppexSandbox
 import AppexStateDirectory
 import AppexWire
 import AppexWireIO
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -60,8 +61,10 @@ extension Supervisor {
 
     /// On the slot's launch queue: the sandbox (built when missing), the run's preparation
     /// (container, cgroup, seccomp program, log) and the clone → exec with the channel at fd 3.
-    static func launch(spec: SandboxSpec, options: RunOptions, sandbox holder: SandboxHolder, channel: Int32,
-                       started: UInt64) -> LaunchOutcome {
+    static func launch(
+        spec: SandboxSpec, options: RunOptions, sandbox holder: SandboxHolder, channel: Int32,
+        started: UInt64
+    ) -> LaunchOutcome {
         var outcome = LaunchOutcome()
         let t0 = MonotonicTime.now
         var built = false
@@ -98,8 +101,9 @@ extension Supervisor {
     static func buildSandbox(spec: SandboxSpec, options: RunOptions) throws -> ExtensionSandbox {
         let store = ContainerStore(stateRoot: options.stateDirectory, uidRange: options.uidRange)
         let container = try store.prepare(bundleIdentifier: spec.bundleIdentifier, appGroups: spec.appGroups)
-        return try ExtensionSandbox.create(spec: spec, container: container, store: store,
-                                           isolateNetwork: options.isolateNetwork)
+        return try ExtensionSandbox.create(
+            spec: spec, container: container, store: store,
+            isolateNetwork: options.isolateNetwork)
     }
 
     /// Back on the loop: watch the new process and its channel, or fail its request.

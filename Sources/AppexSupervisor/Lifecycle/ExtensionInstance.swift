@@ -104,8 +104,14 @@ final class ExtensionInstance: @unchecked Sendable {
         for t in [deadlineTimer, willExpireTimer, requestTimer, pingTimer, pongTimer, idleTimer, graceTimer, agingTimer] {
             loop.cancel(t)
         }
-        deadlineTimer = nil; willExpireTimer = nil; requestTimer = nil
-        pingTimer = nil; pongTimer = nil; idleTimer = nil; graceTimer = nil; agingTimer = nil
+        deadlineTimer = nil
+        willExpireTimer = nil
+        requestTimer = nil
+        pingTimer = nil
+        pongTimer = nil
+        idleTimer = nil
+        graceTimer = nil
+        agingTimer = nil
     }
 }
 

@@ -1,5 +1,6 @@
 import AppexCgroups
 import AppexWire
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -59,8 +60,10 @@ final class RequestTicket: @unchecked Sendable {
     }
 
     /// Ends the request once: the outcome goes to the sink, leftover descriptors are closed.
-    func end(_ outcome: RequestOutcome.Kind, items: [AppexWire.ExtensionItem] = [], returned: [Int32] = [],
-             error: RequestError? = nil, reason: Reason? = nil) {
+    func end(
+        _ outcome: RequestOutcome.Kind, items: [AppexWire.ExtensionItem] = [], returned: [Int32] = [],
+        error: RequestError? = nil, reason: Reason? = nil
+    ) {
         guard !ended else {
             returned.forEach { _ = close($0) }
             return
@@ -68,8 +71,9 @@ final class RequestTicket: @unchecked Sendable {
         ended = true
         takeDescriptors().forEach { _ = close($0) }
         addPhase("total", nanos: MonotonicTime.now - receivedAt)
-        let message = RequestOutcome(requestID: hostRequestID, outcome: outcome, items: items, error: error,
-                                     reason: reason, cold: cold, phases: phases, peakMemoryBytes: peakMemoryBytes)
+        let message = RequestOutcome(
+            requestID: hostRequestID, outcome: outcome, items: items, error: error,
+            reason: reason, cold: cold, phases: phases, peakMemoryBytes: peakMemoryBytes)
         onEnd?(message)
         sink.requestEnded(message, descriptors: returned)
     }

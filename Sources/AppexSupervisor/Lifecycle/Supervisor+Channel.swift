@@ -1,6 +1,7 @@
 import AppexCgroups
 import AppexWire
 import AppexWireIO
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -111,8 +112,9 @@ extension Supervisor {
             frame.closeDescriptors()
             scheduleTransfer(schedule, from: instance)
         case .cancelSession(let cancel):
-            let n = cancelTransfersOnLoop(bundleIdentifier: instance.identifier, sessionIdentifier: cancel.sessionIdentifier,
-                                          transferID: nil, by: instance.label)
+            let n = cancelTransfersOnLoop(
+                bundleIdentifier: instance.identifier, sessionIdentifier: cancel.sessionIdentifier,
+                transferID: nil, by: instance.label)
             logger.info("\(instance.label): cancelled \(n) transfers of session \(cancel.sessionIdentifier)")
         case .openURL(let open):
             frame.closeDescriptors()
@@ -133,8 +135,10 @@ extension Supervisor {
 
     /// An answer whose descriptors may not go to the host (AttachmentDescriptors) ends its
     /// request failed, `invalid-attachment`, without them; the instance goes on.
-    private func refusedAttachments(_ frame: ReceivedFrame, items: [AppexWire.ExtensionItem],
-                                    from instance: ExtensionInstance, requestID: UInt64) -> Bool {
+    private func refusedAttachments(
+        _ frame: ReceivedFrame, items: [AppexWire.ExtensionItem],
+        from instance: ExtensionInstance, requestID: UInt64
+    ) -> Bool {
         guard let problem = AttachmentDescriptors.problem(frame.descriptors, items: items) else { return false }
         frame.closeDescriptors()
         logger.warning("\(instance.label): answer refused: \(problem)")
@@ -147,12 +151,15 @@ extension Supervisor {
     /// The extension answered its request: the host gets the outcome, the instance idles.
     /// `descriptors` came with the answer: closed here when the answer is not for the request
     /// in flight.
-    private func answered(_ instance: ExtensionInstance, requestID: UInt64, descriptors: [Int32],
-                          _ end: (RequestTicket) -> Void) {
+    private func answered(
+        _ instance: ExtensionInstance, requestID: UInt64, descriptors: [Int32],
+        _ end: (RequestTicket) -> Void
+    ) {
         // A terminating instance may still answer the request it was serving (its grace is
         // for that); it takes no other.
         guard let ticket = instance.ticket, instance.state == .busy || instance.state == .terminating,
-              requestID == instance.channelRequestID else {
+            requestID == instance.channelRequestID
+        else {
             descriptors.forEach { _ = close($0) }
             return
         }

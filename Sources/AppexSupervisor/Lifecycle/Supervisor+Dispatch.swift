@@ -1,6 +1,7 @@
 import AppexCgroups
 import AppexWire
 import AppexWireIO
+
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -4,6 +4,7 @@ import AppexSandbox
 import AppexWire
 import CAppexLinux
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -123,18 +124,20 @@ extension Supervisor {
             slot.queue.insert(ticket, at: 0)
             logger.info("\(instance.label) exited as request \(ticket.hostRequestID) reached it; sending it to a new instance")
         }
-        let (reason, message) = Self.classify(exit, killReason: instance.killReason, killMessage: instance.killMessage,
-                                              busy: instance.ticket != nil)
+        let (reason, message) = Self.classify(
+            exit, killReason: instance.killReason, killMessage: instance.killMessage,
+            busy: instance.ticket != nil)
         let record = record(instance, reason: reason, message: message, signal: exit.signal, status: exit.exitStatus, peak: exit.peak)
         // One line per end at notice: a kill is what an operator looks for in the journal.
         logger.notice("\(instance.label) ended: \(reason): \(message)")
         if let ticket = instance.ticket {
             instance.ticket = nil
             ticket.peakMemoryBytes = exit.peak.map { UInt64(max($0, 0)) }
-            ticket.sink.requestInterrupted(Interruption(
-                requestID: ticket.hostRequestID, bundleIdentifier: instance.identifier, reason: Reason(reason), message: message,
-                signal: exit.signal, band: UInt32(clamping: record.band), footprintBytes: record.footprintBytes.map { UInt64(max($0, 0)) },
-                triggerToDeathMicros: record.triggerToDeathMicros))
+            ticket.sink.requestInterrupted(
+                Interruption(
+                    requestID: ticket.hostRequestID, bundleIdentifier: instance.identifier, reason: Reason(reason), message: message,
+                    signal: exit.signal, band: UInt32(clamping: record.band), footprintBytes: record.footprintBytes.map { UInt64(max($0, 0)) },
+                    triggerToDeathMicros: record.triggerToDeathMicros))
             ticket.fail(Reason(reason), "\(instance.identifier): \(message)")
         }
         slot.instances.removeAll { $0 === instance }
@@ -184,7 +187,8 @@ extension Supervisor {
     }
 
     @discardableResult
-    func record(_ instance: ExtensionInstance, reason: KillReason, message: String, signal: Int32?, status: Int32?, peak: Int64?) -> TerminationRecord {
+    func record(_ instance: ExtensionInstance, reason: KillReason, message: String, signal: Int32?, status: Int32?, peak: Int64?) -> TerminationRecord
+    {
         var triggerToDeath: UInt64?
         if let trigger = instance.endTriggeredAt, let died = instance.diedAt, died >= trigger {
             triggerToDeath = (died - trigger) / 1000

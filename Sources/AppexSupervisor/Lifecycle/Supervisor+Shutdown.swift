@@ -48,7 +48,10 @@ extension Supervisor {
         let isDone: (Supervisor) -> Bool = { s in
             s.slots.values.allSatisfy { !filter($0) || $0.instances.isEmpty }
         }
-        if isDone(self) { done(); return }
+        if isDone(self) {
+            done()
+            return
+        }
         exitWaiters.append(ExitWaiter(isDone: isDone, resume: done))
     }
 
@@ -56,7 +59,10 @@ extension Supervisor {
     /// its sandbox; `done` runs on the loop when they are gone. For disable, uninstall and
     /// reinstall: the next request launches from what the registry now holds.
     func retire(_ identifier: String, reason: KillReason, _ message: String, done: @escaping @Sendable () -> Void) {
-        guard let slot = slots[identifier] else { done(); return }
+        guard let slot = slots[identifier] else {
+            done()
+            return
+        }
         for instance in slot.instances where instance.isLive { terminate(instance, reason: reason, message) }
         whenInstancesGone({ $0 === slot }) { [self] in
             let holder = slot.sandbox

@@ -66,8 +66,7 @@ public struct PressureLadder: Sendable, Equatable {
     public func next(from current: PressureLevel, _ reading: Reading) -> PressureLevel {
         var level = reading.signalled
         if let available = reading.available {
-            if available < availableFloor { level = .critical }
-            else if available < availableFloor * 2 { level = max(level, .warning) }
+            if available < availableFloor { level = .critical } else if available < availableFloor * 2 { level = max(level, .warning) }
         }
         if let budget, budget > 0 {
             let f = Double(reading.footprint) / Double(budget)

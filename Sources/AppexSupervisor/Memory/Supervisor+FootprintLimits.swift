@@ -60,8 +60,13 @@ extension Supervisor {
 
     /// Every line either state may use: what the kernel is asked to watch.
     static func allLines(_ memory: MemoryPolicy) -> [Int64] {
-        Array(Set([eightyPercentLine(memory), memory.activeSoftLimit.bytes, memory.activeHardLimit.bytes,
-                          memory.inactiveSoftLimit.bytes, memory.inactiveHardLimit.bytes].filter { $0 > 0 })).sorted()
+        Array(
+            Set(
+                [
+                    eightyPercentLine(memory), memory.activeSoftLimit.bytes, memory.activeHardLimit.bytes,
+                    memory.inactiveSoftLimit.bytes, memory.inactiveHardLimit.bytes,
+                ].filter { $0 > 0 })
+        ).sorted()
     }
 
     /// Arms the limits of a freshly launched instance (no-op without a cgroup).
@@ -148,7 +153,8 @@ extension Supervisor {
 
     func readFootprint(_ instance: ExtensionInstance) -> FootprintReading? {
         guard let cgroup = instance.run?.run.cgroup,
-              let footprint = try? cgroup.footprint(), let charged = try? cgroup.memoryCurrent() else { return nil }
+            let footprint = try? cgroup.footprint(), let charged = try? cgroup.memoryCurrent()
+        else { return nil }
         // v2: the next crossing is judged from this reading (see ThresholdWatcher.sync).
         for w in instance.memoryWatchers { w.sync(usage: charged) }
         return FootprintReading(footprint: footprint, charged: charged)
@@ -157,13 +163,15 @@ extension Supervisor {
     /// Acts on `reading` against the lines that apply now (the instance's state says which).
     func judgeFootprint(_ instance: ExtensionInstance, _ reading: FootprintReading) {
         guard instance.isLive, instance.state != .terminating, instance.killReason == nil,
-              let memory = catalog[instance.identifier]?.lifecycle.memory else { return }
+            let memory = catalog[instance.identifier]?.lifecycle.memory
+        else { return }
         let footprint = reading.footprint, charged = reading.charged
         let lines = footprintLines(instance, memory)
         let which = lines.active ? "active" : "inactive"
         if lines.hard > 0 && footprint >= lines.hard {
-            kill(instance, reason: .perProcessLimit,
-                 "footprint \(Self.mib(footprint)) reached its \(which) limit of \(Self.mib(lines.hard))")
+            kill(
+                instance, reason: .perProcessLimit,
+                "footprint \(Self.mib(footprint)) reached its \(which) limit of \(Self.mib(lines.hard))")
             return
         }
         let wasOver = instance.overSoftLimit
@@ -196,9 +204,11 @@ extension Supervisor {
         let offset = instance.memoryLineOffset
         let inGap = { (line: Int64) in GapRecheck.inGap(line: line, offset: offset, charged: charged, footprint: footprint) }
         let nearFatal = lines.last.map(inGap) ?? false
-        instance.memoryRecheck.update(gap: lines.contains(where: inGap),
-                                      first: nearFatal ? Self.memoryRecheckNearFatal : Self.memoryRecheckFirst,
-                                      on: loop) { [self] in checkFootprint(instance) }
+        instance.memoryRecheck.update(
+            gap: lines.contains(where: inGap),
+            first: nearFatal ? Self.memoryRecheckNearFatal : Self.memoryRecheckFirst,
+            on: loop
+        ) { [self] in checkFootprint(instance) }
     }
 
     static func mib(_ bytes: Int64) -> String {

@@ -41,8 +41,9 @@ extension Supervisor {
         var footprint = jetsam.lastFootprint
         if let parent = jetsam.parent, let f = try? parent.hierarchicalFootprint().total { footprint = f }
         let available = (try? SystemMemory.read().available) ?? jetsam.lastAvailable
-        return JetsamReport(level: jetsam.level.description, budgetBytes: jetsam.ladder.budget.map { UInt64(max($0, 0)) },
-                            footprintBytes: UInt64(max(footprint, 0)), availableBytes: available.map { UInt64(max($0, 0)) },
-                            entries: entries)
+        return JetsamReport(
+            level: jetsam.level.description, budgetBytes: jetsam.ladder.budget.map { UInt64(max($0, 0)) },
+            footprintBytes: UInt64(max(footprint, 0)), availableBytes: available.map { UInt64(max($0, 0)) },
+            entries: entries)
     }
 }

@@ -75,15 +75,18 @@ extension Supervisor {
             let total = (try? SystemMemory.read().total) ?? 0
             floor = min(max(total / 50, 64 << 20), 512 << 20)
         }
-        jetsam.governor = PressureGovernor(ladder: PressureLadder(budget: options.memoryBudget, availableFloor: floor),
-                                           systemPressure: options.watchSystemPressure)
+        jetsam.governor = PressureGovernor(
+            ladder: PressureLadder(budget: options.memoryBudget, availableFloor: floor),
+            systemPressure: options.watchSystemPressure)
         let budget = options.memoryBudget
         if let budget {
             do {
                 let limits = BudgetLimits(budget: budget, headroom: options.budgetHeadroom)
                 try cgroups.setBudgetLimits(hard: limits.hard, high: limits.high)
                 jetsam.parent = cgroups.parentCgroup()
-                logger.info("memory budget \(Self.mib(budget)) for all extensions, the kernel's limit at \(Self.mib(limits.hard)) (\(jetsam.parent?.paths.first ?? ""))")
+                logger.info(
+                    "memory budget \(Self.mib(budget)) for all extensions, the kernel's limit at \(Self.mib(limits.hard)) (\(jetsam.parent?.paths.first ?? ""))"
+                )
             } catch {
                 logger.error("memory budget not applied: \(error)")
             }
@@ -136,8 +139,10 @@ extension Supervisor {
         }
     }
 
-    private func armGovernor(thresholds: [ThresholdWatcher], vmpressure: [CgroupEvent], psi: [MemoryPressureMonitor],
-                             parentPSI: [MemoryPressureMonitor]) {
+    private func armGovernor(
+        thresholds: [ThresholdWatcher], vmpressure: [CgroupEvent], psi: [MemoryPressureMonitor],
+        parentPSI: [MemoryPressureMonitor]
+    ) {
         guard !shuttingDown else { return }
         for w in thresholds {
             do {
@@ -165,8 +170,13 @@ extension Supervisor {
                     // MemAvailable is also low (under twice the floor) is critical.
                     var level = PressureLevel.warning
                     if monitor.kind == .full, let available = try? SystemMemory.read().available,
-                       available < jetsam.ladder.availableFloor * 2 { level = .critical }
-                    hold(level, .host, for: monitor.window, "PSI \(monitor.kind.rawValue) stall of 100 ms within \(monitor.window.wholeMilliseconds) ms")
+                        available < jetsam.ladder.availableFloor * 2
+                    {
+                        level = .critical
+                    }
+                    hold(
+                        level, .host, for: monitor.window,
+                        "PSI \(monitor.kind.rawValue) stall of 100 ms within \(monitor.window.wholeMilliseconds) ms")
                 }
                 jetsam.psi.append(monitor)
                 logger.debug("PSI \(monitor.kind.rawValue) trigger armed, window \(monitor.window.wholeMilliseconds) ms")
@@ -183,9 +193,11 @@ extension Supervisor {
                     // at 48 MiB of a 100 MiB budget). It counts only with the charge at the
                     // budget's lowest line or above.
                     guard let line = jetsam.ladder.lines.min(),
-                          ((try? jetsam.parent?.memoryCurrent()) ?? 0) >= line else { return }
-                    hold(monitor.kind == .full ? .critical : .warning, .budget, for: monitor.window,
-                         "the extensions' PSI \(monitor.kind.rawValue) stall of 100 ms within \(monitor.window.wholeMilliseconds) ms")
+                        ((try? jetsam.parent?.memoryCurrent()) ?? 0) >= line
+                    else { return }
+                    hold(
+                        monitor.kind == .full ? .critical : .warning, .budget, for: monitor.window,
+                        "the extensions' PSI \(monitor.kind.rawValue) stall of 100 ms within \(monitor.window.wholeMilliseconds) ms")
                 }
                 jetsam.psi.append(monitor)
             } catch { logger.warning("memory budget: cannot watch the parent's PSI: \(error)") }
@@ -198,7 +210,9 @@ extension Supervisor {
         for w in jetsam.thresholds { loop.unregister(w.fd) }
         for e in jetsam.vmpressure { loop.unregister(e.fd) }
         for m in jetsam.psi { loop.unregister(m.fd) }
-        jetsam.thresholds = []; jetsam.vmpressure = []; jetsam.psi = []
+        jetsam.thresholds = []
+        jetsam.vmpressure = []
+        jetsam.psi = []
         loop.cancel(jetsam.holdTimer)
         jetsam.holdTimer = nil
         jetsam.recheck.cancel(loop)
@@ -207,8 +221,10 @@ extension Supervisor {
     /// A kernel signal: `level` holds for `duration`, then the level is read again.
     private func hold(_ level: PressureLevel, _ source: PressureSignal.Source, for duration: Duration, _ cause: String) {
         let now = MonotonicTime.now
-        jetsam.governor.add(PressureSignal(level: level, source: source, cause: cause, at: now,
-                                           until: now + duration.wholeNanoseconds))
+        jetsam.governor.add(
+            PressureSignal(
+                level: level, source: source, cause: cause, at: now,
+                until: now + duration.wholeNanoseconds))
         scheduleHoldExpiry()
         evaluatePressure(cause)
     }
@@ -283,8 +299,12 @@ extension Supervisor {
         let candidates = allLiveInstances.compactMap { i -> (ExtensionInstance, VictimOrder.Candidate)? in
             guard i.run != nil, i.state != .terminating, i.killReason == nil else { return nil }
             let footprint: Int64 = read ? ((try? i.run?.run.cgroup?.footprint()) ?? 0) : 0
-            return (i, VictimOrder.Candidate(bundleIdentifier: i.identifier, instance: i.number, band: i.band, bandSince: i.bandSince,
-                                             footprint: footprint, overSoftLimit: i.overSoftLimit))
+            return (
+                i,
+                VictimOrder.Candidate(
+                    bundleIdentifier: i.identifier, instance: i.number, band: i.band, bandSince: i.bandSince,
+                    footprint: footprint, overSoftLimit: i.overSoftLimit)
+            )
         }
         let order = options.victimOrder
         return candidates.sorted { order.precedes($0.1, $1.1) }
@@ -299,8 +319,10 @@ extension Supervisor {
     }
 
     /// A kill is due: the first victim dies. The message says what decided it.
-    private func killNextVictim(_ victims: [(ExtensionInstance, VictimOrder.Candidate)], footprint: Int64,
-                                _ cause: PressureGovernor.KillCause) {
+    private func killNextVictim(
+        _ victims: [(ExtensionInstance, VictimOrder.Candidate)], footprint: Int64,
+        _ cause: PressureGovernor.KillCause
+    ) {
         guard let (instance, c) = victims.first else {
             logger.warning("memory pressure critical and no extension left to kill")
             return
@@ -312,9 +334,11 @@ extension Supervisor {
         switch cause {
         case .footprint: why = "memory pressure critical (all extensions: \(Self.mib(footprint))\(budget))"
         case .memAvailable(let a):
-            why = "host memory short: MemAvailable \(Self.mib(a)) under the floor of \(Self.mib(jetsam.ladder.availableFloor)) (all extensions: \(Self.mib(footprint))\(budget))"
+            why =
+                "host memory short: MemAvailable \(Self.mib(a)) under the floor of \(Self.mib(jetsam.ladder.availableFloor)) (all extensions: \(Self.mib(footprint))\(budget))"
         case .signal(let s):
-            why = "memory pressure critical on \(s.cause), after the last victim's memory was returned (all extensions: \(Self.mib(footprint))\(budget))"
+            why =
+                "memory pressure critical on \(s.cause), after the last victim's memory was returned (all extensions: \(Self.mib(footprint))\(budget))"
         }
         let soft = c.overSoftLimit ? ", over its soft limit" : ""
         // The decision's moment and footprint (the record's), read once, also go in the message.
@@ -338,8 +362,10 @@ extension Supervisor {
         let lines = jetsam.ladder.lines
         let inGap = { (line: Int64) in GapRecheck.inGap(line: line, charged: charged, footprint: footprint) }
         let nearCritical = lines.max().map(inGap) ?? false
-        jetsam.recheck.update(gap: lines.contains(where: inGap),
-                              first: nearCritical ? Self.memoryRecheckNearFatal : Self.memoryRecheckFirst, on: loop) { [self] in
+        jetsam.recheck.update(
+            gap: lines.contains(where: inGap),
+            first: nearCritical ? Self.memoryRecheckNearFatal : Self.memoryRecheckFirst, on: loop
+        ) { [self] in
             evaluatePressure("charge above a line, footprint below it")
         }
     }

@@ -17,8 +17,10 @@ public enum VictimOrder: String, Sendable, CaseIterable {
         public var footprint: Int64
         public var overSoftLimit: Bool
 
-        public init(bundleIdentifier: String, instance: Int, band: Int, bandSince: UInt64, footprint: Int64,
-                    overSoftLimit: Bool) {
+        public init(
+            bundleIdentifier: String, instance: Int, band: Int, bandSince: UInt64, footprint: Int64,
+            overSoftLimit: Bool
+        ) {
             self.bundleIdentifier = bundleIdentifier
             self.instance = instance
             self.band = band

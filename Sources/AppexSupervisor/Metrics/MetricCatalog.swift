@@ -46,10 +46,14 @@ public enum MetricCatalog {
 
     public static let launchDuration = MetricDefinition(
         "appex_launch_duration_seconds", .histogram, labels: ["phase", "extension_point", "start"], buckets: launchBuckets,
-        help: "Launch time by phase: handOff (decision to the launch worker), view, prepare, clone, sandbox, exec, spawn (the sandbox's), checkIn (decision to Hello), firstRequest (its round trip; start=warm for a reused instance).")
+        help:
+            "Launch time by phase: handOff (decision to the launch worker), view, prepare, clone, sandbox, exec, spawn (the sandbox's), checkIn (decision to Hello), firstRequest (its round trip; start=warm for a reused instance)."
+    )
     public static let sandboxBuilds = MetricDefinition(
         "appex_sandbox_build_duration_seconds", .histogram, labels: ["trigger"], buckets: launchBuckets,
-        help: "Extension sandboxes built (namespaces, view, init), by what built them: a first launch (trigger=launch), or appexd ahead of it (trigger=prebuild, appexd --prebuild-sandboxes).")
+        help:
+            "Extension sandboxes built (namespaces, view, init), by what built them: a first launch (trigger=launch), or appexd ahead of it (trigger=prebuild, appexd --prebuild-sandboxes)."
+    )
     public static let requestDuration = MetricDefinition(
         "appex_request_duration_seconds", .histogram, labels: ["extension_point", "start"], buckets: requestBuckets,
         help: "Admitted requests from admission to outcome, as the host waits for them; start=cold when the request launched its instance.")
@@ -79,7 +83,9 @@ public enum MetricCatalog {
         help: "The hard footprint limits of the extension's policy: state=active while serving, inactive while idle.")
     public static let liveInstances = MetricDefinition(
         "appex_extensions_live", .gauge, labels: ["band"],
-        help: "Live extension instances by the jetsam band they are in now (active band while launching or serving; aging, then the idle band, while idle).")
+        help:
+            "Live extension instances by the jetsam band they are in now (active band while launching or serving; aging, then the idle band, while idle)."
+    )
     public static let installed = MetricDefinition(
         "appex_extensions_installed", .gauge, labels: ["enabled"],
         help: "Installed extensions, enabled or not.")

@@ -34,8 +34,9 @@ extension Supervisor {
                 total = phase.microseconds * 1000
             }
         }
-        metrics.request(outcome: kind, reason: outcome.reason?.rawValue, extensionPoint: point, cold: outcome.cold,
-                        totalNanos: total)
+        metrics.request(
+            outcome: kind, reason: outcome.reason?.rawValue, extensionPoint: point, cold: outcome.cold,
+            totalNanos: total)
         metrics.notePeak(outcome.peakMemoryBytes.map { Int64(clamping: $0) }, bundleIdentifier: bundleIdentifier)
     }
 
@@ -43,22 +44,25 @@ extension Supervisor {
     func measureTermination(_ record: TerminationRecord) {
         metrics.notePeak(record.peakMemoryBytes, bundleIdentifier: record.bundleIdentifier)
         guard record.reason.isCountedAsKill else { return }
-        metrics.kill(reason: record.reason.rawValue, band: JetsamBand(value: record.band)?.name ?? String(record.band),
-                     extensionPoint: extensionPointLabel(record.bundleIdentifier), bundleIdentifier: record.bundleIdentifier)
+        metrics.kill(
+            reason: record.reason.rawValue, band: JetsamBand(value: record.band)?.name ?? String(record.band),
+            extensionPoint: extensionPointLabel(record.bundleIdentifier), bundleIdentifier: record.bundleIdentifier)
     }
 
     /// The installed extensions' kill, warning and denial series, made at zero (a catalog
     /// change calls it through the next metrics snapshot).
     func primeMetrics() {
-        metrics.prime(catalog.values.map { entry in
-            let bands = [entry.lifecycle.jetsamBand, entry.lifecycle.idleBand].map(\.name)
-            var notified: [String] = []
-            for rule in entry.policy.syscallRules {
-                if case .notify = rule.action { notified.append(rule.name) }
-            }
-            return SupervisorMetrics.Expected(bundleIdentifier: entry.identifier, extensionPoint: entry.installed.extensionPoint,
-                                              bands: bands[0] == bands[1] ? [bands[0]] : bands, notifiedSyscalls: notified)
-        })
+        metrics.prime(
+            catalog.values.map { entry in
+                let bands = [entry.lifecycle.jetsamBand, entry.lifecycle.idleBand].map(\.name)
+                var notified: [String] = []
+                for rule in entry.policy.syscallRules {
+                    if case .notify = rule.action { notified.append(rule.name) }
+                }
+                return SupervisorMetrics.Expected(
+                    bundleIdentifier: entry.identifier, extensionPoint: entry.installed.extensionPoint,
+                    bands: bands[0] == bands[1] ? [bands[0]] : bands, notifiedSyscalls: notified)
+            })
     }
 
     func measureMemoryWarning(_ instance: ExtensionInstance) {

@@ -17,8 +17,10 @@ public struct MetricsSnapshot: Sendable {
         /// The largest high-water mark seen for an instance that has answered or ended.
         public var peakBytes: Int64?
 
-        public init(bundleIdentifier: String, extensionPoint: String, enabled: Bool, activeLimitBytes: Int64,
-                    inactiveLimitBytes: Int64, peakBytes: Int64? = nil) {
+        public init(
+            bundleIdentifier: String, extensionPoint: String, enabled: Bool, activeLimitBytes: Int64,
+            inactiveLimitBytes: Int64, peakBytes: Int64? = nil
+        ) {
             self.bundleIdentifier = bundleIdentifier
             self.extensionPoint = extensionPoint
             self.enabled = enabled
@@ -88,10 +90,11 @@ extension Supervisor {
             metrics.forgetPeaks(keeping: Set(catalog.keys))
             primeMetrics()
             metricsCache.extensions = catalog.values.map { entry in
-                MetricsSnapshot.Extension(bundleIdentifier: entry.identifier, extensionPoint: entry.installed.extensionPoint,
-                                          enabled: entry.installed.isEnabled,
-                                          activeLimitBytes: entry.lifecycle.memory.activeHardLimit.bytes,
-                                          inactiveLimitBytes: entry.lifecycle.memory.inactiveHardLimit.bytes)
+                MetricsSnapshot.Extension(
+                    bundleIdentifier: entry.identifier, extensionPoint: entry.installed.extensionPoint,
+                    enabled: entry.installed.isEnabled,
+                    activeLimitBytes: entry.lifecycle.memory.activeHardLimit.bytes,
+                    inactiveLimitBytes: entry.lifecycle.memory.inactiveHardLimit.bytes)
             }
         }
         if metricsCache.withPeaksKey.map({ $0 != (catalogGeneration, metrics.peaksVersion) }) ?? true {
@@ -120,15 +123,18 @@ extension Supervisor {
             instances.reserveCapacity(live)
             for slot in slots.values {
                 for instance in slot.instances where instance.isLive {
-                    instances.append(.init(bundleIdentifier: instance.identifier,
-                                           band: JetsamBand(value: instance.band)?.name ?? String(instance.band),
-                                           cgroup: instance.run?.run.cgroup))
+                    instances.append(
+                        .init(
+                            bundleIdentifier: instance.identifier,
+                            band: JetsamBand(value: instance.band)?.name ?? String(instance.band),
+                            cgroup: instance.run?.run.cgroup))
                 }
             }
             metricsCache.instances = instances
             metricsCache.instancesFingerprint = fingerprint
         }
-        return MetricsSnapshot(extensions: metricsCache.withPeaks, instances: metricsCache.instances, pressureLevel: jetsam.level,
-                               contentKey: .init(catalog: catalogGeneration, peaks: metrics.peaksVersion, instances: fingerprint))
+        return MetricsSnapshot(
+            extensions: metricsCache.withPeaks, instances: metricsCache.instances, pressureLevel: jetsam.level,
+            contentKey: .init(catalog: catalogGeneration, peaks: metrics.peaksVersion, instances: fingerprint))
     }
 }

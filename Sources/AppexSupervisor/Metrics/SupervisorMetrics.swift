@@ -56,56 +56,72 @@ final class SupervisorMetrics: @unchecked Sendable {
     /// One launch phase (nanoseconds) of an extension of `extensionPoint`.
     func launchPhase(_ phase: String, nanos: UInt64, extensionPoint: String, cold: Bool = true) {
         let key = LaunchKey(phase: phase, extensionPoint: extensionPoint, start: cold ? "cold" : "warm")
-        let timer = launchTimers[key] ?? {
-            let t = CoreMetrics.Timer(label: MetricCatalog.launchDuration.name, dimensions: [
-                ("phase", key.phase), ("extension_point", key.extensionPoint), ("start", key.start),
-            ])
-            launchTimers[key] = t
-            return t
-        }()
+        let timer =
+            launchTimers[key]
+            ?? {
+                let t = CoreMetrics.Timer(
+                    label: MetricCatalog.launchDuration.name,
+                    dimensions: [
+                        ("phase", key.phase), ("extension_point", key.extensionPoint), ("start", key.start),
+                    ])
+                launchTimers[key] = t
+                return t
+            }()
         timer.recordNanoseconds(Int64(clamping: nanos))
     }
 
     /// An extension's sandbox built, by a first launch or ahead of one.
     func sandboxBuilt(trigger: String, nanos: UInt64) {
-        let timer = buildTimers[trigger] ?? {
-            let t = CoreMetrics.Timer(label: MetricCatalog.sandboxBuilds.name, dimensions: [("trigger", trigger)])
-            buildTimers[trigger] = t
-            return t
-        }()
+        let timer =
+            buildTimers[trigger]
+            ?? {
+                let t = CoreMetrics.Timer(label: MetricCatalog.sandboxBuilds.name, dimensions: [("trigger", trigger)])
+                buildTimers[trigger] = t
+                return t
+            }()
         timer.recordNanoseconds(Int64(clamping: nanos))
     }
 
     /// A request's outcome; `totalNanos`: admission to outcome.
     func request(outcome: String, reason: String?, extensionPoint: String, cold: Bool, totalNanos: UInt64) {
         let key = RequestKey(outcome: outcome, reason: reason ?? "", extensionPoint: extensionPoint)
-        let counter = requestCounters[key] ?? {
-            let c = CoreMetrics.Counter(label: MetricCatalog.requests.name, dimensions: [
-                ("outcome", key.outcome), ("reason", key.reason), ("extension_point", key.extensionPoint),
-            ])
-            requestCounters[key] = c
-            return c
-        }()
+        let counter =
+            requestCounters[key]
+            ?? {
+                let c = CoreMetrics.Counter(
+                    label: MetricCatalog.requests.name,
+                    dimensions: [
+                        ("outcome", key.outcome), ("reason", key.reason), ("extension_point", key.extensionPoint),
+                    ])
+                requestCounters[key] = c
+                return c
+            }()
         counter.increment()
         let durationKey = DurationKey(extensionPoint: extensionPoint, cold: cold)
-        let timer = requestTimers[durationKey] ?? {
-            let t = CoreMetrics.Timer(label: MetricCatalog.requestDuration.name, dimensions: [
-                ("extension_point", extensionPoint), ("start", cold ? "cold" : "warm"),
-            ])
-            requestTimers[durationKey] = t
-            return t
-        }()
+        let timer =
+            requestTimers[durationKey]
+            ?? {
+                let t = CoreMetrics.Timer(
+                    label: MetricCatalog.requestDuration.name,
+                    dimensions: [
+                        ("extension_point", extensionPoint), ("start", cold ? "cold" : "warm"),
+                    ])
+                requestTimers[durationKey] = t
+                return t
+            }()
         timer.recordNanoseconds(Int64(clamping: totalNanos))
     }
 
     /// A request refused before admission. The reasons are appexd's own few, so the label
     /// stays bounded whatever a host asks for.
     func refusal(reason: String) {
-        let counter = refusalCounters[reason] ?? {
-            let c = CoreMetrics.Counter(label: MetricCatalog.refusals.name, dimensions: [("reason", reason)])
-            refusalCounters[reason] = c
-            return c
-        }()
+        let counter =
+            refusalCounters[reason]
+            ?? {
+                let c = CoreMetrics.Counter(label: MetricCatalog.refusals.name, dimensions: [("reason", reason)])
+                refusalCounters[reason] = c
+                return c
+            }()
         counter.increment()
     }
 
@@ -114,8 +130,9 @@ final class SupervisorMetrics: @unchecked Sendable {
     }
 
     private func killCounter(reason: String, band: String, extensionPoint: String, bundleIdentifier: String) -> CoreMetrics.Counter {
-        let key = KillKey(reason: reason, band: band, extensionPoint: extensionPoint,
-                          bundleIdentifier: killsByBundle ? bundleIdentifier : nil)
+        let key = KillKey(
+            reason: reason, band: band, extensionPoint: extensionPoint,
+            bundleIdentifier: killsByBundle ? bundleIdentifier : nil)
         if let c = killCounters[key] { return c }
         var dimensions = [("reason", key.reason), ("band", key.band), ("extension_point", key.extensionPoint)]
         if let id = key.bundleIdentifier { dimensions.append(("bundle_id", id)) }
@@ -158,8 +175,9 @@ final class SupervisorMetrics: @unchecked Sendable {
         for e in expected {
             for reason in KillReason.exportedAtZero {
                 for band in e.bands {
-                    _ = killCounter(reason: reason.rawValue, band: band, extensionPoint: e.extensionPoint,
-                                    bundleIdentifier: e.bundleIdentifier)
+                    _ = killCounter(
+                        reason: reason.rawValue, band: band, extensionPoint: e.extensionPoint,
+                        bundleIdentifier: e.bundleIdentifier)
                 }
             }
             _ = warningCounter(e.bundleIdentifier)
@@ -194,25 +212,31 @@ final class SupervisorMetrics: @unchecked Sendable {
     }
 
     private static func deniedSyscall(bundleIdentifier: String, syscall: String, by n: Int64) {
-        CoreMetrics.Counter(label: MetricCatalog.deniedSyscalls.name,
-                            dimensions: [("bundle_id", bundleIdentifier), ("syscall", syscall)]).increment(by: n)
+        CoreMetrics.Counter(
+            label: MetricCatalog.deniedSyscalls.name,
+            dimensions: [("bundle_id", bundleIdentifier), ("syscall", syscall)]
+        ).increment(by: n)
     }
 
     /// A background transfer ended (`completed`, `failed`, `cancelled`) or was refused
     /// (`refused-<reason>`); the bytes it moved count by kind.
     func transfer(outcome: String, kind: String? = nil, bytes: Int64 = 0) {
-        let counter = transferCounters[outcome] ?? {
-            let c = CoreMetrics.Counter(label: MetricCatalog.transfers.name, dimensions: [("outcome", outcome)])
-            transferCounters[outcome] = c
-            return c
-        }()
+        let counter =
+            transferCounters[outcome]
+            ?? {
+                let c = CoreMetrics.Counter(label: MetricCatalog.transfers.name, dimensions: [("outcome", outcome)])
+                transferCounters[outcome] = c
+                return c
+            }()
         counter.increment()
         guard let kind, bytes > 0 else { return }
-        let bytesCounter = transferByteCounters[kind] ?? {
-            let c = CoreMetrics.Counter(label: MetricCatalog.transferBytes.name, dimensions: [("kind", kind)])
-            transferByteCounters[kind] = c
-            return c
-        }()
+        let bytesCounter =
+            transferByteCounters[kind]
+            ?? {
+                let c = CoreMetrics.Counter(label: MetricCatalog.transferBytes.name, dimensions: [("kind", kind)])
+                transferByteCounters[kind] = c
+                return c
+            }()
         bytesCounter.increment(by: bytes)
     }
 }

@@ -1,6 +1,7 @@
 import AppexCgroups
 import AppexPolicyCore
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -33,9 +34,10 @@ public enum CgroupParentName {
         var removed: [String] = []
         for name in siblings(of: cgroups) {
             guard name.hasPrefix(prefix + "-"), name != cgroups.parentName,
-                  let pid = Int32(name.dropFirst(prefix.count + 1)), pid > 0, !isAlive(pid),
-                  let other = try? CgroupManager(version: cgroups.version, roots: cgroups.roots, parentName: name),
-                  let claim = try? other.claimParentIfFree() else { continue }
+                let pid = Int32(name.dropFirst(prefix.count + 1)), pid > 0, !isAlive(pid),
+                let other = try? CgroupManager(version: cgroups.version, roots: cgroups.roots, parentName: name),
+                let claim = try? other.claimParentIfFree()
+            else { continue }
             _ = try? other.cleanupLeftovers()
             try? other.removeParent()
             claim.release()

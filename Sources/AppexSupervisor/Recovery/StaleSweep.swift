@@ -3,6 +3,7 @@ import AppexSandbox
 import AppexStateDirectory
 import CAppexLinux
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -27,8 +28,10 @@ public enum StaleSweep {
 
     /// `embeddedPrefix`: also remove the parents that dead embedded supervisors of that kind
     /// left beside this one (`CgroupParentName.sweepEmbedded`).
-    public static func run(stateDirectory: String, cgroups: CgroupManager, uidRange: ClosedRange<UInt32>,
-                           embeddedPrefix: String? = nil) throws -> Report {
+    public static func run(
+        stateDirectory: String, cgroups: CgroupManager, uidRange: ClosedRange<UInt32>,
+        embeddedPrefix: String? = nil
+    ) throws -> Report {
         var report = Report()
         let uids = Set(try UIDAllocator(stateRoot: stateDirectory, range: uidRange).assignments().values)
         if !uids.isEmpty {

@@ -12,7 +12,8 @@ extension Supervisor {
         let slot = slot(for: instance.identifier)
         pump(slot)
         guard instance.state == .idle, instance.ticket == nil, !instance.exiting,
-              let entry = catalog[instance.identifier] else { return }
+            let entry = catalog[instance.identifier]
+        else { return }
         enterIdleBands(instance)
         livenessOnIdle(instance)
         loop.cancel(instance.idleTimer)
@@ -38,7 +39,9 @@ extension Supervisor {
         loop.cancel(instance.idleTimer)
         loop.cancel(instance.pingTimer)
         loop.cancel(instance.pongTimer)
-        instance.idleTimer = nil; instance.pingTimer = nil; instance.pongTimer = nil
+        instance.idleTimer = nil
+        instance.pingTimer = nil
+        instance.pongTimer = nil
         let grace = options.terminateGrace
         send(.terminate(Terminate(reason: Reason(reason), graceMilliseconds: UInt32(clamping: grace.wholeMilliseconds))), to: instance)
         instance.graceTimer = loop.schedule(after: grace) { [self] in
@@ -56,7 +59,10 @@ extension Supervisor {
     public func endIdleInstances(of identifier: String) async {
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
             loop.post { [self] in
-                guard let slot = slots[identifier] else { c.resume(); return }
+                guard let slot = slots[identifier] else {
+                    c.resume()
+                    return
+                }
                 let idle = slot.instances.filter { $0.state == .idle && $0.ticket == nil }
                 for instance in idle { terminate(instance, reason: .idleExit, "idle, ended early") }
                 let gone: (Supervisor) -> Bool = { _ in idle.allSatisfy { i in !slot.instances.contains { $0 === i } } }

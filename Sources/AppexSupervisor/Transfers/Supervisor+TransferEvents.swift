@@ -1,6 +1,7 @@
 import AppexRegistry
 import AppexWire
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -30,8 +31,9 @@ extension Supervisor {
             logger.info("transfers: events of session \(session) of \(bundle) wait: the extension is not enabled")
             return
         }
-        let events = TransferEvents(requestID: 0, sessionIdentifier: session, bundleIdentifier: bundle,
-                                    results: rows.map(Self.result(of:)))
+        let events = TransferEvents(
+            requestID: 0, sessionIdentifier: session, bundleIdentifier: bundle,
+            results: rows.map(Self.result(of:)))
         let ids = rows.compactMap(\.id)
         transfers.delivering.insert(key)
         if let app = entry.installed.containingAppIdentifier, let host = transferEventHosts[app]?.first(where: { $0.isOpen && $0.speaks(for: app) }) {
@@ -67,9 +69,10 @@ extension Supervisor {
 
     static func result(of r: TransferRecord) -> TransferResult {
         let outcome: TransferResult.Outcome = r.state == .completed ? .completed : r.state == .cancelled ? .cancelled : .failed
-        return TransferResult(transferID: UInt64(r.id ?? 0), kind: r.kind == "upload" ? .upload : .download, fileName: r.fileName,
-                              outcome: outcome, reason: r.reason.map(Reason.init(rawValue:)), message: r.message,
-                              bytes: UInt64(max(r.bytes, 0)), httpStatus: r.httpStatus.map { UInt32(clamping: $0) })
+        return TransferResult(
+            transferID: UInt64(r.id ?? 0), kind: r.kind == "upload" ? .upload : .download, fileName: r.fileName,
+            outcome: outcome, reason: r.reason.map(Reason.init(rawValue:)), message: r.message,
+            bytes: UInt64(max(r.bytes, 0)), httpStatus: r.httpStatus.map { UInt32(clamping: $0) })
     }
 }
 
@@ -90,7 +93,9 @@ final class TransferEventSink: RequestSink, @unchecked Sendable {
         descriptors.forEach { _ = close($0) }
         guard let supervisor else { return }
         if outcome.outcome == .failed {
-            supervisor.logger.warning("transfers: the extension did not take the events of \(key.replacingOccurrences(of: "\0", with: " session ")): \(outcome.reason?.rawValue ?? "failed")")
+            supervisor.logger.warning(
+                "transfers: the extension did not take the events of \(key.replacingOccurrences(of: "\0", with: " session ")): \(outcome.reason?.rawValue ?? "failed")"
+            )
             supervisor.transfers.delivering.remove(key)
         } else {
             supervisor.transferEventsDelivered(key, ids: ids)

@@ -1,11 +1,12 @@
-import AppexPolicy
 import AppexCgroups
+import AppexPolicy
 import AppexRegistry
 import AppexSandbox
 import AppexStateDirectory
 import AppexTransferPlan
 import AppexWire
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -20,13 +21,17 @@ extension Supervisor {
     /// Loop only. An extension asks for a transfer during request `m.requestID`.
     func scheduleTransfer(_ m: ScheduleTransfer, from instance: ExtensionInstance) {
         loop.assertOnLoop()
-        guard let entry = catalog[instance.identifier] else { return refuseTransfer(m, instance, .unknownExtension, "\(instance.identifier) is not installed") }
+        guard let entry = catalog[instance.identifier] else {
+            return refuseTransfer(m, instance, .unknownExtension, "\(instance.identifier) is not installed")
+        }
         let limits = entry.lifecycle.transfers
         guard limits.allowed else {
-            return refuseTransfer(m, instance, .transfersNotAllowed, "extension point \(entry.installed.extensionPoint) does not allow background transfers")
+            return refuseTransfer(
+                m, instance, .transfersNotAllowed, "extension point \(entry.installed.extensionPoint) does not allow background transfers")
         }
         guard entry.policy.hostNetwork else {
-            return refuseTransfer(m, instance, .noNetwork, "the extension has no network (its policy's `network`, or the network entitlement), so nor do its transfers")
+            return refuseTransfer(
+                m, instance, .noNetwork, "the extension has no network (its policy's `network`, or the network entitlement), so nor do its transfers")
         }
         if let problem = TransferRequestCheck.problem(m, appGroups: entry.policy.appGroups) {
             return refuseTransfer(m, instance, .invalidTransfer, problem)
@@ -45,14 +50,16 @@ extension Supervisor {
         }
         let unfinished = transfers.unfinished(of: instance.identifier) + transfers.reserved[instance.identifier, default: 0]
         guard unfinished < limits.pending else {
-            return refuseTransfer(m, instance, .transferLimit, "\(unfinished) transfers of \(instance.identifier) are not over yet, at most \(limits.pending)")
+            return refuseTransfer(
+                m, instance, .transferLimit, "\(unfinished) transfers of \(instance.identifier) are not over yet, at most \(limits.pending)")
         }
         transfers.holders[key] = TransferState.Holder(instance: instance)
         transfers.reserved[instance.identifier, default: 0] += 1
         let t = m.transfer
-        let record = TransferRecord(bundleIdentifier: instance.identifier, sessionIdentifier: m.sessionIdentifier,
-                                    kind: t.kind.name, url: t.url, method: t.method ?? (t.kind == .download ? "GET" : "PUT"),
-                                    headers: t.headers, appGroup: t.appGroup, fileName: t.fileName)
+        let record = TransferRecord(
+            bundleIdentifier: instance.identifier, sessionIdentifier: m.sessionIdentifier,
+            kind: t.kind.name, url: t.url, method: t.method ?? (t.kind == .download ? "GET" : "PUT"),
+            headers: t.headers, appGroup: t.appGroup, fileName: t.fileName)
         let registry = self.registry
         let window = Date().addingTimeInterval(-Double(TransferPolicy.quotaWindow.components.seconds))
         historyQueue.async { [self] in
@@ -130,8 +137,9 @@ extension Supervisor {
         }
         let limits = entry.lifecycle.transfers
         guard entry.policy.hostNetwork, limits.allowed, entry.policy.appGroups.contains(record.appGroup) else {
-            return endTransfer(record, state: .failed, reason: .transfersNotAllowed,
-                               message: "the extension's policy no longer allows this transfer (network, transfers or app group)")
+            return endTransfer(
+                record, state: .failed, reason: .transfersNotAllowed,
+                message: "the extension's policy no longer allows this transfer (network, transfers or app group)")
         }
         let elapsed = Date().timeIntervalSince(record.createdAt)
         let left = Double(limits.timeLimit.components.seconds) - elapsed
@@ -145,9 +153,10 @@ extension Supervisor {
         guard quotaLeft > 0 else {
             return endTransfer(record, state: .failed, reason: .transferQuota, message: "the day's quota of \(limits.quotaBytes) bytes is used")
         }
-        let plan = TransferPlan(kind: record.kind == "upload" ? .upload : .download, url: record.url, method: record.method,
-                                headers: record.headerLines, fileName: record.fileName, quotaBytes: quotaLeft,
-                                timeLimitSeconds: Int64(left.rounded(.up)), etag: record.etag)
+        let plan = TransferPlan(
+            kind: record.kind == "upload" ? .upload : .download, url: record.url, method: record.method,
+            headers: record.headerLines, fileName: record.fileName, quotaBytes: quotaLeft,
+            timeLimitSeconds: Int64(left.rounded(.up)), etag: record.etag)
         let worker: TransferWorkerProcess
         let cgroup: ExtensionCgroup
         do {
@@ -256,7 +265,9 @@ extension Supervisor {
             endTransfer(record, state: f.completed ? .completed : .failed, reason: f.reason.map(Reason.init(rawValue:)), message: f.message)
         } else {
             let signal = status & 0x7f
-            let how = atItsLimit ? "was killed at its memory limit (\(TransferWorkerLimits.memory / (1 << 20)) MiB)"
+            let how =
+                atItsLimit
+                ? "was killed at its memory limit (\(TransferWorkerLimits.memory / (1 << 20)) MiB)"
                 : signal != 0 ? "was killed by signal \(signal)" : "exited with status \((status >> 8) & 0xff)"
             endTransfer(record, state: .failed, reason: .crashed, message: "the transfer worker \(how) without a result")
         }
@@ -288,7 +299,8 @@ extension Supervisor {
         ended.message = message.isEmpty ? nil : message
         ended.endedAt = Date()
         let record = ended
-        logger.info("transfer \(record.id.map(String.init) ?? "?") \(state.rawValue)\(reason.map { " (\($0))" } ?? ""): \(record.bytes) bytes \(message)")
+        logger.info(
+            "transfer \(record.id.map(String.init) ?? "?") \(state.rawValue)\(reason.map { " (\($0))" } ?? ""): \(record.bytes) bytes \(message)")
         metrics.transfer(outcome: state.rawValue, kind: record.kind, bytes: record.bytes)
         let registry = self.registry
         historyQueue.async { [self] in

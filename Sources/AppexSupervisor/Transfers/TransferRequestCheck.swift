@@ -49,7 +49,11 @@ enum TransferRequestCheck {
         if url.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7f }) { return "holds whitespace or a control character" }
         let lower = url.lowercased()
         let rest: Substring
-        if lower.hasPrefix("http://") { rest = lower.dropFirst(7) } else if lower.hasPrefix("https://") { rest = lower.dropFirst(8) } else {
+        if lower.hasPrefix("http://") {
+            rest = lower.dropFirst(7)
+        } else if lower.hasPrefix("https://") {
+            rest = lower.dropFirst(8)
+        } else {
             return "\(url) is not http:// or https://"
         }
         let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }

@@ -52,8 +52,9 @@ final class TransferState: @unchecked Sendable {
 
     /// The extensions with transfers not over in a session of that name.
     func unfinishedBundles(inSession session: String) -> Set<String> {
-        Set(waiting.filter { $0.sessionIdentifier == session }.map(\.bundleIdentifier)
-            + running.values.filter { $0.record.sessionIdentifier == session }.map(\.record.bundleIdentifier))
+        Set(
+            waiting.filter { $0.sessionIdentifier == session }.map(\.bundleIdentifier)
+                + running.values.filter { $0.record.sessionIdentifier == session }.map(\.record.bundleIdentifier))
     }
 
     func runningCount(of bundle: String) -> Int {

@@ -1,6 +1,7 @@
 import AppexSandbox
 import AppexTransferPlan
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -48,15 +49,18 @@ struct TransferWorkerProcess {
 
     /// Starts the worker for `plan` in the group directory `directory` (which stays the
     /// caller's to close).
-    static func spawn(plan: TransferPlan, directory: Int32, uid: UInt32, gid: UInt32,
-                      place: (pid_t) throws -> Void) throws -> TransferWorkerProcess {
+    static func spawn(
+        plan: TransferPlan, directory: Int32, uid: UInt32, gid: UInt32,
+        place: (pid_t) throws -> Void
+    ) throws -> TransferWorkerProcess {
         var planPipe: [Int32] = [0, 0], reportPipe: [Int32] = [0, 0]
         // Close-on-exec from the start (socketpairs: Glibc's module has no pipe2), so a launch
         // cloning on another thread never inherits one.
         let streamCloexec = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
         guard socketpair(AF_UNIX, streamCloexec, 0, &planPipe) == 0 else { throw fail("socketpair") }
         guard socketpair(AF_UNIX, streamCloexec, 0, &reportPipe) == 0 else {
-            close(planPipe[0]); close(planPipe[1])
+            close(planPipe[0])
+            close(planPipe[1])
             throw fail("socketpair")
         }
         var toClose: [Int32] = []

@@ -42,11 +42,21 @@ extern "C" {
 
 /* Message types (section 4). */
 enum appex_message_type {
-    APPEX_HELLO = 0x01, APPEX_REFUSAL = 0x02, APPEX_PING = 0x03, APPEX_PONG = 0x04,
-    APPEX_BEGIN_REQUEST = 0x10, APPEX_COMPLETE_REQUEST = 0x11, APPEX_CANCEL_REQUEST = 0x12,
-    APPEX_OPEN_URL = 0x13, APPEX_OPEN_URL_RESULT = 0x14, APPEX_MEMORY_WARNING = 0x15,
-    APPEX_REQUEST_WILL_EXPIRE = 0x16, APPEX_TERMINATE = 0x17,
-    APPEX_HOST_BEGIN_REQUEST = 0x20, APPEX_REQUEST_OUTCOME = 0x21, APPEX_HOST_CANCEL_REQUEST = 0x22,
+    APPEX_HELLO = 0x01,
+    APPEX_REFUSAL = 0x02,
+    APPEX_PING = 0x03,
+    APPEX_PONG = 0x04,
+    APPEX_BEGIN_REQUEST = 0x10,
+    APPEX_COMPLETE_REQUEST = 0x11,
+    APPEX_CANCEL_REQUEST = 0x12,
+    APPEX_OPEN_URL = 0x13,
+    APPEX_OPEN_URL_RESULT = 0x14,
+    APPEX_MEMORY_WARNING = 0x15,
+    APPEX_REQUEST_WILL_EXPIRE = 0x16,
+    APPEX_TERMINATE = 0x17,
+    APPEX_HOST_BEGIN_REQUEST = 0x20,
+    APPEX_REQUEST_OUTCOME = 0x21,
+    APPEX_HOST_CANCEL_REQUEST = 0x22,
     APPEX_INTERRUPTION = 0x23,
 };
 
@@ -58,7 +68,7 @@ enum appex_outcome { APPEX_COMPLETED = 1, APPEX_CANCELLED = 2, APPEX_FAILED = 3 
 typedef struct appex_error {
     char reason[40];
     char message[480];
-    int errnum;   /* errno when reason is "io", else 0 */
+    int errnum; /* errno when reason is "io", else 0 */
 } appex_error;
 
 typedef struct appex_bytes {
@@ -67,13 +77,16 @@ typedef struct appex_bytes {
 } appex_bytes;
 
 enum appex_user_info_kind {
-    APPEX_USER_INFO_STRING = 2, APPEX_USER_INFO_INTEGER = 3, APPEX_USER_INFO_BOOL = 4,
-    APPEX_USER_INFO_DOUBLE = 5, APPEX_USER_INFO_DATA = 6,
+    APPEX_USER_INFO_STRING = 2,
+    APPEX_USER_INFO_INTEGER = 3,
+    APPEX_USER_INFO_BOOL = 4,
+    APPEX_USER_INFO_DOUBLE = 5,
+    APPEX_USER_INFO_DATA = 6,
 };
 
 typedef struct appex_user_info {
     const char *key;
-    int kind;   /* enum appex_user_info_kind */
+    int kind; /* enum appex_user_info_kind */
     const char *string;
     int64_t integer;
     int boolean;
@@ -86,11 +99,11 @@ typedef struct appex_user_info {
  * or -1 for inline data. Sent: fd >= 0 sends that descriptor (the caller keeps its copy),
  * -1 sends inline_data. */
 typedef struct appex_attachment {
-    const char *const *type_identifiers;   /* 1 to 16, most specific first */
+    const char *const *type_identifiers; /* 1 to 16, most specific first */
     size_t type_identifier_count;
     appex_bytes inline_data;
     int fd;
-    const char *suggested_name;   /* NULL: none */
+    const char *suggested_name; /* NULL: none */
 } appex_attachment;
 
 /* An item (NSExtensionItem). NULL strings are absent. */
@@ -107,7 +120,7 @@ typedef struct appex_item {
 typedef struct appex_error_value {
     const char *domain;
     int64_t code;
-    const char *message;   /* NULL: none */
+    const char *message; /* NULL: none */
 } appex_error_value;
 
 typedef struct appex_phase {
@@ -123,7 +136,7 @@ typedef struct appex_message {
     int has_request_id;
     /* Hello */
     uint32_t protocol_version;
-    const char *bundle_identifier;   /* Hello, Interruption */
+    const char *bundle_identifier; /* Hello, Interruption */
     int32_t pid;
     /* Refusal (reason, message, details), Terminate (reason), Interruption (reason, message),
      * RequestOutcome (reason) */
@@ -137,7 +150,7 @@ typedef struct appex_message {
     const appex_item *items;
     size_t item_count;
     /* CancelRequest, RequestOutcome */
-    const appex_error_value *error;   /* NULL: none */
+    const appex_error_value *error; /* NULL: none */
     /* OpenURL, OpenURLResult */
     const char *url;
     int accepted;
@@ -147,7 +160,7 @@ typedef struct appex_message {
     uint32_t milliseconds;
     int has_milliseconds;
     /* RequestOutcome */
-    uint8_t outcome;   /* enum appex_outcome */
+    uint8_t outcome; /* enum appex_outcome */
     int cold;
     const appex_phase *phases;
     size_t phase_count;
@@ -165,7 +178,7 @@ typedef struct appex_message {
     /* The descriptors that came with the frame, in order; -1 once taken. */
     int fds[APPEX_MAX_FDS];
     int fd_count;
-    void *storage_;   /* private */
+    void *storage_; /* private */
 } appex_message;
 
 /* Closes the descriptors still held (not taken) and frees the message. NULL is fine. */
@@ -176,23 +189,23 @@ APPEX_API int appex_message_take_fd(appex_message *message, int fd);
 
 /* Which end is decoding: what it may receive differs (section 4). */
 enum appex_role {
-    APPEX_ROLE_EXTENSION = 1,   /* receives what appexd sends on an extension channel */
-    APPEX_ROLE_HOST = 2,        /* receives what appexd sends on the control channel */
+    APPEX_ROLE_EXTENSION = 1, /* receives what appexd sends on an extension channel */
+    APPEX_ROLE_HOST = 2, /* receives what appexd sends on the control channel */
 };
 
 /* Decodes one frame (header and payload) received with fd_count descriptors, checking every
  * rule of sections 2, 3 and 5 for a message `role` may receive. The message does not own
  * any descriptor (fds are -1); attachments name descriptors by index through their fd field.
  * Returns 0 with *out set, or -1 with err (reason "protocol-error" or "usage"). */
-APPEX_API int appex_decode(const uint8_t *frame, size_t length, int fd_count, enum appex_role role,
-                           appex_message **out, appex_error *err);
+APPEX_API int appex_decode(const uint8_t *frame, size_t length, int fd_count, enum appex_role role, appex_message **out,
+                           appex_error *err);
 
 /* Return values of the *_next functions. */
 enum appex_next_result {
-    APPEX_NEXT_ERROR = -1,     /* err says why; the connection is closed */
-    APPEX_NEXT_NOTHING = 0,    /* nothing for the caller (timeout, a ping answered, a stale message) */
-    APPEX_NEXT_MESSAGE = 1,    /* *out is a message to handle and free */
-    APPEX_NEXT_CLOSED = 2,     /* the peer closed the connection */
+    APPEX_NEXT_ERROR = -1, /* err says why; the connection is closed */
+    APPEX_NEXT_NOTHING = 0, /* nothing for the caller (timeout, a ping answered, a stale message) */
+    APPEX_NEXT_MESSAGE = 1, /* *out is a message to handle and free */
+    APPEX_NEXT_CLOSED = 2, /* the peer closed the connection */
 };
 
 /* ---------------------------------------------------------------------------------------- */
@@ -212,8 +225,8 @@ enum appex_extension_flags {
  * socket, sets close-on-exec on it, sends Hello and waits for appexd's. */
 APPEX_API int appex_extension_open(appex_extension **out, int flags, appex_error *err);
 /* The same over a given socket and identifier (tests, supervisors of one's own). */
-APPEX_API int appex_extension_open_fd(appex_extension **out, int socket_fd, const char *bundle_identifier,
-                                      int flags, appex_error *err);
+APPEX_API int appex_extension_open_fd(appex_extension **out, int socket_fd, const char *bundle_identifier, int flags,
+                                      appex_error *err);
 
 /* A descriptor to poll for POLLIN: the socket, or (APPEX_PINGS_ON_THREAD) the queue's. */
 APPEX_API int appex_extension_fd(const appex_extension *ext);

@@ -32,16 +32,16 @@ extern "C" {
 // Mount operations, applied in order inside the child's mount namespace,
 // before pivot_root. Targets are absolute paths under `plan.root`.
 enum appex_op_kind {
-    APPEX_OP_MKDIR = 1,   // mkdir(target, mode); EEXIST is fine
-    APPEX_OP_MKFILE = 2,  // create an empty file (a bind target for a file)
+    APPEX_OP_MKDIR = 1, // mkdir(target, mode); EEXIST is fine
+    APPEX_OP_MKFILE = 2, // create an empty file (a bind target for a file)
     APPEX_OP_SYMLINK = 3, // symlink(source, target)
-    APPEX_OP_BIND = 4,    // bind source on target, then remount with `flags`
-    APPEX_OP_TMPFS = 5,   // tmpfs on target; `source` is the option string
-    APPEX_OP_PROC = 6,    // procfs of the child's pid namespace on target; `source`: options or NULL
-    APPEX_OP_MKNOD = 7,   // mknod(target, mode, dev): device nodes on a /dev tmpfs
+    APPEX_OP_BIND = 4, // bind source on target, then remount with `flags`
+    APPEX_OP_TMPFS = 5, // tmpfs on target; `source` is the option string
+    APPEX_OP_PROC = 6, // procfs of the child's pid namespace on target; `source`: options or NULL
+    APPEX_OP_MKNOD = 7, // mknod(target, mode, dev): device nodes on a /dev tmpfs
     APPEX_OP_READONLY_TREE = 8, // mount_setattr(target, AT_RECURSIVE): `flags` on the whole tree
-    APPEX_OP_ATTACH_TREE = 9,   // move_mount(fd, "", target): a tree the parent cloned with open_tree,
-                                // so what is mounted is what the parent opened, not what a path names now
+    APPEX_OP_ATTACH_TREE = 9, // move_mount(fd, "", target): a tree the parent cloned with open_tree,
+    // so what is mounted is what the parent opened, not what a path names now
 };
 
 // Remount flags for APPEX_OP_BIND / mount flags for TMPFS and PROC (subset of MS_*).
@@ -57,7 +57,7 @@ typedef struct appex_mount_op {
     uint64_t dev;
     const char *source;
     const char *target;
-    int32_t fd;                  // APPEX_OP_ATTACH_TREE: the open_tree descriptor
+    int32_t fd; // APPEX_OP_ATTACH_TREE: the open_tree descriptor
 } appex_mount_op;
 
 typedef struct appex_rlimit {
@@ -69,31 +69,31 @@ typedef struct appex_rlimit {
 // Steps, in the order the child runs them. A failure reports one of these.
 enum appex_step {
     APPEX_STEP_NONE = 0,
-    APPEX_STEP_CLONE = 1,           // parent: clone/clone3 failed
-    APPEX_STEP_CGROUP = 2,          // write "0" to v1 tasks fd [index]
-    APPEX_STEP_MOUNT_PRIVATE = 3,   // make / MS_PRIVATE|MS_REC
-    APPEX_STEP_ROOT_TMPFS = 4,      // tmpfs on plan.root
-    APPEX_STEP_MOUNT_OP = 5,        // mount operation [index]
+    APPEX_STEP_CLONE = 1, // parent: clone/clone3 failed
+    APPEX_STEP_CGROUP = 2, // write "0" to v1 tasks fd [index]
+    APPEX_STEP_MOUNT_PRIVATE = 3, // make / MS_PRIVATE|MS_REC
+    APPEX_STEP_ROOT_TMPFS = 4, // tmpfs on plan.root
+    APPEX_STEP_MOUNT_OP = 5, // mount operation [index]
     APPEX_STEP_PIVOT_ROOT = 6,
     APPEX_STEP_DETACH_OLD_ROOT = 7,
-    APPEX_STEP_ROOT_READONLY = 8,   // remount the new / read-only
+    APPEX_STEP_ROOT_READONLY = 8, // remount the new / read-only
     APPEX_STEP_HOSTNAME = 9,
-    APPEX_STEP_STDIO = 10,          // dup2 of stdin/stdout/stderr [index]
-    APPEX_STEP_FDS = 11,            // close_range / notify socket placement
-    APPEX_STEP_RLIMIT = 12,         // setrlimit [index]
+    APPEX_STEP_STDIO = 10, // dup2 of stdin/stdout/stderr [index]
+    APPEX_STEP_FDS = 11, // close_range / notify socket placement
+    APPEX_STEP_RLIMIT = 12, // setrlimit [index]
     APPEX_STEP_SETGROUPS = 13,
     APPEX_STEP_SETGID = 14,
     APPEX_STEP_SETUID = 15,
     APPEX_STEP_CHDIR = 16,
     APPEX_STEP_NO_NEW_PRIVS = 17,
     APPEX_STEP_SECCOMP = 18,
-    APPEX_STEP_SEND_LISTENER = 19,  // sendmsg(SCM_RIGHTS) of the listener fd
+    APPEX_STEP_SEND_LISTENER = 19, // sendmsg(SCM_RIGHTS) of the listener fd
     APPEX_STEP_EXEC = 20,
-    APPEX_STEP_RECV_LISTENER = 21,  // parent: recvmsg of the listener fd
-    APPEX_STEP_NETNS = 22,          // setns into the prepared network namespace (netns_fd)
-    APPEX_STEP_ENTER_PIDNS = 23,    // parent: setns into the sandbox's pid namespace
-    APPEX_STEP_ENTER_SANDBOX = 24,  // setns(pidfd) into the sandbox's other namespaces
-    APPEX_STEP_CAPABILITIES = 25,   // drop the bounding and ambient capability sets
+    APPEX_STEP_RECV_LISTENER = 21, // parent: recvmsg of the listener fd
+    APPEX_STEP_NETNS = 22, // setns into the prepared network namespace (netns_fd)
+    APPEX_STEP_ENTER_PIDNS = 23, // parent: setns into the sandbox's pid namespace
+    APPEX_STEP_ENTER_SANDBOX = 24, // setns(pidfd) into the sandbox's other namespaces
+    APPEX_STEP_CAPABILITIES = 25, // drop the bounding and ambient capability sets
 };
 
 // Namespace selection (plan.namespaces).
@@ -110,13 +110,13 @@ typedef struct appex_plan {
     char *const *envp;
 
     uint32_t namespaces;
-    const char *hostname;        // NULL: keep
+    const char *hostname; // NULL: keep
 
     // Filesystem view. root == NULL: no view (the child keeps the host's).
-    const char *root;            // an existing empty host directory for the tmpfs root
+    const char *root; // an existing empty host directory for the tmpfs root
     const appex_mount_op *ops;
     int32_t n_ops;
-    const char *workdir;         // chdir after the uid switch (inside the view)
+    const char *workdir; // chdir after the uid switch (inside the view)
 
     // cgroup: v1 pre-opened `tasks` fds (the child writes "0"), or a v2
     // directory fd for clone3(CLONE_INTO_CGROUP). -1 / 0 entries: none.
@@ -133,16 +133,16 @@ typedef struct appex_plan {
     // Credentials; set_ids == 0 keeps root (tests of the launcher itself).
     int32_t set_ids;
     uint32_t uid, gid;
-    const uint32_t *groups;      // supplementary groups (app-group directories)
+    const uint32_t *groups; // supplementary groups (app-group directories)
     int32_t n_groups;
 
     // Seccomp: the exported BPF program (struct sock_filter[]), loaded last.
     const void *bpf;
-    uint32_t bpf_len;            // number of instructions
-    int32_t seccomp_notify;      // request a listener and pass it back
+    uint32_t bpf_len; // number of instructions
+    int32_t seccomp_notify; // request a listener and pass it back
     int32_t no_new_privs;
 
-    uint32_t stack_size;         // child stack; 0: default
+    uint32_t stack_size; // child stack; 0: default
 
     // Enter an existing sandbox instead of making namespaces and a view: the pidfd of
     // its init (appex-sandbox-init). The parent switches its pid_ns_for_children to the
@@ -165,16 +165,16 @@ typedef struct appex_plan {
 typedef struct appex_result {
     int32_t pid;
     int32_t pidfd;
-    int32_t listener_fd;         // seccomp notify listener in the parent, or -1
-    int32_t step;                // enum appex_step on failure, 0 on success
-    int32_t index;               // which op/rlimit/fd the step was about
-    int32_t error;               // errno of the failing step
-    int32_t exit_status;         // wait status of a child that failed before exec
+    int32_t listener_fd; // seccomp notify listener in the parent, or -1
+    int32_t step; // enum appex_step on failure, 0 on success
+    int32_t index; // which op/rlimit/fd the step was about
+    int32_t error; // errno of the failing step
+    int32_t exit_status; // wait status of a child that failed before exec
     // CLOCK_MONOTONIC nanoseconds.
-    uint64_t t_clone;            // parent, right before clone
-    uint64_t t_child;            // child, first instruction
-    uint64_t t_ready;            // child, sandbox complete, right before execve
-    uint64_t t_exec;             // parent, vfork released (child exec'd)
+    uint64_t t_clone; // parent, right before clone
+    uint64_t t_child; // child, first instruction
+    uint64_t t_ready; // child, sandbox complete, right before execve
+    uint64_t t_exec; // parent, vfork released (child exec'd)
 } appex_result;
 
 // Launches `plan`. Returns 0 when the child exec'd (pid, pidfd, listener_fd

@@ -5,7 +5,7 @@
 #define APPEX_THREADS_H
 
 #include <pthread.h>
-#include <sched.h>  // cpu_set_t
+#include <sched.h> // cpu_set_t
 #include <stddef.h>
 
 // A new network namespace as a close-on-exec descriptor, made by the calling thread, which

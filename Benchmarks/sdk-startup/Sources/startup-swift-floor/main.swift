@@ -4,7 +4,8 @@
 import Glibc
 #endif
 
-let hello: [UInt8] = Array("APXW".utf8) + [1, 0, 1, 0, 0, 0, 0, 0, 41, 0, 0, 0]
+let hello: [UInt8] =
+    Array("APXW".utf8) + [1, 0, 1, 0, 0, 0, 0, 0, 41, 0, 0, 0]
     + [1, 0, 4, 0, 0, 0, 1, 0, 0, 0]
     + [2, 0, 15, 0, 0, 0] + Array("dev.appex.bench".utf8)
     + [3, 0, 4, 0, 0, 0, 0, 0, 0, 0]

@@ -21,16 +21,16 @@
 /* On when APPEX_EXTENSION is defined as non-zero, or defined empty (0 - APPEX_EXTENSION - 1
  * is then 0 - -1, that is 1); off when undefined or 0. */
 #if defined(APPEX_EXTENSION) && (APPEX_EXTENSION + 0 != 0 || 0 - APPEX_EXTENSION - 1 == 1)
-#  if defined(__has_attribute)
-#    if __has_attribute(unavailable)
-#      define APPEX_EXTENSION_UNAVAILABLE(msg) __attribute__((unavailable("unavailable in app extensions: " msg)))
-#    endif
-#  endif
-#  ifndef APPEX_EXTENSION_UNAVAILABLE
-#    define APPEX_EXTENSION_UNAVAILABLE(msg) __attribute__((deprecated("unavailable in app extensions: " msg)))
-#  endif
+#if defined(__has_attribute)
+#if __has_attribute(unavailable)
+#define APPEX_EXTENSION_UNAVAILABLE(msg) __attribute__((unavailable("unavailable in app extensions: " msg)))
+#endif
+#endif
+#ifndef APPEX_EXTENSION_UNAVAILABLE
+#define APPEX_EXTENSION_UNAVAILABLE(msg) __attribute__((deprecated("unavailable in app extensions: " msg)))
+#endif
 #else
-#  define APPEX_EXTENSION_UNAVAILABLE(msg)
+#define APPEX_EXTENSION_UNAVAILABLE(msg)
 #endif
 
 #endif /* APPEX_EXTENSION_UNAVAILABLE_H */
