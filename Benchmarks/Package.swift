@@ -29,6 +29,7 @@ let package = Package(
             name: "launch-bench",
             dependencies: [
                 .product(name: "AppexSandbox", package: appex),
+                .product(name: "AppexStateDirectory", package: appex),
                 .product(name: "AppexPolicy", package: appex),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 "BenchSupport",

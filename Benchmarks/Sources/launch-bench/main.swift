@@ -23,6 +23,7 @@
 //   bwrap / crun / firejail: spawn of the tool + wait, each doing its own namespaces and mounts
 import AppexPolicy
 import AppexSandbox
+import AppexStateDirectory
 import BenchSupport
 import CAppexLauncher
 import CAppexLinux
