@@ -6,6 +6,14 @@ package enum JSONOutput {
         let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
         Swift.print(String(decoding: data, as: UTF8.self))
     }
+
+    /// One object on one line, written at once to standard output (not buffered): for output
+    /// that follows (`--follow`, events), whose reader sees each line as it comes.
+    package static func writeLine(_ object: Any) throws {
+        var data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+        data.append(UInt8(ascii: "\n"))
+        FileHandle.standardOutput.write(data)
+    }
 }
 
 extension Optional {

@@ -138,9 +138,7 @@ struct KillsCommand: AsyncParsableCommand {
             for r in fresh {
                 // Unbuffered: whoever reads a pipe sees each record as it comes.
                 if json {
-                    var data = try JSONSerialization.data(withJSONObject: Self.json(r), options: [.sortedKeys, .withoutEscapingSlashes])
-                    data.append(10)
-                    FileHandle.standardOutput.write(data)
+                    try JSONOutput.writeLine(Self.json(r))
                 } else {
                     FileHandle.standardOutput.write(Data((Self.line(r) + "\n").utf8))
                 }

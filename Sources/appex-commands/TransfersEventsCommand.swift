@@ -28,11 +28,11 @@ struct TransfersEventsCommand: AsyncParsableCommand {
             var seen = 0
             for await events in client.transferEvents {
                 // Written at once, not buffered: a script reads each session's events as they come.
-                let text =
-                    daemon.json
-                    ? String(decoding: try JSONSerialization.data(withJSONObject: Self.json(events), options: [.sortedKeys]), as: UTF8.self)
-                    : Self.lines(events).joined(separator: "\n")
-                FileHandle.standardOutput.write(Data((text + "\n").utf8))
+                if daemon.json {
+                    try JSONOutput.writeLine(Self.json(events))
+                } else {
+                    FileHandle.standardOutput.write(Data((Self.lines(events).joined(separator: "\n") + "\n").utf8))
+                }
                 seen += 1
                 if let count, seen >= count { return }
             }
