@@ -298,8 +298,18 @@ extension DaemonTests {
         @Test func theWorkerRunsInABoundedCgroupOfItsOwn() async throws {
             try await Self.withTransfers { d, server in
                 try Self.slowDownload(d, server, size: 400_000, delay: 1000, into: "bounded.bin")
-                try #require(Self.eventually(10) { Self.processes(named: "appex-transfer").count > 0 })
-                let worker = try #require(Self.processes(named: "appex-transfer").first)
+                // This appexd's worker (other appexds may run workers too), once appexd has put
+                // it in its cgroup: it is spawned first, and gets its plan only after.
+                func ownWorker() -> Int32? {
+                    Self.processes(named: "appex-transfer").first { pid in
+                        let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+                        let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
+                        return fields.count > 1 && Int32(fields[1]) == d.pid
+                    }
+                }
+                try #require(Self.eventually(10) { ownWorker() != nil })
+                let worker = try #require(ownWorker())
+                #expect(Self.eventually(5) { Self.cgroupDirectory(of: worker, controller: "memory")?.hasSuffix("/transfer_1") == true })
                 let memory = try #require(Self.cgroupDirectory(of: worker, controller: "memory"), "no memory cgroup for \(worker)")
                 #expect(memory.hasSuffix("/transfer_1") && memory.contains(d.cgroupParent), "\(memory)")
                 let limit =
