@@ -78,9 +78,16 @@ final class ExtensionRuntime: Sendable {
                 guard readable(within: min(left, Self.terminationPollInterval)) else { continue }
             }
             guard let frame = nextFrame() else { continue }
-            if case .beginRequest(let request) = frame.message, role.handOff() {
-                begin(request, descriptors: frame.descriptors, here: true)
-                role.standBy()
+            if case .beginRequest(let request) = frame.message {
+                // Registered before the role moves on: the next reader may read a Terminate at
+                // once, and must then find this request open rather than exit past it.
+                let context = register(request, descriptors: frame.descriptors)
+                if role.handOff() {
+                    start(context, here: true)
+                    role.standBy()
+                } else {
+                    start(context, here: false)
+                }
                 continue
             }
             if let t = handle(frame) { termination.withLock { $0 = t } }
@@ -109,7 +116,7 @@ final class ExtensionRuntime: Sendable {
         case .ping(let sequence):
             send(.pong(sequence: sequence))
         case .beginRequest(let request):
-            begin(request, descriptors: frame.descriptors, here: false)
+            start(register(request, descriptors: frame.descriptors), here: false)
         case .cancelRequest(let cancel):
             context(cancel.requestID)?.hostDidCancel(cancel.error)
         case .transferScheduled(let answer):
@@ -153,13 +160,18 @@ final class ExtensionRuntime: Sendable {
         return nil
     }
 
-    /// Starts the request's handler in a task of its own: `here`, on this thread until the
-    /// handler first suspends (the role handed off), else on the cooperative pool.
-    private func begin(_ request: BeginRequest, descriptors: [Int32], here: Bool) {
+    /// Makes the request's context and counts the request as open.
+    private func register(_ request: BeginRequest, descriptors: [Int32]) -> ExtensionContext {
         let context = ExtensionContext(
             requestID: request.requestID, inputItems: request.items,
             descriptors: descriptors, runtime: self)
         requests.withLock { $0[request.requestID] = context }
+        return context
+    }
+
+    /// Starts the request's handler in a task of its own: `here`, on this thread until the
+    /// handler first suspends (the role handed off), else on the cooperative pool.
+    private func start(_ context: ExtensionContext, here: Bool) {
         let handler = self.handler
         if here {
             context.attach(Task.immediateDetached { await context.startingHere { await handler.beginRequest(with: context) } })
