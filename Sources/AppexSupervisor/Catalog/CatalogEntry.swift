@@ -6,8 +6,10 @@ import AppexSandbox
 
 /// One installed extension as the supervisor uses it: the registry row, the installed copy
 /// loaded once, its effective policy and sandbox, and its compiled activation rule. Built when
-/// the supervisor starts or the registry changes, so a request pays for none of it.
-struct CatalogEntry: Sendable {
+/// the supervisor starts or the registry changes, so a request pays for none of it. A class,
+/// immutable: the request path looks an entry up several times, and a lookup then shares it
+/// instead of copying every field (and retaining each reference in it).
+final class CatalogEntry: Sendable {
     let installed: InstalledExtension
     let bundle: ExtensionBundle
     let policy: EffectivePolicy
@@ -19,6 +21,19 @@ struct CatalogEntry: Sendable {
     /// App groups the bundle declares and its policy grants but it is not a member of: never
     /// mounted (the install and enable refuse them; the configuration may have changed since).
     let withheldGroups: [String]
+
+    init(
+        installed: InstalledExtension, bundle: ExtensionBundle, policy: EffectivePolicy, spec: SandboxSpec,
+        rule: ActivationRule?, ruleProblem: String?, withheldGroups: [String]
+    ) {
+        self.installed = installed
+        self.bundle = bundle
+        self.policy = policy
+        self.spec = spec
+        self.rule = rule
+        self.ruleProblem = ruleProblem
+        self.withheldGroups = withheldGroups
+    }
 
     var identifier: String { installed.bundleIdentifier }
     var lifecycle: ExtensionPointPolicy { policy.policy }
