@@ -127,7 +127,7 @@ extension Registry {
                 for row in rows {
                     switch row {
                     case .launch(let r): try r.insert(db)
-                    case .request(let r): try r.insert(db)
+                    case .request(let r): try r.insertPrepared(db)
                     case .termination(let r): try r.insert(db)
                     }
                 }
