@@ -131,12 +131,31 @@ public struct WireSocket: Hashable, Sendable {
     /// Syscall failures throw SocketError.
     public func receive(blocking: Bool = true) throws -> Received {
         let wait = blocking ? 0 : Int32(MSG_DONTWAIT)
-        // Peek at the record's real length (MSG_TRUNC) so the buffer fits the frame: memory
-        // follows the frames that arrive, not the bound.
-        var probe = [UInt8](repeating: 0, count: 1)
-        let length: Int
+        // One recvmsg into this thread's buffer, which holds any frame; MSG_TRUNC has it
+        // return the record's real length, so an oversized one shows as such.
+        let buffer = ReceiveBuffer.forThisThread()
+        var length = 0
+        var msgFlags: Int32 = 0
+        var fds: [Int32] = []
         while true {
-            let n = recv(fd, &probe, 1, Int32(MSG_PEEK) | Int32(MSG_TRUNC) | wait)
+            // Room for one descriptor more than allowed, so "too many" is told apart from the limit.
+            let space = ControlMessage.space(descriptors: WireLimits.descriptorsPerFrame + 1)
+            let n = withUnsafeTemporaryAllocation(byteCount: space, alignment: MemoryLayout<cmsghdr>.alignment) { cbuf in
+                var iov = iovec(iov_base: buffer.baseAddress, iov_len: buffer.count)
+                return withUnsafeMutablePointer(to: &iov) { iovp in
+                    var msg = msghdr()
+                    msg.msg_iov = iovp
+                    msg.msg_iovlen = 1
+                    msg.msg_control = cbuf.baseAddress
+                    msg.msg_controllen = cbuf.count
+                    let n = recvmsg(fd, &msg, Int32(MSG_CMSG_CLOEXEC) | Int32(MSG_TRUNC) | wait)
+                    if n >= 0 {
+                        msgFlags = msg.msg_flags
+                        fds = ControlMessage.descriptors(in: UnsafeRawBufferPointer(cbuf), length: msg.msg_controllen)
+                    }
+                    return n
+                }
+            }
             if n >= 0 {
                 length = n
                 break
@@ -144,54 +163,19 @@ public struct WireSocket: Hashable, Sendable {
             switch Glibc.errno {
             case EINTR: continue
             case EAGAIN where !blocking: return .wouldBlock
-            default: throw SocketError.last("recv(MSG_PEEK)")
+            default: throw SocketError.last("recvmsg")
             }
         }
         if length == 0 {
-            // Consume an empty record, if that is what it was, so it cannot be read again.
-            _ = recv(fd, &probe, 1, Int32(MSG_DONTWAIT))
+            // The peer closed its end, or sent an empty record, which no frame is.
+            for fd in fds { _ = Glibc.close(fd) }
             return .endOfStream
-        }
-        let oversized = length > WireProtocol.maxFrameSize
-        var buffer = [UInt8](repeating: 0, count: oversized ? WireProtocol.headerSize : length)
-        // Room for one descriptor more than allowed, so "too many" is told apart from the limit.
-        var control = [UInt8](repeating: 0, count: ControlMessage.space(descriptors: WireLimits.descriptorsPerFrame + 1))
-        var received = 0
-        var msgFlags: Int32 = 0
-        var fds: [Int32] = []
-        while true {
-            let n = buffer.withUnsafeMutableBytes { payload in
-                control.withUnsafeMutableBytes { cbuf in
-                    var iov = iovec(iov_base: payload.baseAddress, iov_len: payload.count)
-                    return withUnsafeMutablePointer(to: &iov) { iovp in
-                        var msg = msghdr()
-                        msg.msg_iov = iovp
-                        msg.msg_iovlen = 1
-                        msg.msg_control = cbuf.baseAddress
-                        msg.msg_controllen = cbuf.count
-                        let n = recvmsg(fd, &msg, Int32(MSG_CMSG_CLOEXEC) | wait)
-                        if n >= 0 {
-                            msgFlags = msg.msg_flags
-                            fds = ControlMessage.descriptors(in: UnsafeRawBufferPointer(cbuf), length: msg.msg_controllen)
-                        }
-                        return n
-                    }
-                }
-            }
-            if n >= 0 {
-                received = n
-                break
-            }
-            switch Glibc.errno {
-            case EINTR: continue
-            default: throw SocketError.last("recvmsg")
-            }
         }
         func reject(_ error: WireError) -> WireError {
             for fd in fds { _ = Glibc.close(fd) }
             return error
         }
-        if oversized {
+        if length > WireProtocol.maxFrameSize {
             throw reject(
                 WireError(
                     .frameTooLarge, field: "frame", offset: 0,
@@ -203,20 +187,15 @@ public struct WireSocket: Hashable, Sendable {
                     .tooManyDescriptors, field: "control", offset: 0,
                     "the peer sent more than \(WireLimits.descriptorsPerFrame) descriptors with one frame"))
         }
-        if received != length || msgFlags & Int32(MSG_TRUNC) != 0 {
-            throw reject(
-                WireError(
-                    .truncated, field: "frame", offset: received,
-                    "read \(received) of a \(length)-byte record"))
-        }
+        let frame = [UInt8](UnsafeRawBufferPointer(rebasing: buffer[..<length]))
         do throws(WireError) {
-            let header = try FrameHeader.decode(buffer)
+            let header = try FrameHeader.decode(frame)
             guard header.descriptorCount == fds.count else {
                 throw WireError(
                     .descriptorCountMismatch, field: "header.fdCount", offset: 10,
                     "header announces \(header.descriptorCount) descriptors, \(fds.count) arrived")
             }
-            let message = try WireCodec.decode(buffer)
+            let message = try WireCodec.decode(frame)
             return .frame(ReceivedFrame(message: message, descriptors: fds, size: length))
         } catch {
             throw reject(error)
