@@ -24,6 +24,8 @@ final class ClientCore: @unchecked Sendable {
     }
 
     let connection: WireConnection
+    /// Runs the tasks that prefer it on the reader thread (HostClient.readerExecutor).
+    let readerExecutor = ReaderExecutor()
     private let openURL: HostClient.OpenURLHandler
     private let interruptionSink: AsyncStream<Interruption>.Continuation
     private let transferEventSink: AsyncStream<TransferEvents>.Continuation
@@ -34,6 +36,9 @@ final class ClientCore: @unchecked Sendable {
         /// Set once the connection has ended: every later call fails with it.
         var ended: HostClientError?
         var closing = false
+        /// The client was closed from the reader thread itself (by a task running there): the
+        /// reader closes the descriptor once it stops reading, as nobody joins it.
+        var closeWhenReaderEnds = false
         /// Per request, the last open-URL answer under way: appexd matches results to its
         /// open-URLs in order, so each answer waits for the one before it.
         var openURLTails: [UInt64: Task<Void, Never>] = [:]
@@ -71,8 +76,8 @@ final class ClientCore: @unchecked Sendable {
             }
             do throws(HostClientError) {
                 let message = make(id)
-                try check(message, descriptors: descriptors.count)
-                try send(message, descriptors: descriptors)
+                let frame = try encode(message, descriptors: descriptors.count)
+                try send(message, encoded: frame, descriptors: descriptors)
             } catch {
                 _ = state.withLock { $0.waiters.removeValue(forKey: id) }
                 throw error
@@ -87,10 +92,10 @@ final class ClientCore: @unchecked Sendable {
         try send(.hostCancelRequest(HostCancelRequest(requestID: id)))
     }
 
-    /// Refuses, before the state machine counts it as in flight, a message that cannot be
-    /// encoded (a limit of the format) or whose attachments refer to another number of
-    /// descriptors than given.
-    private func check(_ message: Message, descriptors: Int) throws(HostClientError) {
+    /// The message's frame. Refuses, before the state machine counts it as in flight, a
+    /// message that cannot be encoded (a limit of the format) or whose attachments refer to
+    /// another number of descriptors than given.
+    private func encode(_ message: Message, descriptors: Int) throws(HostClientError) -> [UInt8] {
         let frame: [UInt8]
         do throws(WireError) {
             frame = try WireCodec.encode(message)
@@ -102,11 +107,16 @@ final class ClientCore: @unchecked Sendable {
             throw HostClientError(
                 .invalidRequest, message: "\(message.type.name) not sent: its attachments refer to \(referenced) descriptors, \(descriptors) given")
         }
+        return frame
     }
 
-    private func send(_ message: Message, descriptors: [Int32] = []) throws(HostClientError) {
+    private func send(_ message: Message, encoded frame: [UInt8]? = nil, descriptors: [Int32] = []) throws(HostClientError) {
         do {
-            try connection.send(message, descriptors: descriptors)
+            if let frame {
+                try connection.send(message, encoded: frame, descriptors: descriptors)
+            } else {
+                try connection.send(message, descriptors: descriptors)
+            }
         } catch let error as WireError {
             if let ended = state.withLock({ $0.ended }) { throw ended }
             throw HostClientError(.invalidRequest, message: "\(message.type.name) not sent: \(error)")
@@ -126,15 +136,22 @@ final class ClientCore: @unchecked Sendable {
         _ = Glibc.shutdown(connection.socket.fd, Int32(SHUT_RDWR))
     }
 
+    /// `shutdown` from the reader thread: the descriptor is closed when the reader stops.
+    func shutdownFromReader() {
+        state.withLock { $0.closeWhenReaderEnds = true }
+        shutdown()
+    }
+
     // MARK: the reader thread
 
     /// Reads frames until the connection ends and hands each to whoever waits for it.
     func readUntilEnd() {
+        readerExecutor.adoptCurrentThread()
         var end: HostClientError?
         while end == nil {
             do {
                 switch try connection.receive() {
-                case .message(let frame): end = dispatch(frame)
+                case .message(let frame): readerExecutor.collectAndRun { end = dispatch(frame) }
                 case .stale, .wouldBlock: continue
                 case .endOfStream: end = endOfStream()
                 }
@@ -158,14 +175,17 @@ final class ClientCore: @unchecked Sendable {
         }
         // No sender may block on a connection nobody reads any more.
         _ = Glibc.shutdown(connection.socket.fd, Int32(SHUT_RDWR))
-        let failed = state.withLock { s -> [Waiter] in
+        let (failed, closeHere) = state.withLock { s -> ([Waiter], Bool) in
             s.ended = end
             defer { s.waiters = [:] }
-            return Array(s.waiters.values)
+            return (Array(s.waiters.values), s.closeWhenReaderEnds)
         }
-        for waiter in failed { waiter.fail(end!) }
-        interruptionSink.finish()
-        transferEventSink.finish()
+        readerExecutor.collectAndRun {
+            for waiter in failed { waiter.fail(end!) }
+            interruptionSink.finish()
+            transferEventSink.finish()
+        }
+        if closeHere || state.withLock({ $0.closeWhenReaderEnds }) { connection.close() }
     }
 
     private func endOfStream() -> HostClientError {

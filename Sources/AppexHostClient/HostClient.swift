@@ -197,10 +197,36 @@ public final class HostClient: Sendable {
             return !closed
         }
         guard first else { return }
+        if core.readerExecutor.isReaderThread {
+            // A task running on the reader thread (readerExecutor): the reader cannot be
+            // joined from itself, and closes the descriptor when it stops.
+            core.shutdownFromReader()
+            reader.detach()
+            return
+        }
         core.shutdown()
         reader.join()
         core.connection.close()
     }
+
+    /// An executor that runs a task on this connection's reader thread when an answer it
+    /// awaits arrives, where the default wakes a thread of the cooperative pool for it: a
+    /// round trip then costs one thread wake-up less. For a host that sends requests one
+    /// after another and waits for each:
+    ///
+    /// ```swift
+    /// try await withTaskExecutorPreference(client.readerExecutor) {
+    ///     for text in texts {
+    ///         let result = try await client.beginRequest(bundleIdentifier: id, items: [...])
+    ///         ...
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// While such a task runs, the connection is not read (other answers, pings and
+    /// interruptions wait): keep that code short and never block in it, as on an event loop.
+    /// Tasks enqueued from elsewhere run on the global concurrent executor.
+    public var readerExecutor: any TaskExecutor { core.readerExecutor }
 
     // MARK: requests
 

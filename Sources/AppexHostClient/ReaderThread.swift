@@ -42,4 +42,14 @@ final class ReaderThread: @unchecked Sendable {
         }
         if mayJoin { pthread_join(thread, nil) }
     }
+
+    /// Lets the thread's resources go when it ends, for a thread nobody will join (the
+    /// client closed from the thread itself). Instead of `join`, once.
+    func detach() {
+        let mayDetach = joined.withLock { joined -> Bool in
+            defer { joined = true }
+            return !joined
+        }
+        if mayDetach { pthread_detach(thread) }
+    }
 }

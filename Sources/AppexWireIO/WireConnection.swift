@@ -52,6 +52,19 @@ public final class WireConnection: @unchecked Sendable {
         }
     }
 
+    /// `send` of a message the caller has encoded already (`frame`, from `WireCodec.encode`
+    /// of `message`): the state machine checks `message`, the socket carries `frame` as is.
+    @discardableResult
+    public func send(_ message: Message, encoded frame: [UInt8], descriptors: [Int32] = []) throws -> ConnectionState.Disposition {
+        try sendLock.withLock { _ in
+            let disposition = try withState { (s: inout ConnectionState) throws(WireError) in try s.willSend(message) }
+            if disposition == .deliver {
+                try socket.send(frame: frame, descriptors: descriptors)
+            }
+            return disposition
+        }
+    }
+
     /// `send` that never blocks: false when the peer's socket buffer is full (the frame was
     /// not sent; a peer that stops reading is the caller's to deal with, e.g. kill). A stale
     /// message counts as handled (true). For an event loop that must not wait on one peer.
