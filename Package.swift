@@ -380,7 +380,7 @@ let package = Package(
         // Extension SDK (h-sdk): AppexExtensionKit, the Swift example extensions built on it,
         // and their tests, which run the real executables against a test-played appexd.
         // No Foundation anywhere here: the SDK is on every cold launch's critical path.
-        .target(name: "AppexExtensionKit", dependencies: ["AppexWire", "AppexWireIO"]),
+        .target(name: "AppexExtensionKit", dependencies: ["AppexWire", "AppexWireIO", "CAppexLinux"]),
         // <appex/extension_unavailable.h>: APPEX_EXTENSION_UNAVAILABLE(msg), the C counterpart
         // of NS_EXTENSION_UNAVAILABLE (Docs/extension-safe-api.md).
         .target(name: "AppexExtensionUnavailable"),

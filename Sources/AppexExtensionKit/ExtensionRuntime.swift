@@ -12,14 +12,16 @@ import Glibc
 /// The reader decodes every frame, answers pings itself (so a handler that keeps every
 /// cooperative thread busy cannot make the process look unresponsive), routes cancels and
 /// open-URL results to their contexts, and starts a task per request and per callback. A
-/// request's task starts on the reader's own thread, once the other thread has taken over
-/// reading: no thread is woken before the handler runs. All
-/// messages go through one WireConnection, whose state machine checks the order of what is
-/// sent and received; a frame from appexd that breaks the protocol ends the process.
+/// request's task starts on the reader's own thread and runs there until it returns or first
+/// suspends; the other thread reads meanwhile only if that takes longer than the role's
+/// patience (ReaderRole), so a quick handler wakes no other thread. All messages go through
+/// one WireConnection, whose state machine checks the order of what is sent and received; a
+/// frame from appexd that breaks the protocol ends the process.
 final class ExtensionRuntime: Sendable {
     let connection: WireConnection
     let handler: any ExtensionRequestHandler
     private let requests = Mutex<[UInt64: ExtensionContext]>([:])
+    /// nil without a timer for it: every request then starts on the cooperative pool.
     private let role = ReaderRole()
     /// Set by a Terminate: every reader then waits for the open requests, up to the deadline.
     private let termination = Mutex<Termination?>(nil)
@@ -41,11 +43,15 @@ final class ExtensionRuntime: Sendable {
     }
 
     func serve() -> Never {
-        startStandbyReader()
+        if role != nil {
+            startStandbyReader()
+        } else {
+            ExtensionLog.write("no timer for a second reader thread: every request starts on the cooperative pool")
+        }
         read()
     }
 
-    /// The second reader thread: it stands by until a reader hands it the role.
+    /// The second reader thread: it stands by until a reader's handler outlasts the patience.
     private func startStandbyReader() {
         let box = Unmanaged.passRetained(self).toOpaque()
         var thread = pthread_t()
@@ -53,7 +59,7 @@ final class ExtensionRuntime: Sendable {
             &thread, nil,
             { box in
                 let runtime = Unmanaged<ExtensionRuntime>.fromOpaque(box!).takeRetainedValue()
-                runtime.role.standBy()
+                runtime.role?.standBy()
                 runtime.read()
             }, box)
         if made != 0 {
@@ -82,9 +88,9 @@ final class ExtensionRuntime: Sendable {
                 // Registered before the role moves on: the next reader may read a Terminate at
                 // once, and must then find this request open rather than exit past it.
                 let context = register(request, descriptors: frame.descriptors)
-                if role.handOff() {
+                if let role, role.willRunHandler() {
                     start(context, here: true)
-                    role.standBy()
+                    if !role.didRunHandler() { role.standBy() }
                 } else {
                     start(context, here: false)
                 }

@@ -1,46 +1,80 @@
+import CAppexLinux
 import Synchronization
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// The reader role, passed between the SDK's two reader threads: one reads appexd's socket,
-/// the other stands by. A reader that receives a request hands the role to the thread standing
-/// by (one post; it does not wait for that thread to run) and starts the request's handler
-/// itself, so the handler starts without waking another thread first, while a handler that
-/// never returns still leaves a reader to answer pings. Once the handler returns or suspends,
-/// its thread stands by in turn. With no thread standing by (it is running a handler of its
-/// own), a request goes to the cooperative pool instead.
-final class ReaderRole: @unchecked Sendable {
+/// The reader role, shared by the SDK's two reader threads: one reads appexd's socket, the
+/// other stands by. A reader that receives a request runs the request's handler itself, at
+/// once, until the handler returns or first suspends, and then reads on. The thread standing
+/// by takes over reading only if the handler outlasts `patience`: the reader arms a timer
+/// before the handler and disarms it after, and the standby waits on that timer. So a quick
+/// handler costs no other thread a wake-up, and a handler that never returns still leaves a
+/// reader to answer pings. The thread whose handler was overtaken stands by once it is done.
+/// With no thread standing by (it is running a handler of its own), a request goes to the
+/// cooperative pool instead.
+final class ReaderRole: Sendable {
+    /// How long a handler may run on the reader's thread before the other thread reads.
+    static let patience: Duration = .milliseconds(1)
+
     /// Whether a thread waits for the role.
     private let standing = Atomic<Bool>(false)
-    /// Posted once per hand-off. A POSIX semaphore is made for use from any thread (hence
-    /// `@unchecked`); it lives, at a fixed address, as long as this object.
-    private let handedOver: UnsafeMutablePointer<sem_t>
+    /// Set while the reader runs a handler; whichever thread clears it, the reader when the
+    /// handler is done or the standby when the timer fires, reads next.
+    private let handlerRunning = Atomic<Bool>(false)
+    /// A timerfd (CLOCK_MONOTONIC, one-shot), armed for `patience` while a handler runs.
+    private let timer: Int32
 
-    init() {
-        handedOver = .allocate(capacity: 1)
-        sem_init(handedOver, 0, 0)
+    /// nil when no timerfd can be made (the caller then starts every request on the pool).
+    init?() {
+        timer = appex_timerfd_cloexec(0)
+        if timer < 0 { return nil }
     }
 
-    deinit {
-        sem_destroy(handedOver)
-        handedOver.deallocate()
-    }
+    deinit { close(timer) }
 
-    /// Called by the reader: gives the role to the thread standing by, if there is one, and
-    /// says whether it did (then the caller runs a handler and `standBy()`s after).
-    func handOff() -> Bool {
-        guard standing.compareExchange(expected: true, desired: false, ordering: .acquiringAndReleasing).exchanged else {
-            return false
-        }
-        sem_post(handedOver)
+    /// Called by the reader before it runs a handler: false when no thread stands by (the
+    /// caller starts the handler on the pool).
+    func willRunHandler() -> Bool {
+        guard standing.load(ordering: .acquiring) else { return false }
+        handlerRunning.store(true, ordering: .releasing)
+        setTimer(Self.patience)
         return true
     }
 
-    /// Waits until handed the role; the caller reads from then on.
+    /// Called by the reader once the handler has returned or suspended: true when it is still
+    /// the reader, false when the standby took over (the caller then `standBy()`s).
+    func didRunHandler() -> Bool {
+        // Disarmed first: an expiry not yet read is cleared with it.
+        setTimer(.zero)
+        return handlerRunning.compareExchange(expected: true, desired: false, ordering: .acquiringAndReleasing).exchanged
+    }
+
+    /// Waits until a reader's handler outlasts `patience`; the caller reads from then on.
     func standBy() {
         standing.store(true, ordering: .releasing)
-        while sem_wait(handedOver) != 0 && errno == EINTR {}
+        while true {
+            var expirations: UInt64 = 0
+            let n = read(timer, &expirations, MemoryLayout<UInt64>.size)
+            if n < 0 && errno != EINTR {
+                ExtensionLog.fail("reading the reader role's timer failed: \(SystemError.text(errno))")
+            }
+            // An expiry the reader's handler beat by a hair finds the flag cleared: wait on.
+            if handlerRunning.compareExchange(expected: true, desired: false, ordering: .acquiringAndReleasing).exchanged {
+                standing.store(false, ordering: .releasing)
+                return
+            }
+        }
+    }
+
+    /// Arms the one-shot timer `after` from now, or disarms it for zero.
+    private func setTimer(_ after: Duration) {
+        let (seconds, attoseconds) = after.components
+        let nanoseconds = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+        let done = nanoseconds > 0 ? appex_timerfd_arm(timer, nanoseconds) : appex_timerfd_disarm(timer)
+        if done != 0 {
+            ExtensionLog.fail("setting the reader role's timer failed: \(SystemError.text(errno))")
+        }
     }
 }

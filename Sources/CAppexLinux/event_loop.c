@@ -30,10 +30,18 @@ int appex_epoll_wait(int epfd, int *fds, int max, int timeout_ms) {
 int appex_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
 int appex_eventfd_cloexec(int nonblocking) { return eventfd(0, EFD_CLOEXEC | (nonblocking ? EFD_NONBLOCK : 0)); }
 int appex_timerfd(void) { return timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK); }
+int appex_timerfd_cloexec(int nonblocking) {
+    return timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | (nonblocking ? TFD_NONBLOCK : 0));
+}
 
 int appex_timerfd_arm(int fd, long long nanos) {
     if (nanos < 1) nanos = 1;
     struct itimerspec t = {.it_value = {.tv_sec = nanos / 1000000000LL, .tv_nsec = nanos % 1000000000LL}};
+    return timerfd_settime(fd, 0, &t, NULL);
+}
+
+int appex_timerfd_disarm(int fd) {
+    struct itimerspec t = {0};
     return timerfd_settime(fd, 0, &t, NULL);
 }
 

@@ -22,8 +22,19 @@ actor CommandHandler: ExtensionRequestHandler {
 
     private func note(_ line: String) { journal.append(line) }
 
-    func beginRequest(with context: ExtensionContext) async {
+    /// Not isolated, so that the SDK runs it where it starts handlers (the reader's thread):
+    /// `spin` then holds that thread, and the SDK's other reader must take over reading. The
+    /// other commands go on on the actor.
+    nonisolated func beginRequest(with context: ExtensionContext) async {
         let command = context.inputItems.first?.attributedContentText ?? ""
+        if Self.split(command).0 == "spin" {
+            Self.spin(until: context)
+            return
+        }
+        await serve(command, context)
+    }
+
+    private func serve(_ command: String, _ context: ExtensionContext) async {
         let (verb, argument) = Self.split(command)
         switch verb {
         case "echo":
@@ -44,8 +55,6 @@ actor CommandHandler: ExtensionRequestHandler {
             context.completeRequest(returningItems: [ExtensionItem(attributedContentText: "opened \(argument): \(accepted)")])
         case "hold":
             break
-        case "spin":
-            Self.spin(until: context)
         case "wait-cancel":
             await waitForCancel(context)
         case "twice":

@@ -19,8 +19,13 @@ int appex_eventfd(void);
 int appex_eventfd_cloexec(int nonblocking);
 // timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK): the v2 usage lines' clock.
 int appex_timerfd(void);
+// timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC), with TFD_NONBLOCK when nonblocking is not 0
+// (the SDK's standby reader blocks in read on it).
+int appex_timerfd_cloexec(int nonblocking);
 // Arms it once, nanos from now (at least 1: 0 would disarm it). 0, or -1 and errno.
 int appex_timerfd_arm(int fd, long long nanos);
+// Disarms it; an expiry not yet read is cleared too. 0, or -1 and errno.
+int appex_timerfd_disarm(int fd);
 // Names the calling thread (prctl PR_SET_NAME; at most 15 bytes kept): what top -H shows.
 void appex_name_thread(const char *name);
 // statfs(path)'s f_type (the filesystem's magic number), for recognizing cgroup hierarchies;
