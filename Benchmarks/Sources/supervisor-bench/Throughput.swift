@@ -23,15 +23,17 @@ struct Throughput {
     let appexd: ProcessReadings
     let extensions: [String]
 
-    func measure(hosts: Int, perHost: Int, warmup: Int) async throws -> ThroughputResult {
+    /// `onReaderThreads`: each host's task prefers its client's reader executor (as in the
+    /// warm round trip).
+    func measure(hosts: Int, perHost: Int, warmup: Int, onReaderThreads: Bool) async throws -> ThroughputResult {
         var clients: [HostClient] = []
         defer { clients.forEach { $0.close() } }
         for i in 0..<hosts {
             clients.append(try HostClient.connect(socketPath: socket, identifier: "dev.appex.bench.host\(i)"))
         }
-        _ = try await run(clients, iterations: warmup)
+        _ = try await run(clients, iterations: warmup, onReaderThreads: onReaderThreads)
         let cpu0 = appexd.cpuSeconds, t0 = now()
-        let samples = try await run(clients, iterations: perHost)
+        let samples = try await run(clients, iterations: perHost, onReaderThreads: onReaderThreads)
         let seconds = Double(now() - t0) / 1e9, cpu = appexd.cpuSeconds - cpu0
         var h = newHistogram()
         for s in samples { h.record(s) }
@@ -41,12 +43,12 @@ struct Throughput {
     }
 
     /// Every client sends `iterations` requests, one after the other, all clients at once.
-    private func run(_ clients: [HostClient], iterations: Int) async throws -> [UInt64] {
+    private func run(_ clients: [HostClient], iterations: Int, onReaderThreads: Bool) async throws -> [UInt64] {
         let items = [ExtensionItem(attributedContentText: "bench")]
         return try await withThrowingTaskGroup(of: [UInt64].self) { group in
             for (i, client) in clients.enumerated() {
                 let id = extensions[i % extensions.count]
-                group.addTask {
+                group.addTask(executorPreference: onReaderThreads ? client.readerExecutor : nil) {
                     var mine: [UInt64] = []
                     mine.reserveCapacity(iterations)
                     for _ in 0..<iterations {
@@ -78,7 +80,7 @@ func relayFloorThroughput(
 }
 
 /// One table: per host count, the floor's row and Appex's, with Appex's ratios to the floor.
-func printThroughput(_ rows: [(hosts: Int, floor: ThroughputResult, appex: ThroughputResult)], extensions: Int) {
+func printThroughput(_ rows: [(hosts: Int, floor: ThroughputResult, appex: ThroughputResult, pool: ThroughputResult)], extensions: Int) {
     print(
         "\nthroughput: N hosts at once, each sending one request after the other, to \(extensions) extensions (floor: N C hosts, 1 relay, \(extensions) workers)"
     )
@@ -103,5 +105,7 @@ func printThroughput(_ rows: [(hosts: Int, floor: ThroughputResult, appex: Throu
     for row in rows {
         print(line("\(row.hosts) hosts: floor (relay CPU)", row.floor, nil))
         print(line("\(row.hosts) hosts: appexd", row.appex, row.floor))
+        print(line("\(row.hosts) hosts: appexd, pool", row.pool, row.floor))
     }
+    print("   (appexd: each host's task on its client's reader thread; pool: on the cooperative pool, the default)")
 }

@@ -64,8 +64,21 @@ struct WarmRoundTrip {
     let client: HostClient
 
     /// Round trips in ns after `warmup` unmeasured ones, and the sizes of the request frame and
-    /// of the outcome frame (for the floor to send records of the same size).
-    func measure(_ id: String, iterations: Int, warmup: Int) async throws -> (Histogram<UInt64>, WarmPhases, request: Int, answer: Int) {
+    /// of the outcome frame (for the floor to send records of the same size). `onReaderThread`:
+    /// the host's task prefers the client's reader executor, so it goes on where each answer
+    /// arrives; otherwise a thread of the cooperative pool is woken for it (the default).
+    func measure(
+        _ id: String, iterations: Int, warmup: Int, onReaderThread: Bool
+    ) async throws -> (Histogram<UInt64>, WarmPhases, request: Int, answer: Int) {
+        if onReaderThread {
+            return try await withTaskExecutorPreference(client.readerExecutor) {
+                try await loop(id, iterations: iterations, warmup: warmup)
+            }
+        }
+        return try await loop(id, iterations: iterations, warmup: warmup)
+    }
+
+    private func loop(_ id: String, iterations: Int, warmup: Int) async throws -> (Histogram<UInt64>, WarmPhases, request: Int, answer: Int) {
         var h = newHistogram()
         var phases = WarmPhases()
         let items = [ExtensionItem(attributedContentText: "bench")]
