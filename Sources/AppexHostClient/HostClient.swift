@@ -21,7 +21,8 @@ import Glibc
 /// **Threading.** `connect` is synchronous: it sends Hello and blocks until appexd answers.
 /// It then starts one reader thread (a plain OS thread, not a task: it spends its life blocked
 /// in `recvmsg`). That thread is the only one that reads the socket; it hands each answer to
-/// the task waiting for it (through a continuation), yields interruptions into
+/// the task waiting for it (through a continuation; a task that prefers `readerExecutor` goes
+/// on right there instead of on a pool thread), yields interruptions into
 /// `interruptions`, answers pings, and starts a task for each open-URL request, which runs the
 /// handler and sends its answer. Any task may call any method concurrently: sends go through
 /// `WireConnection`, which serialises them and checks each against the protocol's state
