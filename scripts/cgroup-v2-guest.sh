@@ -70,6 +70,7 @@ check supervisor-footprint      tests --filter 'AppexSupervisorTests.LifecycleTe
 check supervisor-jetsam         tests --filter 'AppexSupervisorTests.JetsamTests'
 check jetsam-attack-cli         tests --filter 'AppexCLITests.JetsamAttackCLITests'
 check appexd-jetsam-cli         tests --filter 'AppexdTests.DaemonTests/jetsamAndKillsThroughTheCLI'
+check transfer-worker-cgroup    tests --filter 'AppexdTests.DaemonTests/BackgroundTransferTests/theWorkerRunsInABoundedCgroupOfItsOwn'
 
 # `appex run` of the Balloon example: killed at its limit, with the reason.
 balloon() {
