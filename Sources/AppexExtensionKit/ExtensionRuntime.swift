@@ -84,18 +84,6 @@ final class ExtensionRuntime: Sendable {
                 guard readable(within: min(left, Self.terminationPollInterval)) else { continue }
             }
             guard let frame = nextFrame() else { continue }
-            if case .beginRequest(let request) = frame.message {
-                // Registered before the role moves on: the next reader may read a Terminate at
-                // once, and must then find this request open rather than exit past it.
-                let context = register(request, descriptors: frame.descriptors)
-                if let role, role.willRunHandler() {
-                    start(context, here: true)
-                    if !role.didRunHandler() { role.standBy() }
-                } else {
-                    start(context, here: false)
-                }
-                continue
-            }
             if let t = handle(frame) { termination.withLock { $0 = t } }
         }
     }
@@ -122,7 +110,7 @@ final class ExtensionRuntime: Sendable {
         case .ping(let sequence):
             send(.pong(sequence: sequence))
         case .beginRequest(let request):
-            start(register(request, descriptors: frame.descriptors), here: false)
+            begin(request, descriptors: frame.descriptors)
         case .cancelRequest(let cancel):
             context(cancel.requestID)?.hostDidCancel(cancel.error)
         case .transferScheduled(let answer):
@@ -166,21 +154,21 @@ final class ExtensionRuntime: Sendable {
         return nil
     }
 
-    /// Makes the request's context and counts the request as open.
-    private func register(_ request: BeginRequest, descriptors: [Int32]) -> ExtensionContext {
+    /// Counts the request as open and starts its handler in a task of its own: on this thread
+    /// until the handler returns or first suspends when a thread stands by to read meanwhile
+    /// (ReaderRole), else on the cooperative pool. On a thread whose handler was overtaken,
+    /// returns only once this thread holds the reader role again.
+    private func begin(_ request: BeginRequest, descriptors: [Int32]) {
         let context = ExtensionContext(
             requestID: request.requestID, inputItems: request.items,
             descriptors: descriptors, runtime: self)
+        // Registered before the handler runs: the other reader may read a Terminate meanwhile,
+        // and must then find this request open rather than exit past it.
         requests.withLock { $0[request.requestID] = context }
-        return context
-    }
-
-    /// Starts the request's handler in a task of its own: `here`, on this thread until the
-    /// handler first suspends (the role handed off), else on the cooperative pool.
-    private func start(_ context: ExtensionContext, here: Bool) {
         let handler = self.handler
-        if here {
+        if let role, role.willRunHandler() {
             context.attach(Task.immediateDetached { await context.startingHere { await handler.beginRequest(with: context) } })
+            if !role.didRunHandler() { role.standBy() }
         } else {
             context.attach(Task.detached { await handler.beginRequest(with: context) })
         }

@@ -17,6 +17,7 @@ import Glibc
 final class ReaderRole: Sendable {
     /// How long a handler may run on the reader's thread before the other thread reads.
     static let patience: Duration = .milliseconds(1)
+    private static let patienceNanoseconds = patience.components.seconds * 1_000_000_000 + patience.components.attoseconds / 1_000_000_000
 
     /// Whether a thread waits for the role.
     private let standing = Atomic<Bool>(false)
@@ -39,7 +40,7 @@ final class ReaderRole: Sendable {
     func willRunHandler() -> Bool {
         guard standing.load(ordering: .acquiring) else { return false }
         handlerRunning.store(true, ordering: .releasing)
-        setTimer(Self.patience)
+        check(appex_timerfd_arm(timer, Self.patienceNanoseconds), "arming")
         return true
     }
 
@@ -47,7 +48,7 @@ final class ReaderRole: Sendable {
     /// the reader, false when the standby took over (the caller then `standBy()`s).
     func didRunHandler() -> Bool {
         // Disarmed first: an expiry not yet read is cleared with it.
-        setTimer(.zero)
+        check(appex_timerfd_disarm(timer), "disarming")
         return handlerRunning.compareExchange(expected: true, desired: false, ordering: .acquiringAndReleasing).exchanged
     }
 
@@ -68,13 +69,7 @@ final class ReaderRole: Sendable {
         }
     }
 
-    /// Arms the one-shot timer `after` from now, or disarms it for zero.
-    private func setTimer(_ after: Duration) {
-        let (seconds, attoseconds) = after.components
-        let nanoseconds = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
-        let done = nanoseconds > 0 ? appex_timerfd_arm(timer, nanoseconds) : appex_timerfd_disarm(timer)
-        if done != 0 {
-            ExtensionLog.fail("setting the reader role's timer failed: \(SystemError.text(errno))")
-        }
+    private func check(_ done: Int32, _ what: String) {
+        if done != 0 { ExtensionLog.fail("\(what) the reader role's timer failed: \(SystemError.text(errno))") }
     }
 }

@@ -89,7 +89,8 @@ final class ClientCore: @unchecked Sendable {
     /// HostCancelRequest for `id`. A request that has already ended is not an error (the cancel
     /// crossed its outcome); an id never begun is.
     func cancel(_ id: UInt64) throws(HostClientError) {
-        try send(.hostCancelRequest(HostCancelRequest(requestID: id)))
+        let message = Message.hostCancelRequest(HostCancelRequest(requestID: id))
+        try send(message, encoded: encode(message, descriptors: 0))
     }
 
     /// The message's frame. Refuses, before the state machine counts it as in flight, a
@@ -110,13 +111,9 @@ final class ClientCore: @unchecked Sendable {
         return frame
     }
 
-    private func send(_ message: Message, encoded frame: [UInt8]? = nil, descriptors: [Int32] = []) throws(HostClientError) {
+    private func send(_ message: Message, encoded frame: [UInt8], descriptors: [Int32] = []) throws(HostClientError) {
         do {
-            if let frame {
-                try connection.send(message, encoded: frame, descriptors: descriptors)
-            } else {
-                try connection.send(message, descriptors: descriptors)
-            }
+            try connection.send(message, encoded: frame, descriptors: descriptors)
         } catch let error as WireError {
             if let ended = state.withLock({ $0.ended }) { throw ended }
             throw HostClientError(.invalidRequest, message: "\(message.type.name) not sent: \(error)")

@@ -14,7 +14,8 @@ final class ReaderThread: @unchecked Sendable {
     }
 
     private var thread = pthread_t()
-    private let joined = Mutex(false)
+    /// Joined or detached already.
+    private let released = Mutex(false)
 
     /// Starts `run` on a new thread.
     init(_ run: @escaping @Sendable () -> Void) throws(HostClientError) {
@@ -35,21 +36,21 @@ final class ReaderThread: @unchecked Sendable {
     /// Waits for the thread to end. Once; a second call, or a call from the thread itself
     /// (which would deadlock), returns at once.
     func join() {
-        let mayJoin = joined.withLock { joined -> Bool in
-            if joined || pthread_equal(pthread_self(), thread) != 0 { return false }
-            joined = true
-            return true
-        }
-        if mayJoin { pthread_join(thread, nil) }
+        guard pthread_equal(pthread_self(), thread) == 0, claim() else { return }
+        pthread_join(thread, nil)
     }
 
     /// Lets the thread's resources go when it ends, for a thread nobody will join (the
     /// client closed from the thread itself). Instead of `join`, once.
     func detach() {
-        let mayDetach = joined.withLock { joined -> Bool in
-            defer { joined = true }
-            return !joined
+        if claim() { pthread_detach(thread) }
+    }
+
+    /// True for the first caller of `join` or `detach`: a thread is joined or detached once.
+    private func claim() -> Bool {
+        released.withLock { released -> Bool in
+            defer { released = true }
+            return !released
         }
-        if mayDetach { pthread_detach(thread) }
     }
 }

@@ -43,36 +43,32 @@ public final class WireConnection: @unchecked Sendable {
     /// that has ended) is not sent; the result says so.
     @discardableResult
     public func send(_ message: Message, descriptors: [Int32] = []) throws -> ConnectionState.Disposition {
-        try sendLock.withLock { _ in
-            let disposition = try withState { (s: inout ConnectionState) throws(WireError) in try s.willSend(message) }
-            if disposition == .deliver {
-                try socket.send(message, descriptors: descriptors)
-            }
-            return disposition
-        }
+        try ifDeliverable(message) { try socket.send(message, descriptors: descriptors) }
     }
 
     /// `send` of a message the caller has encoded already (`frame`, from `WireCodec.encode`
     /// of `message`): the state machine checks `message`, the socket carries `frame` as is.
     @discardableResult
     public func send(_ message: Message, encoded frame: [UInt8], descriptors: [Int32] = []) throws -> ConnectionState.Disposition {
-        try sendLock.withLock { _ in
-            let disposition = try withState { (s: inout ConnectionState) throws(WireError) in try s.willSend(message) }
-            if disposition == .deliver {
-                try socket.send(frame: frame, descriptors: descriptors)
-            }
-            return disposition
-        }
+        try ifDeliverable(message) { try socket.send(frame: frame, descriptors: descriptors) }
     }
 
     /// `send` that never blocks: false when the peer's socket buffer is full (the frame was
     /// not sent; a peer that stops reading is the caller's to deal with, e.g. kill). A stale
     /// message counts as handled (true). For an event loop that must not wait on one peer.
     public func sendWithoutBlocking(_ message: Message, descriptors: [Int32] = []) throws -> Bool {
+        var sent = true
+        try ifDeliverable(message) { sent = try socket.send(message, descriptors: descriptors, blocking: false) }
+        return sent
+    }
+
+    /// Under the send lock: checks `message` against the sequence and, when it is to be
+    /// delivered, runs `write`.
+    private func ifDeliverable(_ message: Message, _ write: () throws -> Void) throws -> ConnectionState.Disposition {
         try sendLock.withLock { _ in
             let disposition = try withState { (s: inout ConnectionState) throws(WireError) in try s.willSend(message) }
-            guard disposition == .deliver else { return true }
-            return try socket.send(message, descriptors: descriptors, blocking: false)
+            if disposition == .deliver { try write() }
+            return disposition
         }
     }
 

@@ -29,7 +29,7 @@ int appex_epoll_wait(int epfd, int *fds, int max, int timeout_ms) {
 
 int appex_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
 int appex_eventfd_cloexec(int nonblocking) { return eventfd(0, EFD_CLOEXEC | (nonblocking ? EFD_NONBLOCK : 0)); }
-int appex_timerfd(void) { return timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK); }
+int appex_timerfd(void) { return appex_timerfd_cloexec(1); }
 int appex_timerfd_cloexec(int nonblocking) {
     return timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | (nonblocking ? TFD_NONBLOCK : 0));
 }
