@@ -55,15 +55,19 @@ final class ExtensionRuntime: Sendable {
     private func startStandbyReader() {
         let box = Unmanaged.passRetained(self).toOpaque()
         var thread = pthread_t()
+        // Counted before it runs, so a request that comes before the thread is scheduled is
+        // already handled on the reader's thread, as every later one is.
+        role?.willStandBy()
         let made = pthread_create(
             &thread, nil,
             { box in
                 let runtime = Unmanaged<ExtensionRuntime>.fromOpaque(box!).takeRetainedValue()
-                runtime.role?.standBy()
+                runtime.role?.waitForTurn()
                 runtime.read()
             }, box)
         if made != 0 {
             // Without it every request goes to the cooperative pool, as with a busy standby.
+            role?.wontStandBy()
             Unmanaged<ExtensionRuntime>.fromOpaque(box).release()
             ExtensionLog.write("cannot start the second reader thread: \(SystemError.text(made))")
         } else {

@@ -52,9 +52,25 @@ final class ReaderRole: Sendable {
         return handlerRunning.compareExchange(expected: true, desired: false, ordering: .acquiringAndReleasing).exchanged
     }
 
-    /// Waits until a reader's handler outlasts `patience`; the caller reads from then on.
-    func standBy() {
+    /// Counts the calling thread as standing by (`waitForTurn` follows), or a thread about to
+    /// be started that will: the first request then already finds it.
+    func willStandBy() {
         standing.store(true, ordering: .releasing)
+    }
+
+    /// The thread `willStandBy` counted will not come after all.
+    func wontStandBy() {
+        standing.store(false, ordering: .releasing)
+    }
+
+    /// Stands by until a reader's handler outlasts `patience`; the caller reads from then on.
+    func standBy() {
+        willStandBy()
+        waitForTurn()
+    }
+
+    /// Waits, counted as standing by, until a reader's handler outlasts `patience`.
+    func waitForTurn() {
         while true {
             var expirations: UInt64 = 0
             let n = read(timer, &expirations, MemoryLayout<UInt64>.size)
